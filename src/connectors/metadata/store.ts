@@ -1,0 +1,36 @@
+/**
+ * Metadata port: an ordered key-value store with atomic, durable transactions.
+ * Keys are '/'-separated paths; listing by prefix returns keys in ascending order, which is
+ * the order the APIs page in.
+ */
+export interface Entry<T> {
+  key: string;
+  value: T;
+}
+
+export interface ListOptions {
+  /** Only keys strictly greater than prefix + after. */
+  after?: string;
+  limit?: number;
+}
+
+export interface MetadataReader {
+  get<T>(key: string): T | undefined;
+  list<T>(prefix: string, options?: ListOptions): Entry<T>[];
+  count(prefix: string): number;
+}
+
+export interface MetadataTx extends MetadataReader {
+  put(key: string, value: unknown): void;
+  delete(key: string): void;
+}
+
+export interface MetadataStore extends MetadataReader {
+  /**
+   * Runs fn in one transaction: reads see the committed state plus the transaction's own
+   * writes, and all writes are committed together and durably before this returns. Node runs
+   * fn without interleaving, so check-then-write inside fn is race-free within the process.
+   */
+  transact<R>(fn: (tx: MetadataTx) => R): R;
+  close(): Promise<void>;
+}
