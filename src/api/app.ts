@@ -1,0 +1,37 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { Services } from '../services.js';
+import { streamApi } from './stream/index.js';
+import { storageApi } from './storage/index.js';
+import { documentation } from './documentation.js';
+import { renderStreamError, streamNotFound } from './stream/envelope.js';
+
+/**
+ * The HTTP application of one node: every API family is a fastify plugin with its own
+ * schemas, hooks and error envelope. Unknown routes answer in the Stream API envelope.
+ */
+export async function buildApp(services: Services): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: services.logger as FastifyBaseLogger,
+    bodyLimit: 4 * 1024 * 1024,
+    // Path params may be percent-encoded ids; task ids contain slashes (wildcard route).
+    routerOptions: { maxParamLength: 1000 },
+    ajv: {
+      customOptions: {
+        // Report every problem with its offending value; never strip or coerce body fields.
+        allErrors: false,
+        verbose: true,
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: false,
+      },
+    },
+  });
+  await app.register(formbody);
+  await app.register(documentation, { services });
+  await app.register(streamApi, { services });
+  await app.register(storageApi, { services, prefix: '/v2/storage' });
+  app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
+  app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
+  return app;
+}

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { streamAuthHook } from './auth.js';
+import { renderStreamError } from './envelope.js';
+
+/**
+ * The Stream management API (/v1) and its meta endpoints. Each route family is its own
+ * plugin; this one adds the shared authentication hook and the Stream error envelope.
+ */
+export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const publicApi = services.config.publicApiUrl;
+
+  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/v1', 301));
+  app.get('/v1', { schema: { tags: ['meta'], summary: 'API index' } }, async () => ({
+    api: 'stream',
+    documentation: `${publicApi}/v1/documentation`,
+  }));
+  app.get('/health-check', { schema: { tags: ['meta'], summary: 'Health check' } }, async (_req, reply) =>
+    reply.type('text/plain').send('OK\n'),
+  );
+
+  await app.register(async (authenticated) => {
+    authenticated.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
+    authenticated.addHook('onRequest', streamAuthHook(services));
+    // Route families are registered here (sources, sinks, settings, tasks, statistics, test).
+  }, { prefix: '/v1' });
+};

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+/** The `sluice` command line: `sluice serve [options]`. */
+import { ConfigError, loadConfig, optionsHelp } from './config.js';
+import { createLogger } from './logger.js';
+import { startServer } from './server.js';
+
+const USAGE = `Usage: sluice <command> [options]
+
+Commands:
+  serve     run the service (management API, storage API) on embedded defaults
+
+Options of serve (flag, environment variable):
+${optionsHelp()}
+`;
+
+async function serve(argv: string[]): Promise<void> {
+  const config = loadConfig(argv);
+  const logger = createLogger(config.logLevel);
+  const server = await startServer(config, logger);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took longer than 10 s, exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    server.close().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      return serve(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
+      process.exitCode = 1;
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`Configuration error: ${err.message}\n`);
+  } else {
+    process.stderr.write(`${err?.stack ?? err}\n`);
+  }
+  process.exit(1);
+});

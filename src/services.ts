@@ -1,0 +1,17 @@
+/**
+ * The composition root's product: every long-lived service of one node, built once at start
+ * and handed to the API plugins and actors.
+ */
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { MetadataStore } from './connectors/metadata/store.js';
+import type { TokenService } from './storage/tokens.js';
+import type { Project } from './storage/project.js';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  metadata: MetadataStore;
+  project: Project;
+  tokens: TokenService;
+}
