@@ -5,8 +5,16 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { LmdbMetadataStore } from './connectors/metadata/lmdb-store.js';
+import { DuckDbTarget } from './connectors/target/duckdb-target.js';
 import { TokenService } from './storage/tokens.js';
+import { TableService } from './storage/tables.js';
 import { Project } from './storage/project.js';
+import { StatisticsService } from './storage/statistics.js';
+import { TaskRunner } from './actors/task-runner.js';
+import { SourceService } from './definition/sources.js';
+import { SinkService } from './definition/sinks.js';
+import { SinkLifecycle } from './definition/sink-lifecycle.js';
+import type { MappingChecker } from './definition/columns.js';
 import { buildApp } from './api/app.js';
 import type { Services } from './services.js';
 
@@ -44,8 +52,25 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const tokens = new TokenService(metadata, config.projectId);
   const master = resolveMasterToken(config);
   tokens.ensureMaster(master.secret);
+  const target = await DuckDbTarget.open(join(config.dataDir, 'tables.duckdb'));
+  const tables = new TableService(target, config.projectId);
 
-  const services: Services = { config, logger, metadata, project, tokens };
+  const tasks = new TaskRunner(metadata, logger.child({ component: 'tasks' }), config.publicApiUrl);
+  const interrupted = tasks.recoverInterrupted();
+  if (interrupted > 0) logger.warn({ interrupted }, 'tasks interrupted by the previous stop were marked as failed');
+  const lifecycle = new SinkLifecycle(metadata, tokens, {
+    ensureTable: (id, columns, meta) => tables.ensureTable(id, columns, meta),
+    dropTable: async (id) => void (await tables.dropTable(id)),
+    // Cascade delete removes a stream's bucket only when no other table is left in it.
+    dropBucket: async (id) => {
+      if ((await tables.listTables(id)).length === 0) await tables.dropBucket(id);
+    },
+  });
+  const checkMapping: MappingChecker = async () => undefined;
+  const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
+  const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
+  const statistics = new StatisticsService(metadata);
+  const services: Services = { config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics };
   const app = await buildApp(services);
   const address = await app.listen({ host: config.host, port: config.port });
   if (master.generated) {
@@ -62,6 +87,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     close() {
       closing ??= (async () => {
         await app.close();
+        await tasks.drain();
+        await target.close();
         await metadata.close();
       })();
       return closing;

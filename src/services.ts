@@ -6,7 +6,12 @@ import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { MetadataStore } from './connectors/metadata/store.js';
 import type { TokenService } from './storage/tokens.js';
+import type { TableService } from './storage/tables.js';
 import type { Project } from './storage/project.js';
+import type { TaskRunner } from './actors/task-runner.js';
+import type { SourceService } from './definition/sources.js';
+import type { SinkService } from './definition/sinks.js';
+import type { StatisticsService } from './storage/statistics.js';
 
 export interface Services {
   config: Config;
@@ -14,4 +19,9 @@ export interface Services {
   metadata: MetadataStore;
   project: Project;
   tokens: TokenService;
+  tables: TableService;
+  tasks: TaskRunner;
+  sources: SourceService;
+  sinks: SinkService;
+  statistics: StatisticsService;
 }

@@ -28,6 +28,14 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
   });
   await app.register(formbody);
+  // An empty body with Content-Type: application/json is "no body" (clients send the header
+  // on PUT/DELETE without one), not a syntax error.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    defaultJson(req, body as string, done);
+  });
   await app.register(documentation, { services });
   await app.register(streamApi, { services });
   await app.register(storageApi, { services, prefix: '/v2/storage' });

@@ -1,9 +1,36 @@
 // Brings the OpenAPI fields (tags, summary, hide) into FastifySchema for every route module.
-import '@fastify/swagger';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../services.js';
 
-/** OpenAPI document generated from the route schemas, and its browsable UI. */
-export const documentation: FastifyPluginAsync<{ services: Services }> = async () => {
-  // Filled in by the documentation module.
+/**
+ * OpenAPI document generated from the route schemas, served at
+ * /v1/documentation/openapi.json (and .yaml), with a browsable UI at /v1/documentation.
+ * Registered before the route plugins so that their schemas are collected.
+ */
+const plugin: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Sluice',
+        description: 'Stream management API (/v1) and the Storage API subset (/v2/storage). Authenticate with the X-StorageApi-Token header.',
+        version: '1',
+      },
+      servers: [{ url: services.config.publicApiUrl }],
+      components: {
+        securitySchemes: { storageApiToken: { type: 'apiKey', in: 'header', name: 'X-StorageApi-Token' } },
+      },
+      security: [{ storageApiToken: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/v1/documentation', staticCSP: true });
+  app.get('/v1/documentation/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/v1/documentation/openapi.yaml', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('application/yaml').send(app.swagger({ yaml: true })),
+  );
 };
+
+export const documentation = fp(plugin, { name: 'documentation' });

@@ -1,7 +1,20 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
+import { storageAuthHook } from './auth.js';
+import { renderStorageError, storageNotFound } from './envelope.js';
+import { tokenRoutes } from './tokens.js';
+import { tableRoutes } from './tables.js';
 
-/** Storage API subset under /v2/storage (tokens, buckets, tables). */
-export const storageApi: FastifyPluginAsync<{ services: Services }> = async () => {
-  // Routes are added by the storage API module.
+/**
+ * Storage API subset under /v2/storage (tokens, buckets, tables). Everything here, unknown
+ * paths included, answers in the Storage envelope and needs X-StorageApi-Token. Further
+ * Storage route families (e.g. component configurations) belong inside this plugin, so that
+ * they share its hook, error handler and not-found handler (one per prefix in fastify).
+ */
+export const storageApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  app.setErrorHandler((err, req, reply) => renderStorageError(err, req, reply));
+  app.addHook('onRequest', storageAuthHook(services));
+  app.setNotFoundHandler((req, reply) => storageNotFound(req, reply));
+  await app.register(tokenRoutes, { services });
+  await app.register(tableRoutes, { services });
 };

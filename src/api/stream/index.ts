@@ -2,6 +2,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { streamAuthHook } from './auth.js';
 import { renderStreamError } from './envelope.js';
+import { sourceRoutes } from './sources.js';
+import { sinkRoutes } from './sinks.js';
+import { settingsRoutes } from './settings.js';
+import { taskRoutes } from './tasks.js';
+import { statisticsRoutes } from './statistics.js';
 
 /**
  * The Stream management API (/v1) and its meta endpoints. Each route family is its own
@@ -22,6 +27,10 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
   await app.register(async (authenticated) => {
     authenticated.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
     authenticated.addHook('onRequest', streamAuthHook(services));
-    // Route families are registered here (sources, sinks, settings, tasks, statistics, test).
+    await authenticated.register(sourceRoutes, { services });
+    await authenticated.register(sinkRoutes, { services });
+    await authenticated.register(settingsRoutes, { services });
+    await authenticated.register(taskRoutes, { services });
+    await authenticated.register(statisticsRoutes, { services });
   }, { prefix: '/v1' });
 };

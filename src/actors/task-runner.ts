@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { Logger } from '../logger.js';
+
+export type TaskStatus = 'processing' | 'success' | 'error';
+
+/** A task as the Stream API shows it (GET /v1/tasks/{taskId}). */
+export interface Task {
+  taskId: string;
+  type: string;
+  url: string;
+  status: TaskStatus;
+  isFinished: boolean;
+  createdAt: string;
+  finishedAt?: string;
+  duration?: number;
+  result?: string;
+  error?: string;
+  outputs?: Record<string, unknown>;
+}
+
+export interface TaskOutcome {
+  result: string;
+  outputs: Record<string, unknown>;
+}
+
+/** Work that fails with this error ends the task with its message (no stack in the log). */
+export class TaskFailure extends Error {}
+
+const KEY = 'task/';
+const TIMEOUT_MS = 5 * 60_000;
+const ALPHANUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+function randomSuffix(n: number): string {
+  const bytes = randomBytes(n);
+  let s = '';
+  for (const b of bytes) s += ALPHANUM[b % ALPHANUM.length];
+  return s;
+}
+
+/**
+ * Runs the asynchronous tasks of the management API. A task is stored as `processing` before
+ * the API answers 202, runs in the background, and is stored again when it finishes. Tasks on
+ * the same object (source or sink) run one at a time, in order. A task that was running when
+ * the process stopped is marked `error` at the next start, so none stays processing forever.
+ */
+export class TaskRunner {
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly logger: Logger,
+    private readonly publicApiUrl: string,
+  ) {}
+
+  /** Marks every task left `processing` by an earlier process as failed. Returns how many. */
+  recoverInterrupted(now = new Date()): number {
+    return this.store.transact((tx) => {
+      let n = 0;
+      for (const { key, value } of tx.list<Task>(KEY)) {
+        if (value.status !== 'processing') continue;
+        tx.put(key, finish(value, now, { status: 'error', error: 'Task was interrupted: the service stopped before the task finished. Please retry the operation.' }));
+        n++;
+      }
+      return n;
+    });
+  }
+
+  /**
+   * Creates a task and schedules `work` after the earlier tasks of the same `lockKey`.
+   * `objectPath` is the task id's middle part, e.g. "<branchId>/<sourceId>[/<sinkId>]".
+   */
+  start(type: string, objectPath: string, lockKey: string, work: () => Promise<TaskOutcome>): Task {
+    const createdAt = new Date();
+    const taskId = `${type}/${objectPath}/${createdAt.toISOString()}_${randomSuffix(5)}`;
+    const task: Task = {
+      taskId,
+      type,
+      url: `${this.publicApiUrl}/v1/tasks/${taskId}`,
+      status: 'processing',
+      isFinished: false,
+      createdAt: createdAt.toISOString(),
+    };
+    this.store.transact((tx) => tx.put(KEY + taskId, task));
+
+    const previous = this.chains.get(lockKey) ?? Promise.resolve();
+    const run = previous.then(() => this.execute(task, work));
+    const tail = run.finally(() => {
+      if (this.chains.get(lockKey) === tail) this.chains.delete(lockKey);
+      this.running.delete(tail);
+    });
+    this.chains.set(lockKey, tail);
+    this.running.add(tail);
+    return task;
+  }
+
+  get(taskId: string): Task | undefined {
+    return this.store.get<Task>(KEY + taskId);
+  }
+
+  /** Whether a task of this object is queued or running. */
+  isBusy(lockKey: string): boolean {
+    return this.chains.has(lockKey);
+  }
+
+  /** Waits for every scheduled task (graceful shutdown). */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+
+  private async execute(task: Task, work: () => Promise<TaskOutcome>): Promise<void> {
+    const log = this.logger.child({ taskId: task.taskId });
+    let timer: NodeJS.Timeout | undefined;
+    let done: Task;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TaskFailure('Task timeout.')), TIMEOUT_MS);
+      });
+      const outcome = await Promise.race([work(), timeout]);
+      done = finish(task, new Date(), { status: 'success', result: outcome.result, outputs: outcome.outputs });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (!(err instanceof TaskFailure)) log.warn({ err }, 'task failed');
+      done = finish(task, new Date(), { status: 'error', error: message });
+    } finally {
+      clearTimeout(timer);
+    }
+    this.store.transact((tx) => tx.put(KEY + task.taskId, done));
+  }
+}
+
+function finish(task: Task, now: Date, patch: Partial<Task>): Task {
+  return {
+    ...task,
+    ...patch,
+    isFinished: true,
+    finishedAt: now.toISOString(),
+    duration: Math.max(0, now.getTime() - Date.parse(task.createdAt)),
+  };
+}

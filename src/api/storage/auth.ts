@@ -1,0 +1,36 @@
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import type { Token } from '../../storage/token-model.js';
+import { tokenFromRequest } from '../auth.js';
+import { accessDenied, tokenInvalid } from './envelope.js';
+
+/** Storage API authentication: every route needs a valid, unexpired X-StorageApi-Token. */
+export function storageAuthHook(services: Services) {
+  return async (req: FastifyRequest): Promise<void> => {
+    const secret = tokenFromRequest(req);
+    const token = secret === undefined ? undefined : services.tokens.authenticate(secret);
+    if (!token) throw tokenInvalid();
+    req.token = token;
+  };
+}
+
+/** The master token and tokens with canManageBuckets see and manage every bucket. */
+export function seesAllBuckets(token: Token): boolean {
+  return token.isMasterToken || token.canManageBuckets;
+}
+
+/** The token's permission on a bucket: "manage" for bucket managers, else its own grant. */
+export function bucketPermission(token: Token, bucketId: string): 'manage' | 'write' | 'read' | undefined {
+  if (seesAllBuckets(token)) return 'manage';
+  return token.bucketPermissions[bucketId];
+}
+
+/** 403 accessDenied unless the token may read the bucket. */
+export function requireBucketRead(token: Token, bucketId: string): void {
+  if (bucketPermission(token, bucketId) === undefined) throw accessDenied();
+}
+
+/** 403 accessDenied unless the token may manage tokens (the master token). */
+export function requireManageTokens(token: Token): void {
+  if (!token.canManageTokens) throw accessDenied();
+}

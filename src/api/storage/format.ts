@@ -1,0 +1,92 @@
+import type { Services } from '../../services.js';
+import type { Token } from '../../storage/token-model.js';
+import { isExpired } from '../../storage/tokens.js';
+import type { Bucket, Table } from '../../storage/tables.js';
+import { parseBucketId } from '../../storage/tables.js';
+import { seesAllBuckets } from './auth.js';
+
+/** Keboola's Storage date format: "2017-02-14T14:38:26+0000" (we keep UTC). */
+export function storageDate(iso: string): string;
+export function storageDate(iso: string | null): string | null;
+export function storageDate(iso: string | null): string | null {
+  if (iso === null) return null;
+  return new Date(iso).toISOString().slice(0, 19) + '+0000';
+}
+
+/** Key/value metadata in Keboola's list shape. Sluice keeps no per-entry id or time, so both are derived. */
+function metadataJson(metadata: Record<string, string>, timestamp: string) {
+  return Object.entries(metadata).map(([key, value], i) => ({
+    id: String(i + 1),
+    key,
+    value,
+    provider: 'sluice',
+    timestamp: storageDate(timestamp),
+  }));
+}
+
+export function bucketJson(services: Services, bucket: Bucket) {
+  const base = services.config.publicApiUrl;
+  return {
+    uri: `${base}/v2/storage/buckets/${bucket.id}`,
+    id: bucket.id,
+    name: bucket.name,
+    displayName: parseBucketId(bucket.id).displayName,
+    stage: bucket.stage,
+    description: '',
+    tables: `${base}/v2/storage/buckets/${bucket.id}/tables`,
+    created: storageDate(bucket.created),
+    isReadOnly: false,
+    backend: 'duckdb',
+    metadata: metadataJson(bucket.metadata, bucket.created),
+  };
+}
+
+/** Table JSON; `withColumns` false drops the column list (table listings without include=columns). */
+export function tableJson(services: Services, table: Table, bucket: Bucket, withColumns = true) {
+  const base = services.config.publicApiUrl;
+  return {
+    uri: `${base}/v2/storage/tables/${table.id}`,
+    id: table.id,
+    name: table.name,
+    displayName: table.name,
+    transactional: false,
+    primaryKey: [] as string[],
+    created: storageDate(table.created),
+    lastImportDate: storageDate(table.lastImportDate),
+    lastChangeDate: storageDate(table.lastImportDate ?? table.created),
+    rowsCount: table.rowsCount,
+    isAlias: false,
+    ...(withColumns ? { columns: table.columns } : {}),
+    bucket: { id: bucket.id, stage: bucket.stage, name: bucket.name, displayName: parseBucketId(bucket.id).displayName },
+    metadata: metadataJson(table.metadata, table.created),
+  };
+}
+
+/**
+ * Token JSON as `tokens/verify` gives it. `secret` is included only when the caller holds it
+ * (the new token on create, the presented token on verify): only a hash is stored.
+ */
+export async function tokenJson(services: Services, token: Token, secret?: string) {
+  const bucketPermissions: Record<string, string> = { ...token.bucketPermissions };
+  if (seesAllBuckets(token)) {
+    for (const b of await services.tables.listBuckets()) bucketPermissions[b.id] = 'manage';
+  }
+  return {
+    id: token.id,
+    ...(secret !== undefined ? { token: secret } : {}),
+    description: token.description,
+    created: storageDate(token.created),
+    isMasterToken: token.isMasterToken,
+    canManageBuckets: token.canManageBuckets,
+    canManageTokens: token.canManageTokens,
+    canReadAllFileUploads: token.canReadAllFileUploads,
+    canPurgeTrash: false,
+    expires: storageDate(token.expires),
+    isExpired: isExpired(token),
+    isDisabled: false,
+    bucketPermissions,
+    ...(token.componentAccess ? { componentAccess: token.componentAccess } : {}),
+    ...(token.admin ? { admin: token.admin } : {}),
+    owner: { id: services.project.id, name: `Project ${services.project.id}` },
+  };
+}

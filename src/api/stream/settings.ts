@@ -1,0 +1,46 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { requireToken } from '../auth.js';
+import { settingsView } from '../../pipeline/settings.js';
+import { byToken } from './views.js';
+import { looseObject, settingsPatchSchema, taskResponse } from './schemas.js';
+
+type SourceParams = { branchId: string; sourceId: string };
+type SinkParams = SourceParams & { sinkId: string };
+type Patch = { changeDescription?: string; settings?: { key: string; value: unknown }[] };
+
+const tags = ['settings'];
+
+/** Settings of sources and sinks: GET lists every key; PATCH changes (null resets) user keys. */
+export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sources, sinks } = services;
+  const api = services.config.publicApiUrl;
+
+  app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/settings', {
+    schema: { tags, summary: 'Settings of a source (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },
+  }, async (req) => ({ settings: settingsView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId).config) }));
+
+  app.patch<{ Params: SourceParams; Body: Patch }>('/branches/:branchId/sources/:sourceId/settings', {
+    schema: { tags, summary: 'Change settings of a source (asynchronous task)', body: settingsPatchSchema, response: taskResponse },
+  }, async (req, reply) => {
+    const body = req.body ?? {};
+    const task = sources.patchSettings(project.resolveBranch(req.params.branchId), req.params.sourceId, body.settings ?? [], body.changeDescription, byToken(requireToken(req)), api);
+    return reply.status(202).send(task);
+  });
+
+  app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/settings', {
+    schema: { tags, summary: 'Settings of a sink (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },
+  }, async (req) => {
+    const sink = sinks.get(project.resolveBranch(req.params.branchId), req.params.sourceId, req.params.sinkId);
+    return { settings: settingsView(sink.config) };
+  });
+
+  app.patch<{ Params: SinkParams; Body: Patch }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/settings', {
+    schema: { tags, summary: 'Change settings of a sink (asynchronous task); waiting data is imported at once', body: settingsPatchSchema, response: taskResponse },
+  }, async (req, reply) => {
+    const body = req.body ?? {};
+    const { sourceId, sinkId } = req.params;
+    const task = sinks.patchSettings(project.resolveBranch(req.params.branchId), sourceId, sinkId, body.settings ?? [], body.changeDescription, byToken(requireToken(req)), api);
+    return reply.status(202).send(task);
+  });
+};

@@ -1,0 +1,111 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { requireToken } from '../auth.js';
+import { paginate } from '../../definition/repository.js';
+import type { SourceCreate, SourceUpdate } from '../../definition/sources.js';
+import { byToken, sourceView, versionView } from './views.js';
+import { looseObject, sourceCreateSchema, sourceUpdateSchema, taskResponse } from './schemas.js';
+import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionAfterId, type PagingQuery } from './params.js';
+
+type BranchParams = { branchId: string };
+type SourceParams = BranchParams & { sourceId: string };
+type VersionParams = SourceParams & { versionNumber: string };
+
+const tags = ['sources'];
+
+/** Sources: create, list, get, update, delete, undelete, disable, enable, secret, versions. */
+export const sourceRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sources, config } = services;
+  const api = config.publicApiUrl;
+  const by = (req: Parameters<typeof requireToken>[0]) => byToken(requireToken(req));
+
+  app.post<{ Params: BranchParams; Body: SourceCreate }>('/branches/:branchId/sources', {
+    schema: { tags, summary: 'Create a source (asynchronous task)', body: sourceCreateSchema, response: taskResponse },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    return reply.status(202).send(sources.create(branchId, req.body, by(req), api));
+  });
+
+  app.get<{ Params: BranchParams; Querystring: PagingQuery }>('/branches/:branchId/sources', {
+    schema: { tags, summary: 'List sources', querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
+  }, async (req) => listSources(req.params.branchId, req.query, false));
+
+  app.get<{ Params: BranchParams; Querystring: PagingQuery }>('/branches/:branchId/sources/deleted', {
+    schema: { tags, summary: 'List deleted sources', querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
+  }, async (req) => listSources(req.params.branchId, req.query, true));
+
+  function listSources(branchParam: string, query: PagingQuery, deleted: boolean) {
+    const branchId = project.resolveBranch(branchParam);
+    const limit = parseLimit(query.limit);
+    const { items, page } = paginate(sources.list(branchId, deleted), (s) => s.sourceId, query.afterId ?? '', limit);
+    return { projectId: project.id, branchId, page, sources: items.map((s) => sourceView(s, config)) };
+  }
+
+  app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId', {
+    schema: { tags, summary: 'Get a source', response: { 200: looseObject('Source') } },
+  }, async (req) => sourceView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId), config));
+
+  app.patch<{ Params: SourceParams; Body: SourceUpdate }>('/branches/:branchId/sources/:sourceId', {
+    schema: { tags, summary: 'Update a source (asynchronous task); sinks are not touched', body: sourceUpdateSchema, response: taskResponse },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    return reply.status(202).send(sources.update(branchId, req.params.sourceId, req.body ?? {}, by(req), api));
+  });
+
+  app.delete<{ Params: SourceParams; Querystring: { cascade?: string } }>('/branches/:branchId/sources/:sourceId', {
+    schema: {
+      tags,
+      summary: 'Delete a source (asynchronous task): soft delete, or with cascade=true its sinks, tables and bucket for good',
+      querystring: { type: 'object', properties: { cascade: { type: 'string' } } },
+      response: taskResponse,
+    },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const cascade = parseBool('cascade', req.query.cascade);
+    return reply.status(202).send(sources.delete(branchId, req.params.sourceId, cascade, by(req), api));
+  });
+
+  app.put<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/undelete', {
+    schema: { tags, summary: 'Restore a deleted source (asynchronous task)', response: taskResponse },
+  }, async (req, reply) => reply.status(202).send(sources.undelete(project.resolveBranch(req.params.branchId), req.params.sourceId, by(req), api)));
+
+  app.put<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/disable', {
+    schema: { tags, summary: 'Disable a source (asynchronous task)', response: taskResponse },
+  }, async (req, reply) => reply.status(202).send(sources.disable(project.resolveBranch(req.params.branchId), req.params.sourceId, by(req), api)));
+
+  app.put<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/enable', {
+    schema: { tags, summary: 'Enable a source (asynchronous task)', response: taskResponse },
+  }, async (req, reply) => reply.status(202).send(sources.enable(project.resolveBranch(req.params.branchId), req.params.sourceId, by(req), api)));
+
+  app.post<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/rotate-secret', {
+    schema: { tags, summary: 'Generate a new ingestion secret; the old one stops working at once', response: { 200: looseObject('Source') } },
+  }, async (req) => sourceView(sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId), config));
+
+  app.get<{ Params: SourceParams; Querystring: PagingQuery }>('/branches/:branchId/sources/:sourceId/versions', {
+    schema: { tags, summary: 'List versions of a source', querystring: pagingQuerySchema, response: { 200: looseObject('EntityVersions') } },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    sources.get(branchId, req.params.sourceId);
+    const limit = parseLimit(req.query.limit);
+    const all = sources.versions(branchId, req.params.sourceId).map((s) => s.version);
+    const { items, page } = paginate(all, (v) => String(v.number).padStart(10, '0'), versionAfterId(req.query.afterId), limit, 'afterId');
+    return { versions: items.map(versionView), page: { ...page, afterId: req.query.afterId ?? '' } };
+  });
+
+  app.get<{ Params: VersionParams }>('/branches/:branchId/sources/:sourceId/versions/:versionNumber', {
+    schema: { tags, summary: 'Get a version of a source', response: { 200: looseObject('Version') } },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const n = parseVersionNumber(req.params.versionNumber);
+    sources.get(branchId, req.params.sourceId);
+    return versionView(sources.version(branchId, req.params.sourceId, n).version);
+  });
+
+  app.put<{ Params: VersionParams }>('/branches/:branchId/sources/:sourceId/versions/:versionNumber/rollback', {
+    schema: { tags, summary: 'Roll a source back to a version (asynchronous task)', response: taskResponse },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const n = parseVersionNumber(req.params.versionNumber);
+    return reply.status(202).send(sources.rollback(branchId, req.params.sourceId, n, by(req), api));
+  });
+};

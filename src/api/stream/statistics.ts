@@ -1,0 +1,78 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { paginate } from '../../definition/repository.js';
+import { sinkView, sourceView } from './views.js';
+import { looseObject } from './schemas.js';
+import { pagingQuerySchema, parseBool, parseLimit, type PagingQuery } from './params.js';
+
+type SourceParams = { branchId: string; sourceId: string };
+type SinkParams = SourceParams & { sinkId: string };
+const tags = ['statistics'];
+
+/** Statistics of sinks (total, files, clear) and the aggregation endpoint of the UI. */
+export const statisticsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sources, sinks, statistics, config } = services;
+
+  app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/total', {
+    schema: { tags, summary: 'Record counts and sizes of a sink, in total and per storage level', response: { 200: looseObject('SinkStatisticsTotalResult') } },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    return statistics.sinkTotal(branchId, req.params.sourceId, req.params.sinkId);
+  });
+
+  app.get<{ Params: SinkParams; Querystring: { failedFiles?: string } }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/files', {
+    schema: {
+      tags,
+      summary: 'Files of a sink with their states and statistics',
+      querystring: { type: 'object', properties: { failedFiles: { type: 'string', description: 'true: only files whose import failed' } } },
+      response: { 200: looseObject('SinkStatisticsFilesResult') },
+    },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    const failedOnly = parseBool('failedFiles', req.query.failedFiles);
+    return { files: statistics.sinkFiles(branchId, req.params.sourceId, req.params.sinkId, failedOnly) };
+  });
+
+  app.delete<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/clear', {
+    schema: { tags, summary: 'Reset the statistics of a sink' },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    statistics.clear(branchId, req.params.sourceId, req.params.sinkId);
+    return reply.status(200).send();
+  });
+
+  app.delete<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/statistics/clear', {
+    schema: { tags, summary: 'Reset the statistics of every sink of a source' },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    sources.get(branchId, req.params.sourceId);
+    statistics.clear(branchId, req.params.sourceId);
+    return reply.status(200).send();
+  });
+
+  app.get<{ Params: { branchId: string }; Querystring: PagingQuery }>('/branches/:branchId/aggregation/sources', {
+    schema: { tags, summary: 'Sources with their sinks and the sinks\' statistics (for UIs)', querystring: pagingQuerySchema, response: { 200: looseObject('AggregatedSourcesResult') } },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const limit = parseLimit(req.query.limit);
+    const { items, page } = paginate(sources.list(branchId, false), (s) => s.sourceId, req.query.afterId ?? '', limit);
+    return {
+      projectId: project.id,
+      branchId,
+      page,
+      sources: items.map((source) => ({
+        ...sourceView(source, config),
+        sinks: sinks.list(branchId, source.sourceId, false).map((sink) => ({
+          ...sinkView(sink),
+          statistics: {
+            ...statistics.sinkTotal(branchId, sink.sourceId, sink.sinkId),
+            files: statistics.sinkFiles(branchId, sink.sourceId, sink.sinkId, false),
+          },
+        })),
+      })),
+    };
+  });
+};

@@ -1,0 +1,79 @@
+import type { Config } from '../../config.js';
+import type { At, By, Column, Sink, Source, Version } from '../../definition/model.js';
+import type { Token } from '../../storage/token-model.js';
+
+/** The `by` block of versions and timestamps: who called the API. */
+export function byToken(token: Token): By {
+  return {
+    type: 'user',
+    tokenId: token.id,
+    tokenDesc: token.description,
+    userId: String(token.admin?.id ?? token.id),
+    userName: token.admin?.name ?? token.description,
+  };
+}
+
+function at(a: At): At {
+  return { at: a.at, by: a.by };
+}
+
+export function versionView(v: Version): Version {
+  return { number: v.number, hash: v.hash, description: v.description, at: v.at, by: v.by };
+}
+
+function lifecycle(e: Source | Sink): Record<string, unknown> {
+  return {
+    version: versionView(e.version),
+    created: at(e.created),
+    ...(e.deleted ? { deleted: at(e.deleted) } : {}),
+    ...(e.disabled ? { disabled: { ...at(e.disabled), reason: e.disabled.reason } } : {}),
+  };
+}
+
+export function sourceView(s: Source, config: Config): Record<string, unknown> {
+  const base = `${config.publicIngestUrl}`;
+  const transport =
+    s.type === 'otlp'
+      ? { otlp: { url: `${base}/otlp/${s.projectId}/${s.sourceId}/${s.secret}`, baseUrl: `${base}/otlp/${s.projectId}/${s.sourceId}`, secret: s.secret } }
+      : { http: { url: `${base}/stream/${s.projectId}/${s.sourceId}/${s.secret}` } };
+  return {
+    projectId: s.projectId,
+    branchId: s.branchId,
+    sourceId: s.sourceId,
+    type: s.type,
+    name: s.name,
+    description: s.description,
+    ...transport,
+    ...lifecycle(s),
+  };
+}
+
+/** Columns as the reference echoes them: rawString always for path and template columns. */
+export function columnView(c: Column): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: c.type, name: c.name };
+  if (c.type === 'path') {
+    out.path = c.path ?? '';
+    if (c.defaultValue !== undefined) out.defaultValue = c.defaultValue;
+    out.rawString = c.rawString ?? false;
+  }
+  if (c.type === 'template') {
+    out.template = c.template;
+    out.rawString = c.rawString ?? false;
+  }
+  return out;
+}
+
+export function sinkView(s: Sink): Record<string, unknown> {
+  return {
+    projectId: s.projectId,
+    branchId: s.branchId,
+    sourceId: s.sourceId,
+    sinkId: s.sinkId,
+    type: s.type,
+    name: s.name,
+    description: s.description,
+    table: { type: s.table.type, tableId: s.table.tableId, mapping: { columns: s.table.mapping.columns.map(columnView) } },
+    ...(s.allowedSignals && s.allowedSignals.length > 0 ? { allowedSignals: s.allowedSignals } : {}),
+    ...lifecycle(s),
+  };
+}

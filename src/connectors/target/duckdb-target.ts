@@ -1,0 +1,348 @@
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import type {
+  NewBucket,
+  NewTable,
+  Stage,
+  Target,
+  TargetBucket,
+  TargetTable,
+  WriteOptions,
+  WriteResult,
+} from '../../storage/target.js';
+
+/**
+ * The embedded Target adapter: one DuckDB file. A bucket is a DuckDB schema named by the bucket
+ * id ("in.c-my-bucket"), a table is a table of that schema named by the table name, and every
+ * column is VARCHAR. Bucket and table metadata (created time, last import, key/values) and the
+ * ids of applied imports live in the `_sluice` schema of the same file, so that a table and its
+ * metadata, or rows and their import id, are written in one DuckDB transaction.
+ *
+ * All work goes through one connection and one queue: DuckDB transactions are per connection,
+ * and the queue keeps BEGIN..COMMIT of one caller from interleaving with another's statements.
+ */
+export class DuckDbTarget implements Target {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private closing?: Promise<void>;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly conn: DuckDBConnection,
+  ) {}
+
+  /** Opens (creating if needed) the DuckDB file at `path`. */
+  static async open(path: string): Promise<DuckDbTarget> {
+    const instance = await DuckDBInstance.create(path);
+    const conn = await instance.connect();
+    const target = new DuckDbTarget(instance, conn);
+    await target.exclusive(() => target.migrate());
+    return target;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.conn.run(`
+      CREATE SCHEMA IF NOT EXISTS _sluice;
+      CREATE TABLE IF NOT EXISTS _sluice.buckets (
+        id VARCHAR PRIMARY KEY, stage VARCHAR NOT NULL, name VARCHAR NOT NULL,
+        created VARCHAR NOT NULL, metadata VARCHAR NOT NULL);
+      CREATE TABLE IF NOT EXISTS _sluice.tables (
+        id VARCHAR PRIMARY KEY, bucket_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+        created VARCHAR NOT NULL, last_import_date VARCHAR, metadata VARCHAR NOT NULL);
+      CREATE TABLE IF NOT EXISTS _sluice.imports (
+        table_id VARCHAR NOT NULL, import_id VARCHAR NOT NULL, rows BIGINT NOT NULL,
+        imported VARCHAR NOT NULL, PRIMARY KEY (table_id, import_id));
+    `);
+  }
+
+  // ---- buckets ----
+
+  listBuckets(): Promise<TargetBucket[]> {
+    return this.exclusive(async () => (await this.rows('SELECT * FROM _sluice.buckets ORDER BY id')).map(toBucket));
+  }
+
+  getBucket(bucketId: string): Promise<TargetBucket | undefined> {
+    return this.exclusive(() => this.readBucket(bucketId));
+  }
+
+  createBucket(bucket: NewBucket): Promise<TargetBucket> {
+    return this.exclusive(async () => {
+      const existing = await this.readBucket(bucket.id);
+      if (existing) return existing;
+      const created = new Date().toISOString();
+      await this.transaction(async () => {
+        await this.conn.run(`CREATE SCHEMA IF NOT EXISTS ${ident(bucket.id)}`);
+        await this.conn.run('INSERT INTO _sluice.buckets VALUES ($1, $2, $3, $4, $5)', [
+          bucket.id, bucket.stage, bucket.name, created, JSON.stringify(bucket.metadata ?? {}),
+        ]);
+      });
+      return { id: bucket.id, stage: bucket.stage, name: bucket.name, created, metadata: { ...bucket.metadata } };
+    });
+  }
+
+  dropBucket(bucketId: string): Promise<boolean> {
+    return this.exclusive(async () => {
+      if (!(await this.readBucket(bucketId))) return false;
+      await this.transaction(async () => {
+        await this.conn.run(`DROP SCHEMA IF EXISTS ${ident(bucketId)} CASCADE`);
+        await this.conn.run(
+          'DELETE FROM _sluice.imports WHERE table_id IN (SELECT id FROM _sluice.tables WHERE bucket_id = $1)',
+          [bucketId],
+        );
+        await this.conn.run('DELETE FROM _sluice.tables WHERE bucket_id = $1', [bucketId]);
+        await this.conn.run('DELETE FROM _sluice.buckets WHERE id = $1', [bucketId]);
+      });
+      return true;
+    });
+  }
+
+  // ---- tables ----
+
+  listTables(bucketId?: string): Promise<TargetTable[]> {
+    return this.exclusive(async () => {
+      const rows = bucketId === undefined
+        ? await this.rows('SELECT * FROM _sluice.tables ORDER BY id')
+        : await this.rows('SELECT * FROM _sluice.tables WHERE bucket_id = $1 ORDER BY id', [bucketId]);
+      const out: TargetTable[] = [];
+      for (const row of rows) out.push(await this.completeTable(row));
+      return out;
+    });
+  }
+
+  getTable(tableId: string): Promise<TargetTable | undefined> {
+    return this.exclusive(async () => {
+      const row = await this.tableRow(tableId);
+      return row && this.completeTable(row);
+    });
+  }
+
+  createTable(table: NewTable): Promise<TargetTable> {
+    return this.exclusive(async () => {
+      if (table.columns.length === 0) throw new Error('a table needs at least one column');
+      if (await this.tableRow(table.id)) throw new Error(`table "${table.id}" already exists`);
+      if (!(await this.readBucket(table.bucketId))) throw new Error(`bucket "${table.bucketId}" does not exist`);
+      const created = new Date().toISOString();
+      const columns = table.columns.map((c) => `${ident(c)} VARCHAR NOT NULL`).join(', ');
+      await this.transaction(async () => {
+        await this.conn.run(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns})`);
+        await this.conn.run('INSERT INTO _sluice.tables VALUES ($1, $2, $3, $4, NULL, $5)', [
+          table.id, table.bucketId, table.name, created, JSON.stringify(table.metadata ?? {}),
+        ]);
+      });
+      return {
+        id: table.id, bucketId: table.bucketId, name: table.name, columns: [...table.columns],
+        created, lastImportDate: null, rowsCount: 0, metadata: { ...table.metadata },
+      };
+    });
+  }
+
+  dropTable(tableId: string): Promise<boolean> {
+    return this.exclusive(async () => {
+      const row = await this.tableRow(tableId);
+      if (!row) return false;
+      await this.transaction(async () => {
+        await this.conn.run(`DROP TABLE IF EXISTS ${qualified(str(row.bucket_id), str(row.name))}`);
+        await this.conn.run('DELETE FROM _sluice.imports WHERE table_id = $1', [tableId]);
+        await this.conn.run('DELETE FROM _sluice.tables WHERE id = $1', [tableId]);
+      });
+      return true;
+    });
+  }
+
+  // ---- rows ----
+
+  insertRows(tableId: string, rows: readonly (readonly string[])[], options: WriteOptions = {}): Promise<WriteResult> {
+    return this.exclusive(async () => {
+      const row = await this.requireTableRow(tableId);
+      const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
+      rows.forEach((r, i) => {
+        if (r.length !== columns.length) {
+          throw new Error(`row ${i} has ${r.length} values, table "${tableId}" has ${columns.length} columns`);
+        }
+      });
+      return this.write(tableId, options, async () => {
+        // The appender writes inside the open transaction: a rollback discards its rows too.
+        const appender = await this.conn.createAppender(str(row.name), str(row.bucket_id));
+        try {
+          for (const r of rows) {
+            for (const v of r) appender.appendVarchar(v);
+            appender.endRow();
+          }
+        } finally {
+          appender.closeSync();
+        }
+        return rows.length;
+      });
+    });
+  }
+
+  importCsv(tableId: string, path: string, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.exclusive(async () => {
+      const row = await this.requireTableRow(tableId);
+      const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
+      // Positional names c0..cN keep user column names out of the read_csv options; COALESCE
+      // turns the reader's NULL for an unquoted empty field into the empty string.
+      const spec = columns.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+      const select = columns.map((_, i) => `COALESCE(c${i}, '')`).join(', ');
+      return this.write(tableId, options, async () => {
+        const result = await this.conn.run(
+          `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} SELECT ${select} FROM read_csv($path,
+             header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
+             null_padding = false, columns = {${spec}})`,
+          { path },
+        );
+        return Number(result.rowsChanged);
+      });
+    });
+  }
+
+  preview(tableId: string, limit: number): Promise<string[][]> {
+    return this.exclusive(async () => {
+      const row = await this.requireTableRow(tableId);
+      // No ORDER BY: DuckDB keeps insertion order (preserve_insertion_order defaults to true).
+      const reader = await this.conn.runAndReadAll(
+        `SELECT * FROM ${qualified(str(row.bucket_id), str(row.name))} LIMIT $1`,
+        [Math.max(0, Math.floor(limit))],
+      );
+      return reader.getRowsJS().map((r) => r.map((v) => (v === null || v === undefined ? '' : String(v))));
+    });
+  }
+
+  rowCount(tableId: string): Promise<number> {
+    return this.exclusive(async () => {
+      const row = await this.requireTableRow(tableId);
+      return this.count(str(row.bucket_id), str(row.name));
+    });
+  }
+
+  /** Waits for queued work, then closes the file; later calls fail, repeated close() is fine. */
+  close(): Promise<void> {
+    this.closing ??= this.exclusive(async () => {
+      this.closed = true;
+      this.conn.closeSync();
+      this.instance.closeSync();
+    });
+    return this.closing;
+  }
+
+  // ---- internals (each runs inside exclusive()) ----
+
+  /** Runs fn after every earlier call has finished; a failure does not block later calls. */
+  private exclusive<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.queue.then(() => {
+      if (this.closed) throw new Error('the DuckDB target is closed');
+      return fn();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async transaction<R>(fn: () => Promise<R>): Promise<R> {
+    await this.conn.run('BEGIN TRANSACTION');
+    try {
+      const result = await fn();
+      await this.conn.run('COMMIT');
+      return result;
+    } catch (err) {
+      await this.conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** One write of rows: import id check, rows, import record and last import time, atomically. */
+  private write(tableId: string, options: WriteOptions, insert: () => Promise<number>): Promise<WriteResult> {
+    return this.transaction(async () => {
+      if (options.importId !== undefined) {
+        const seen = await this.rows('SELECT 1 FROM _sluice.imports WHERE table_id = $1 AND import_id = $2', [
+          tableId, options.importId,
+        ]);
+        if (seen.length > 0) return { inserted: 0, duplicate: true };
+      }
+      const inserted = await insert();
+      const now = new Date().toISOString();
+      if (options.importId !== undefined) {
+        await this.conn.run('INSERT INTO _sluice.imports VALUES ($1, $2, $3, $4)', [tableId, options.importId, inserted, now]);
+      }
+      await this.conn.run('UPDATE _sluice.tables SET last_import_date = $1 WHERE id = $2', [now, tableId]);
+      return { inserted, duplicate: false };
+    });
+  }
+
+  private async rows(sql: string, params?: DuckDBValue[]): Promise<Record<string, unknown>[]> {
+    return (await this.conn.runAndReadAll(sql, params)).getRowObjectsJS();
+  }
+
+  private async readBucket(bucketId: string): Promise<TargetBucket | undefined> {
+    const [row] = await this.rows('SELECT * FROM _sluice.buckets WHERE id = $1', [bucketId]);
+    return row && toBucket(row);
+  }
+
+  private async tableRow(tableId: string): Promise<Record<string, unknown> | undefined> {
+    const [row] = await this.rows('SELECT * FROM _sluice.tables WHERE id = $1', [tableId]);
+    return row;
+  }
+
+  private async requireTableRow(tableId: string): Promise<Record<string, unknown>> {
+    const row = await this.tableRow(tableId);
+    if (!row) throw new Error(`table "${tableId}" does not exist`);
+    return row;
+  }
+
+  private async completeTable(row: Record<string, unknown>): Promise<TargetTable> {
+    const bucketId = str(row.bucket_id);
+    const name = str(row.name);
+    return {
+      id: str(row.id),
+      bucketId,
+      name,
+      // The columns come from DuckDB's catalog, the source of truth for the table's shape.
+      columns: await this.columnsOf(bucketId, name),
+      created: str(row.created),
+      lastImportDate: row.last_import_date === null ? null : str(row.last_import_date),
+      rowsCount: await this.count(bucketId, name),
+      metadata: parseMetadata(row.metadata),
+    };
+  }
+
+  private async columnsOf(schema: string, table: string): Promise<string[]> {
+    const rows = await this.rows(
+      `SELECT column_name FROM duckdb_columns()
+        WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2
+        ORDER BY column_index`,
+      [schema, table],
+    );
+    return rows.map((r) => str(r.column_name));
+  }
+
+  private async count(schema: string, table: string): Promise<number> {
+    const [row] = await this.rows(`SELECT count(*) AS n FROM ${qualified(schema, table)}`);
+    return Number(row.n);
+  }
+}
+
+/** A DuckDB identifier in double quotes (embedded quotes doubled), safe for any name. */
+function ident(name: string): string {
+  if (name.includes('\u0000')) throw new Error('identifiers cannot contain NUL');
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function qualified(schema: string, table: string): string {
+  return `${ident(schema)}.${ident(table)}`;
+}
+
+function str(v: unknown): string {
+  return String(v);
+}
+
+function parseMetadata(v: unknown): Record<string, string> {
+  return typeof v === 'string' ? (JSON.parse(v) as Record<string, string>) : {};
+}
+
+function toBucket(row: Record<string, unknown>): TargetBucket {
+  return {
+    id: str(row.id),
+    stage: str(row.stage) as Stage,
+    name: str(row.name),
+    created: str(row.created),
+    metadata: parseMetadata(row.metadata),
+  };
+}

@@ -1,0 +1,21 @@
+import { ApiError } from '../api/errors.js';
+import type { Column } from './model.js';
+
+/** Checks a mapping's templates; returns `Column "x" template is invalid: <error>` or undefined. */
+export type MappingChecker = (columns: Column[]) => Promise<string | undefined>;
+
+/**
+ * Checks of a sink mapping the JSON schema cannot express: unique column names, the fields
+ * each column type needs, and template syntax (400 with the position of the error).
+ */
+export async function checkColumns(columns: Column[], checkTemplates: MappingChecker): Promise<void> {
+  const seen = new Set<string>();
+  for (const c of columns) {
+    if (seen.has(c.name)) throw new ApiError(400, 'badRequest', `Column "${c.name}" is defined more than once: column names must be unique.`);
+    seen.add(c.name);
+    if (c.type === 'path' && c.path === undefined) throw new ApiError(400, 'badRequest', `Column "${c.name}" of type "path" needs the field "path".`);
+    if (c.type === 'template' && !c.template) throw new ApiError(400, 'badRequest', `Column "${c.name}" of type "template" needs the field "template".`);
+  }
+  const invalid = await checkTemplates(columns);
+  if (invalid) throw new ApiError(400, 'badRequest', invalid);
+}

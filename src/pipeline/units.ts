@@ -1,0 +1,60 @@
+/**
+ * Byte sizes and durations as the reference writes them in settings: "5MB", "256KB", "16kB",
+ * "100B" (1024-based, as c2h5oh/datasize) and Go durations ("30s", "1m0s", "1h30m", "50ms").
+ */
+const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4 };
+
+export function parseByteSize(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
+  if (!m) return undefined;
+  const mult = BYTE_UNITS[m[2].toLowerCase()];
+  if (mult === undefined) return undefined;
+  return Math.floor(Number(m[1]) * mult);
+}
+
+/** Shows a bound as written in the rule, with the unit upper-cased like "16KB". */
+export function formatBytes(text: string): string {
+  return text.toUpperCase();
+}
+
+const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Go's time.ParseDuration, in milliseconds; undefined for invalid syntax. */
+export function parseDuration(text: string): number | undefined {
+  if (text === '0') return 0;
+  let rest = text;
+  let sign = 1;
+  if (rest.startsWith('-') || rest.startsWith('+')) {
+    if (rest[0] === '-') sign = -1;
+    rest = rest.slice(1);
+  }
+  if (rest === '') return undefined;
+  let total = 0;
+  const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+  while (rest.length > 0) {
+    const m = re.exec(rest);
+    if (!m) return undefined;
+    total += Number(m[1]) * DURATION_UNITS[m[2]];
+    rest = rest.slice(m[0].length);
+  }
+  return sign * total;
+}
+
+export function formatDuration(text: string): string {
+  return text;
+}
+
+/** Go's Duration.String() of a millisecond count, e.g. 60000 -> "1m0s", 45000 -> "45s". */
+export function goDurationString(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  let s = ms / 1000;
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  const sec = `${Number(s.toFixed(3))}s`;
+  if (h > 0) return `${h}h${m}m${sec}`;
+  if (m > 0) return `${m}m${sec}`;
+  return sec;
+}

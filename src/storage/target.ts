@@ -1,0 +1,97 @@
+/**
+ * Target port: where table rows land (DESIGN.md "Ports and adapters"). The embedded adapter is
+ * one DuckDB file (src/connectors/target/duckdb-target.ts); a warehouse server can replace it.
+ *
+ * The port knows nothing about Storage id rules: callers (TableService) validate ids and pass
+ * the bucket id and table name already split. Every column is a string column; a value is never
+ * NULL (a missing value is the empty string), as in Keboola Storage tables.
+ */
+
+export type Stage = 'in' | 'out';
+
+export interface TargetBucket {
+  /** e.g. "in.c-my-bucket" */
+  id: string;
+  stage: Stage;
+  /** e.g. "c-my-bucket" */
+  name: string;
+  /** ISO time */
+  created: string;
+  metadata: Record<string, string>;
+}
+
+export interface TargetTable {
+  /** e.g. "in.c-my-bucket.my-table" */
+  id: string;
+  bucketId: string;
+  name: string;
+  /** Column names in table order. */
+  columns: string[];
+  /** ISO time */
+  created: string;
+  /** ISO time of the last insert or import, null before the first. */
+  lastImportDate: string | null;
+  rowsCount: number;
+  metadata: Record<string, string>;
+}
+
+export interface NewBucket {
+  id: string;
+  stage: Stage;
+  name: string;
+  metadata?: Record<string, string>;
+}
+
+export interface NewTable {
+  id: string;
+  bucketId: string;
+  name: string;
+  columns: string[];
+  metadata?: Record<string, string>;
+}
+
+export interface WriteOptions {
+  /**
+   * Idempotency key of an import: it is recorded in the same transaction as the rows, and a
+   * write with an import id already recorded for the table changes nothing (a retried import
+   * after a crash is a no-op; DESIGN.md "Delivery").
+   */
+  importId?: string;
+}
+
+export interface WriteResult {
+  /** Rows written by this call (0 for a duplicate import). */
+  inserted: number;
+  /** True when the import id was already recorded and nothing was written. */
+  duplicate: boolean;
+}
+
+export interface Target {
+  listBuckets(): Promise<TargetBucket[]>;
+  getBucket(bucketId: string): Promise<TargetBucket | undefined>;
+  /** Creates the bucket; returns the existing one unchanged when it already exists. */
+  createBucket(bucket: NewBucket): Promise<TargetBucket>;
+  /** Drops the bucket with all its tables; false when it did not exist. */
+  dropBucket(bucketId: string): Promise<boolean>;
+
+  /** All tables, or the tables of one bucket, ordered by id. */
+  listTables(bucketId?: string): Promise<TargetTable[]>;
+  getTable(tableId: string): Promise<TargetTable | undefined>;
+  /** Creates the table (its bucket must exist); throws when the table already exists. */
+  createTable(table: NewTable): Promise<TargetTable>;
+  /** False when the table did not exist. */
+  dropTable(tableId: string): Promise<boolean>;
+
+  /** Appends rows (each exactly as long as the column list) in one transaction. */
+  insertRows(tableId: string, rows: readonly (readonly string[])[], options?: WriteOptions): Promise<WriteResult>;
+  /**
+   * Appends the rows of a local RFC 4180 CSV file without a header row (comma, double quote,
+   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position.
+   */
+  importCsv(tableId: string, path: string, options?: WriteOptions): Promise<WriteResult>;
+  /** The first `limit` rows in insertion order. */
+  preview(tableId: string, limit: number): Promise<string[][]>;
+  rowCount(tableId: string): Promise<number>;
+
+  close(): Promise<void>;
+}
