@@ -67,7 +67,7 @@ describe('sluice serve', () => {
     expect(first.output()).toContain(token);
     const verify = await fetch(`http://127.0.0.1:${port}/v2/storage/tokens/verify`, { headers: { 'X-StorageApi-Token': token } });
     expect(verify.status).toBe(200);
-    expect((await verify.json()).isMasterToken).toBe(true);
+    expect(((await verify.json()) as { isMasterToken: boolean }).isMasterToken).toBe(true);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(first.output()).toMatch(/shutting down/);

@@ -294,3 +294,17 @@ describe('documentation', () => {
     expect(ui.text).toMatch(/swagger/i);
   });
 });
+
+describe('CORS', () => {
+  it('answers preflight requests of browser clients', async () => {
+    const res = await svc.call('OPTIONS', `${B()}/sources`, {
+      token: null,
+      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'X-StorageApi-Token' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toMatch(/X-StorageApi-Token/);
+    const get = await svc.call('GET', `${B()}/sources`, { headers: { Origin: 'https://app.example' } });
+    expect(get.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
