@@ -1,0 +1,18 @@
+/**
+ * Benchmarks: `npm run bench -- <name> [options]`. Each prints human-readable lines and, last,
+ * one JSON object with its results beside a baseline measured in the same run.
+ */
+import { startupBench } from './startup.js';
+
+const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
+  startup: startupBench,
+};
+
+const [name, ...args] = process.argv.slice(2);
+const bench = name ? BENCHES[name] : undefined;
+if (!bench) {
+  process.stderr.write(`Usage: npm run bench -- <${Object.keys(BENCHES).join('|')}> [options]\n`);
+  process.exit(name ? 1 : 0);
+}
+const result = await bench(args);
+process.stdout.write(JSON.stringify({ bench: name, ...result }) + '\n');
