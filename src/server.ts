@@ -15,6 +15,9 @@ import { SourceService } from './definition/sources.js';
 import { SinkService } from './definition/sinks.js';
 import { SinkLifecycle } from './definition/sink-lifecycle.js';
 import type { MappingChecker } from './definition/columns.js';
+import { LibjsonnetEngine } from './connectors/jsonnet/libjsonnet-engine.js';
+import { validateMapping } from './pipeline/columns/index.js';
+import { MappingCache } from './pipeline/mapping-cache.js';
 import { buildApp } from './api/app.js';
 import type { Services } from './services.js';
 
@@ -66,11 +69,13 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       if ((await tables.listTables(id)).length === 0) await tables.dropBucket(id);
     },
   });
-  const checkMapping: MappingChecker = async () => undefined;
+  const templates = new LibjsonnetEngine();
+  const mappings = new MappingCache(templates);
+  const checkMapping: MappingChecker = (columns) => validateMapping(columns, templates);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   const statistics = new StatisticsService(metadata);
-  const services: Services = { config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics };
+  const services: Services = { config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings };
   const app = await buildApp(services);
   const address = await app.listen({ host: config.host, port: config.port });
   if (master.generated) {

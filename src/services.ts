@@ -12,6 +12,8 @@ import type { TaskRunner } from './actors/task-runner.js';
 import type { SourceService } from './definition/sources.js';
 import type { SinkService } from './definition/sinks.js';
 import type { StatisticsService } from './storage/statistics.js';
+import type { TemplateEngine } from './pipeline/template-engine.js';
+import type { MappingCache } from './pipeline/mapping-cache.js';
 
 export interface Services {
   config: Config;
@@ -24,4 +26,6 @@ export interface Services {
   sources: SourceService;
   sinks: SinkService;
   statistics: StatisticsService;
+  templates: TemplateEngine;
+  mappings: MappingCache;
 }

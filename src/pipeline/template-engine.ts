@@ -1,14 +1,20 @@
 import type { IngestRecord } from './record.js';
+import type { JsonValue } from './columns/json.js';
+import type { MappingErrorKind } from './columns/errors.js';
 
 /**
  * TemplateEngine port: compiles a Jsonnet template once (per sink version) and evaluates it
  * per record with the seed's globals (Ip, Body, BodyStr, Header, HeaderStr, Now) bound to
  * that record. The embedded adapter is libjsonnet (@hanazuki/node-jsonnet) until Sluice's
  * own compiler lands.
+ *
+ * Callers should start the evaluations of a whole micro-batch before awaiting any of them
+ * (CompiledMapping.renderMany does): an adapter may evaluate concurrent calls together.
  */
 export interface TemplateEngine {
   /** Syntax check: undefined when valid, otherwise "<line>:<col>-<col> <message>" as go-jsonnet prints it. */
   check(content: string): Promise<string | undefined>;
+  /** Rejects with a TemplateError (kind `invalid`) when the content does not pass check(). */
   compile(content: string): Promise<CompiledTemplate>;
 }
 
@@ -17,11 +23,39 @@ export interface CompiledTemplate {
   evaluate(record: RecordContext): Promise<string>;
 }
 
-/** A record plus lazily parsed views of it, shared by every column of every sink. */
+/**
+ * A record plus lazily computed views of it, shared by every column of every sink
+ * (implementation: columns/record-context.ts, createRecordContext()).
+ */
 export interface RecordContext {
   readonly record: IngestRecord;
-  /** Parsed body (JSON or form); throws a MappingError for unsupported content or bad JSON. */
-  parsedBody(): unknown;
+  /** Parsed body (JSON or form); throws a MappingError (no column) for unsupported content or a bad body. */
+  parsedBody(): JsonValue;
+  /** The body decoded as UTF-8. */
+  bodyString(): string;
+  /** [canonical name, first value] pairs, sorted by name. */
+  headerEntries(): ReadonlyArray<readonly [string, string]>;
+  /** One header by canonical name. */
+  header(canonicalName: string): string | undefined;
+  /** The `headers` column / `Header()` value: compact JSON, sorted keys. */
+  headersJson(): string;
+  /** `HeaderStr()`: sorted `Name: value\n` lines. */
+  headerStr(): string;
+  /** Receive time as `2006-01-02T15:04:05.000Z` (the `datetime` column, `Now()`). */
+  datetime(): string;
 }
 
-export class TemplateError extends Error {}
+/**
+ * A template that failed: `invalid` at compile time (the static error as check() prints it),
+ * otherwise the failure of one evaluation with the message a user sees (no "RUNTIME ERROR"
+ * prefix, no stack trace), e.g. `path "a.b" not found in the body`.
+ */
+export class TemplateError extends Error {
+  constructor(
+    message: string,
+    readonly kind: MappingErrorKind | 'invalid' = 'template',
+  ) {
+    super(message);
+    this.name = 'TemplateError';
+  }
+}

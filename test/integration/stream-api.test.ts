@@ -308,3 +308,64 @@ describe('CORS', () => {
     expect(get.headers.get('access-control-allow-origin')).toBe('*');
   });
 });
+
+describe('test endpoint and template checks', () => {
+  it('rejects a sink whose template does not parse, with the position of the error', async () => {
+    await createSource('Templated');
+    const res = await svc.call('POST', `${B()}/sources/templated/sinks`, {
+      json: sinkBody('Bad', 'in.c-templated.bad', [{ type: 'template', name: 'jsonnet', template: { language: 'jsonnet', content: 'Invalid' } }]),
+    });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ statusCode: 400, error: 'stream.api.badRequest', message: 'Column "jsonnet" template is invalid: 1:1-8 Unknown variable: Invalid.' });
+    expect((await svc.call('GET', `${B()}/sources/templated/sinks`)).json.sinks).toEqual([]);
+    const tooLong = await svc.call('POST', `${B()}/sources/templated/sinks`, {
+      json: sinkBody('Long', 'in.c-templated.long', [{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'x'.repeat(4097) } }]),
+    });
+    expect(tooLong.status).toBe(400);
+  });
+
+  it('renders a payload through every sink and stores nothing', async () => {
+    await createSource('Preview');
+    await svc.task('POST', `${B()}/sources/preview/sinks`, {
+      json: sinkBody('Rows', 'in.c-preview.rows', [
+        { type: 'path', name: 'user', path: 'user.name', rawString: true },
+        { type: 'template', name: 'level', template: { language: 'jsonnet', content: 'std.asciiUpper(Body("level", "info"))' } },
+        { type: 'ip', name: 'ip' },
+      ]),
+    });
+    const res = await svc.call('POST', `${B()}/sources/preview/test`, {
+      body: JSON.stringify({ user: { name: 'Ann' }, level: 'warn' }),
+      headers: { 'X-Real-IP': '10.1.2.3' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      projectId: svc.projectId,
+      branchId: svc.branchId,
+      sourceId: 'preview',
+      tables: [{ sinkId: 'rows', tableId: 'in.c-preview.rows', rows: [{ columns: [{ name: 'user', value: 'Ann' }, { name: 'level', value: '"WARN"' }, { name: 'ip', value: '10.1.2.3' }] }] }],
+    });
+    const form = await svc.call('POST', `${B()}/sources/preview/test`, { body: 'user[name]=Bo&level=debug', contentType: 'application/x-www-form-urlencoded' });
+    expect(form.status).toBe(200);
+    expect(form.json.tables[0].rows[0].columns.slice(0, 2)).toEqual([{ name: 'user', value: 'Bo' }, { name: 'level', value: '"DEBUG"' }]);
+    const missing = await svc.call('POST', `${B()}/sources/preview/test`, { body: '{"level":"x"}' });
+    expect(missing.status).toBe(422);
+    expect(missing.json).toMatchObject({ error: 'stream.api.unprocessableContent', message: 'Invalid value for column "user": path "user.name" not found in the body.' });
+    expect((await svc.call('GET', '/v2/storage/tables/in.c-preview.rows')).json.rowsCount).toBe(0);
+  });
+
+  it('routes an OTLP test record only to sinks that accept its signal', async () => {
+    await createSource('Otel', { type: 'otlp' });
+    const cols = [{ type: 'path', name: 'name', path: 'name', defaultValue: '', rawString: true }];
+    await svc.task('POST', `${B()}/sources/otel/sinks`, { json: { ...sinkBody('Logs', 'in.c-otel.logs', cols), allowedSignals: ['logs'] } });
+    await svc.task('POST', `${B()}/sources/otel/sinks`, { json: { ...sinkBody('Spans', 'in.c-otel.spans', cols), allowedSignals: ['traces'] } });
+    await svc.task('POST', `${B()}/sources/otel/sinks`, { json: sinkBody('All', 'in.c-otel.all', cols) });
+    const traced = await svc.call('POST', `${B()}/sources/otel/test?signal=traces`, { body: '{"name":"GET /"}' });
+    expect(traced.json.tables.map((t: any) => t.sinkId).sort()).toEqual(['all', 'spans']);
+    const logged = await svc.call('POST', `${B()}/sources/otel/test`, { body: '{"name":"x"}' });
+    expect(logged.json.tables.map((t: any) => t.sinkId).sort()).toEqual(['all', 'logs']);
+    expect((await svc.call('POST', `${B()}/sources/otel/test?signal=bogus`, { body: '{}' })).status).toBe(400);
+    const sink = (await svc.call('GET', `${B()}/sources/otel/sinks/spans`)).json;
+    expect(sink.allowedSignals).toEqual(['traces']);
+    expect((await svc.call('GET', `${B()}/sources/otel/sinks/all`)).json.allowedSignals).toBeUndefined();
+  });
+});

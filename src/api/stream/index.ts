@@ -7,6 +7,7 @@ import { sinkRoutes } from './sinks.js';
 import { settingsRoutes } from './settings.js';
 import { taskRoutes } from './tasks.js';
 import { statisticsRoutes } from './statistics.js';
+import { testEndpointRoutes } from './test-endpoint.js';
 
 /**
  * The Stream management API (/v1) and its meta endpoints. Each route family is its own
@@ -32,5 +33,6 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
     await authenticated.register(settingsRoutes, { services });
     await authenticated.register(taskRoutes, { services });
     await authenticated.register(statisticsRoutes, { services });
+    await authenticated.register(testEndpointRoutes, { services });
   }, { prefix: '/v1' });
 };

@@ -1,0 +1,56 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { ApiError } from '../errors.js';
+import { SIGNALS, type Signal } from '../../definition/model.js';
+import { createRecordContext, MappingError, testEndpointIp } from '../../pipeline/columns/index.js';
+import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/headers.js';
+import { looseObject } from './schemas.js';
+
+type Params = { branchId: string; sourceId: string };
+
+/**
+ * POST .../sources/{sourceId}/test: renders the raw payload through every sink mapping of the
+ * source, exactly as ingestion would, and stores nothing. The body is taken as raw bytes
+ * whatever its content type, so this plugin has its own catch-all body parser.
+ */
+export const testEndpointRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sources, sinks, mappings } = services;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.post<{ Params: Params; Querystring: { signal?: string } }>('/branches/:branchId/sources/:sourceId/test', {
+    schema: {
+      tags: ['sources'],
+      summary: 'Render a sample payload through every sink mapping of the source; nothing is stored',
+      querystring: { type: 'object', properties: { signal: { type: 'string', enum: SIGNALS, description: 'OTLP sources: the routing signal (default logs)' } } },
+      response: { 200: looseObject('TestResult') },
+    },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const source = sources.get(branchId, req.params.sourceId);
+    const signal: Signal | '' = source.type === 'otlp' ? ((req.query.signal as Signal | undefined) ?? 'logs') : '';
+    const headers = headersFromRaw(req.raw.rawHeaders, TEST_ENDPOINT_OMITTED_HEADERS);
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const ctx = createRecordContext({ receivedAt: new Date(), ip: testEndpointIp(headers, req.socket.remoteAddress), headers, body, signal });
+
+    // Disabled sinks are rendered too, as in the reference; signal filters apply to OTLP only.
+    const targets = sinks
+      .list(branchId, source.sourceId, false)
+      .filter((s) => signal === '' || !s.allowedSignals || s.allowedSignals.length === 0 || s.allowedSignals.includes(signal));
+    const rendered = await Promise.all(
+      targets.map(async (sink) => {
+        const mapping = await mappings.get(sink);
+        const values = await mapping.render(ctx).catch((err: unknown) => {
+          if (err instanceof MappingError) throw new ApiError(422, 'unprocessableContent', err.message);
+          throw err;
+        });
+        return {
+          sinkId: sink.sinkId,
+          tableId: sink.table.tableId,
+          rows: [{ columns: mapping.columnNames.map((name, i) => ({ name, value: values[i] })) }],
+        };
+      }),
+    );
+    return { projectId: project.id, branchId, sourceId: source.sourceId, tables: rendered };
+  });
+};

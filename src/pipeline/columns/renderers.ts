@@ -1,0 +1,65 @@
+/**
+ * Renderers of the columns that need no template (§15). Each takes the shared record context
+ * and returns the CSV field text.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import type { RecordContext } from '../template-engine.js';
+import { MappingError } from './errors.js';
+import { goJsonString, stringifyJson } from './json.js';
+import { cachedPath, lookupPath, type BodyPath } from './path.js';
+
+/** `uuid`: a new UUID v7 per row (per sink: two sinks get two ids for one record). */
+export const renderUuid = (): string => uuidv7();
+
+/** `datetime`: receive time, UTC, `2006-01-02T15:04:05.000Z` (fixed length). */
+export const renderDatetime = (ctx: RecordContext): string => ctx.datetime();
+
+/** `ip`: the record's client IP (the ingest layer resolves it; see ip.ts). */
+export const renderIp = (ctx: RecordContext): string => ctx.record.ip;
+
+/** `body`: the raw body (decoded as UTF-8). */
+export const renderBody = (ctx: RecordContext): string => ctx.bodyString();
+
+/** `headers`: compact JSON, canonical names sorted, first value of each. */
+export const renderHeaders = (ctx: RecordContext): string => ctx.headersJson();
+
+export interface PathColumnSpec {
+  path: string;
+  defaultValue?: string;
+  rawString?: boolean;
+}
+
+/** A `path` column with its path parsed and its default encoded once. */
+export interface CompiledPathColumn {
+  readonly path: string;
+  readonly steps: BodyPath;
+  readonly rawString: boolean;
+  /** The CSV text used when the path is missing; undefined = the record fails. */
+  readonly fallback: string | undefined;
+}
+
+export function compilePathColumn(spec: PathColumnSpec): CompiledPathColumn {
+  const rawString = spec.rawString === true;
+  let fallback: string | undefined;
+  if (spec.defaultValue !== undefined && spec.defaultValue !== null) {
+    const d: unknown = spec.defaultValue;
+    // The API types defaultValue as a string; a stored non-string is JSON-encoded as is.
+    fallback = typeof d === 'string' ? (rawString ? d : goJsonString(d)) : JSON.stringify(d);
+  }
+  return { path: spec.path, steps: cachedPath(spec.path), rawString, fallback };
+}
+
+/**
+ * `path`: the value at the path, JSON-encoded (`"value"`, `42`, `{"a":1}`); a string without
+ * quotes when rawString; the default when missing; otherwise a `notFound` MappingError.
+ * A body that cannot be parsed fails even when there is a default.
+ */
+export function renderPath(ctx: RecordContext, col: CompiledPathColumn): string {
+  const value = lookupPath(ctx.parsedBody(), col.steps);
+  if (value === undefined) {
+    if (col.fallback !== undefined) return col.fallback;
+    throw new MappingError(`path "${col.path}" not found in the body`, 'notFound');
+  }
+  if (col.rawString && typeof value === 'string') return value;
+  return stringifyJson(value);
+}
