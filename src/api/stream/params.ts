@@ -1,4 +1,7 @@
 import { ApiError } from '../errors.js';
+import { paginate, type Page } from '../../definition/repository.js';
+import type { Version } from '../../definition/model.js';
+import { versionView } from './views.js';
 
 /** Query and path values parsed by hand: their error messages follow the reference's (Goa). */
 function integer(name: string, raw: string): number | undefined {
@@ -47,4 +50,11 @@ export const pagingQuerySchema = {
 export function versionAfterId(raw: string | undefined): string {
   if (raw === undefined || raw === '') return '';
   return /^\d+$/.test(raw) ? raw.padStart(10, '0') : raw;
+}
+
+/** The EntityVersions answer: versions page by zero-padded number, counted after `afterId`. */
+export function versionsPage(versions: Version[], query: PagingQuery): { versions: Version[]; page: Page } {
+  const limit = parseLimit(query.limit);
+  const { items, page } = paginate(versions, (v) => String(v.number).padStart(10, '0'), versionAfterId(query.afterId), limit, 'afterId');
+  return { versions: items.map(versionView), page: { ...page, afterId: query.afterId ?? '' } };
 }

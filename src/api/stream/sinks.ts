@@ -6,7 +6,7 @@ import { paginate } from '../../definition/repository.js';
 import type { SinkCreate, SinkUpdate } from '../../definition/sinks.js';
 import { byToken, sinkView, versionView } from './views.js';
 import { looseObject, sinkCreateSchema, sinkUpdateSchema, taskResponse } from './schemas.js';
-import { pagingQuerySchema, parseLimit, parseVersionNumber, versionAfterId, type PagingQuery } from './params.js';
+import { pagingQuerySchema, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
 
 type SourceParams = { branchId: string; sourceId: string };
 type SinkParams = SourceParams & { sinkId: string };
@@ -91,10 +91,7 @@ export const sinkRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     const { sourceId, sinkId } = req.params;
     const branchId = project.resolveBranch(req.params.branchId);
     sinks.get(branchId, sourceId, sinkId);
-    const limit = parseLimit(req.query.limit);
-    const all = sinks.versions(branchId, sourceId, sinkId).map((s) => s.version);
-    const { items, page } = paginate(all, (v) => String(v.number).padStart(10, '0'), versionAfterId(req.query.afterId), limit, 'afterId');
-    return { versions: items.map(versionView), page: { ...page, afterId: req.query.afterId ?? '' } };
+    return versionsPage(sinks.versions(branchId, sourceId, sinkId).map((s) => s.version), req.query);
   });
 
   app.get<{ Params: VersionParams }>(`${SINK}/versions/:versionNumber`, {

@@ -5,7 +5,7 @@ import { paginate } from '../../definition/repository.js';
 import type { SourceCreate, SourceUpdate } from '../../definition/sources.js';
 import { byToken, sourceView, versionView } from './views.js';
 import { looseObject, sourceCreateSchema, sourceUpdateSchema, taskResponse } from './schemas.js';
-import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionAfterId, type PagingQuery } from './params.js';
+import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
 
 type BranchParams = { branchId: string };
 type SourceParams = BranchParams & { sourceId: string };
@@ -86,10 +86,7 @@ export const sourceRoutes: FastifyPluginAsync<{ services: Services }> = async (a
   }, async (req) => {
     const branchId = project.resolveBranch(req.params.branchId);
     sources.get(branchId, req.params.sourceId);
-    const limit = parseLimit(req.query.limit);
-    const all = sources.versions(branchId, req.params.sourceId).map((s) => s.version);
-    const { items, page } = paginate(all, (v) => String(v.number).padStart(10, '0'), versionAfterId(req.query.afterId), limit, 'afterId');
-    return { versions: items.map(versionView), page: { ...page, afterId: req.query.afterId ?? '' } };
+    return versionsPage(sources.versions(branchId, req.params.sourceId).map((s) => s.version), req.query);
   });
 
   app.get<{ Params: VersionParams }>('/branches/:branchId/sources/:sourceId/versions/:versionNumber', {
