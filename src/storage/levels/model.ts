@@ -1,0 +1,75 @@
+/**
+ * Storage levels of a sink's data (reference §17): a *file* is one import into the table; it
+ * is made of *slices*, each one upload from local disk to staging. States:
+ *   file:  writing -> closing -> importing -> imported
+ *   slice: writing -> closing -> uploading -> uploaded -> imported
+ * Statistics levels: local = writing/closing/uploading slices, staging = uploaded,
+ * target = imported. Both are kept in the metadata store under the keys below.
+ */
+import type { Column, SettingValue } from '../../definition/model.js';
+
+export type FileState = 'writing' | 'closing' | 'importing' | 'imported';
+export type SliceState = 'writing' | 'closing' | 'uploading' | 'uploaded' | 'imported';
+
+export interface Retry {
+  retryAttempt?: number;
+  retryReason?: string;
+  firstFailedAt?: string;
+  lastFailedAt?: string;
+  retryAfter?: string;
+}
+
+export interface SinkRef {
+  projectId: number;
+  branchId: number;
+  sourceId: string;
+  sinkId: string;
+}
+
+export interface FileEntry extends SinkRef, Retry {
+  /** ISO time; also the file's id within the sink. */
+  openedAt: string;
+  state: FileState;
+  closingAt?: string;
+  importingAt?: string;
+  importedAt?: string;
+  tableId: string;
+  /** The mapping and effective settings the file was opened with (changes apply to new files). */
+  columns: Column[];
+  settings: SettingValue[];
+}
+
+export interface SliceEntry extends SinkRef, Retry {
+  fileOpenedAt: string;
+  /** ISO time; also the slice's id within the file. */
+  openedAt: string;
+  state: SliceState;
+  closingAt?: string;
+  uploadingAt?: string;
+  uploadedAt?: string;
+  importedAt?: string;
+  /** Local CSV file (no header), relative to the data directory. */
+  localPath: string;
+  /** Staged gzip file, relative to the data directory (set once uploaded). */
+  stagingPath?: string;
+  /** Committed length of the local CSV: bytes beyond it are from an uncommitted batch. */
+  uncompressedSize: number;
+  /** Size of the staged gzip (0 until uploaded). */
+  compressedSize: number;
+  recordsCount: number;
+  firstRecordAt?: string;
+  lastRecordAt?: string;
+  /** Log offsets of the source topic covered by this slice. */
+  firstOffset?: number;
+  lastOffset?: number;
+}
+
+export const levelKeys = {
+  files: (r: Omit<SinkRef, 'projectId'>) => `storage/file/${r.branchId}/${r.sourceId}/${r.sinkId}/`,
+  file: (r: Omit<SinkRef, 'projectId'>, openedAt: string) => `storage/file/${r.branchId}/${r.sourceId}/${r.sinkId}/${openedAt}`,
+  slices: (r: Omit<SinkRef, 'projectId'>, fileOpenedAt: string) => `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/${fileOpenedAt}/`,
+  slice: (r: Omit<SinkRef, 'projectId'>, fileOpenedAt: string, openedAt: string) =>
+    `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/${fileOpenedAt}/${openedAt}`,
+  /** Committed consumer offset of the sink in its source topic. */
+  offset: (r: Omit<SinkRef, 'projectId'>) => `storage/offset/${r.branchId}/${r.sourceId}/${r.sinkId}`,
+};
