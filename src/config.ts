@@ -3,6 +3,7 @@
  * variables (flags win). Every other module receives the parts it needs from here.
  */
 import { resolve } from 'node:path';
+import { parseByteSize, parseDuration } from './pipeline/units.js';
 
 export interface Config {
   host: string;
@@ -17,6 +18,24 @@ export interface Config {
   /** Base URL of the ingestion endpoint, written into source ingestion URLs. */
   publicIngestUrl: string;
   logLevel: string;
+  /** Largest accepted ingestion body (reference default 1 MB). */
+  maxBodyBytes: number;
+  /** The event log keeps records this long (default 7 days) and ... */
+  logRetentionMs: number;
+  /** ... at most this many bytes per source topic. */
+  logMaxBytesPerTopic: number;
+  /** Upper bound of the whole event log on disk (LMDB map size). */
+  logMaxBytes: number;
+  /** How often slices and files are checked against their triggers (reference 1 s). */
+  checkIntervalMs: number;
+  /** A slice younger than this is not uploaded (reference 10 s). */
+  uploadMinIntervalMs: number;
+  /** A file younger than this is not imported (reference 60 s). */
+  importMinIntervalMs: number;
+  /** First retry delay of a failed upload or import; then ×4 up to 3 h (reference 2 min). */
+  retryBaseMs: number;
+  /** Staged data of a file that could not be imported is kept this long (7 days). */
+  stagingRetentionMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -48,6 +67,16 @@ const url = (name: string) => (raw: string): string => {
   return raw.replace(/\/+$/, '');
 };
 const str = (raw: string): string => raw;
+const duration = (name: string) => (raw: string): number => {
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < 0) throw new ConfigError(`${name} must be a duration like 30s, 5m or 168h, got "${raw}".`);
+  return ms;
+};
+const bytes = (name: string) => (raw: string): number => {
+  const n = parseByteSize(raw);
+  if (n === undefined || n <= 0) throw new ConfigError(`${name} must be a size like 1MB or 512KB, got "${raw}".`);
+  return n;
+};
 
 export const OPTIONS: Option[] = [
   { flag: '--host', env: 'SLUICE_HOST', key: 'host', parse: str, help: 'listen address (default 0.0.0.0)' },
@@ -59,6 +88,15 @@ export const OPTIONS: Option[] = [
   { flag: '--public-api-url', env: 'SLUICE_PUBLIC_API_URL', key: 'publicApiUrl', parse: url('public API URL'), help: 'public base URL of the API (default http://localhost:<port>)' },
   { flag: '--public-ingest-url', env: 'SLUICE_PUBLIC_INGEST_URL', key: 'publicIngestUrl', parse: url('public ingest URL'), help: 'public base URL of ingestion (default: the API URL)' },
   { flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (default info)' },
+  { flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body (default 1MB)' },
+  { flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records (default 168h)' },
+  { flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log (default 10GB)' },
+  { flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the event log on disk (default 64GB)' },
+  { flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked (default 1s)' },
+  { flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (default 10s)' },
+  { flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (default 60s)' },
+  { flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (default 2m)' },
+  { flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept (default 168h)' },
 ];
 
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
@@ -88,6 +126,15 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     publicApiUrl,
     publicIngestUrl: (raw.publicIngestUrl as string | undefined) ?? publicApiUrl,
     logLevel: (raw.logLevel as string | undefined) ?? 'info',
+    maxBodyBytes: (raw.maxBodyBytes as number | undefined) ?? 1024 * 1024,
+    logRetentionMs: (raw.logRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
+    logMaxBytesPerTopic: (raw.logMaxBytesPerTopic as number | undefined) ?? 10 * 1024 ** 3,
+    logMaxBytes: (raw.logMaxBytes as number | undefined) ?? 64 * 1024 ** 3,
+    checkIntervalMs: (raw.checkIntervalMs as number | undefined) ?? 1000,
+    uploadMinIntervalMs: (raw.uploadMinIntervalMs as number | undefined) ?? 10_000,
+    importMinIntervalMs: (raw.importMinIntervalMs as number | undefined) ?? 60_000,
+    retryBaseMs: (raw.retryBaseMs as number | undefined) ?? 120_000,
+    stagingRetentionMs: (raw.stagingRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
   };
 }
 

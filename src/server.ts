@@ -18,6 +18,12 @@ import type { MappingChecker } from './definition/columns.js';
 import { LibjsonnetEngine } from './connectors/jsonnet/libjsonnet-engine.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
+import { LmdbEventLog } from './connectors/event-log/lmdb-log.js';
+import { LevelRepository } from './storage/levels/repository.js';
+import { MappingFailures } from './storage/mapping-failures.js';
+import { StorageOperator } from './actors/storage-operator.js';
+import { StreamRuntime } from './actors/stream-runtime.js';
+import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
 import type { Services } from './services.js';
 
@@ -75,7 +81,31 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   const statistics = new StatisticsService(metadata);
-  const services: Services = { config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings };
+  const eventLog = LmdbEventLog.open(join(config.dataDir, 'log'), { maxBytes: config.logMaxBytes });
+  const levels = new LevelRepository(metadata);
+  const failures = new MappingFailures(metadata);
+  const operator = new StorageOperator({
+    store: metadata, levels, tables, dataDir: config.dataDir, retryBaseMs: config.retryBaseMs,
+    stagingRetentionMs: config.stagingRetentionMs, logger,
+  });
+  const runtime = new StreamRuntime({
+    store: metadata, levels, failures, engine: templates, dataDir: config.dataDir, logger, eventLog, operator,
+    projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
+    limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
+    retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
+  });
+  const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
+  // A finished management task may have changed definitions: ingestion and actors follow at once.
+  tasks.onFinished(() => {
+    ingestSources.invalidate();
+    void runtime.reconcile();
+  });
+  let shuttingDown = false;
+  const services: Services = {
+    config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
+    eventLog, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
+  };
+  runtime.start();
   const app = await buildApp(services);
   const address = await app.listen({ host: config.host, port: config.port });
   if (master.generated) {
@@ -91,8 +121,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     address,
     close() {
       closing ??= (async () => {
+        shuttingDown = true;
         await app.close();
         await tasks.drain();
+        await runtime.stop();
+        await eventLog.close();
         await target.close();
         await metadata.close();
       })();

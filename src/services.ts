@@ -14,6 +14,10 @@ import type { SinkService } from './definition/sinks.js';
 import type { StatisticsService } from './storage/statistics.js';
 import type { TemplateEngine } from './pipeline/template-engine.js';
 import type { MappingCache } from './pipeline/mapping-cache.js';
+import type { EventLog } from './connectors/event-log/event-log.js';
+import type { IngestSources } from './api/ingest/index.js';
+import type { StreamRuntime } from './actors/stream-runtime.js';
+import type { MappingFailures } from './storage/mapping-failures.js';
 
 export interface Services {
   config: Config;
@@ -28,4 +32,10 @@ export interface Services {
   statistics: StatisticsService;
   templates: TemplateEngine;
   mappings: MappingCache;
+  eventLog: EventLog;
+  ingestSources: IngestSources;
+  runtime: StreamRuntime;
+  failures: MappingFailures;
+  /** True from the moment a graceful shutdown starts: ingestion answers 503. */
+  isShuttingDown: () => boolean;
 }

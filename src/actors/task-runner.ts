@@ -47,6 +47,7 @@ function randomSuffix(n: number): string {
 export class TaskRunner {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly running = new Set<Promise<void>>();
+  private readonly finishedListeners = new Set<(task: Task) => void>();
 
   constructor(
     private readonly store: MetadataStore,
@@ -95,6 +96,11 @@ export class TaskRunner {
     return task;
   }
 
+  /** Called after each task is stored as finished (definitions may have changed). */
+  onFinished(listener: (task: Task) => void): void {
+    this.finishedListeners.add(listener);
+  }
+
   get(taskId: string): Task | undefined {
     return this.store.get<Task>(KEY + taskId);
   }
@@ -127,6 +133,13 @@ export class TaskRunner {
       clearTimeout(timer);
     }
     this.store.transact((tx) => tx.put(KEY + task.taskId, done));
+    for (const listener of this.finishedListeners) {
+      try {
+        listener(done);
+      } catch (err) {
+        log.error({ err }, 'task listener failed');
+      }
+    }
   }
 }
 

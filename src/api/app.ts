@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import { streamApi } from './stream/index.js';
 import { storageApi } from './storage/index.js';
 import { documentation } from './documentation.js';
+import { ingestApi } from './ingest/index.js';
 import { renderStreamError, streamNotFound } from './stream/envelope.js';
 
 /**
@@ -46,6 +47,12 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(documentation, { services });
   await app.register(streamApi, { services });
   await app.register(storageApi, { services, prefix: '/v2/storage' });
+  await app.register(ingestApi, {
+    eventLog: services.eventLog,
+    sources: services.ingestSources,
+    config: { projectId: services.config.projectId, maxBodyBytes: services.config.maxBodyBytes },
+    isShuttingDown: services.isShuttingDown,
+  });
   app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
   app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
   return app;

@@ -1,4 +1,6 @@
 import type { MetadataStore } from '../connectors/metadata/store.js';
+import { maxIso, minIso, resetMarker } from './levels/repository.js';
+import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from './levels/model.js';
 
 /** Record counts and sizes of one level or of all levels together. */
 export interface LevelStatistics {
@@ -9,9 +11,11 @@ export interface LevelStatistics {
   uncompressedSize: number;
 }
 
+export type Level = 'local' | 'staging' | 'target';
+
 export interface SinkStatisticsTotal {
   total: LevelStatistics;
-  levels: Partial<Record<'local' | 'staging' | 'target', LevelStatistics>>;
+  levels: Partial<Record<Level, LevelStatistics>>;
 }
 
 export interface FileStatistics {
@@ -23,29 +27,168 @@ export interface FileStatistics {
   retryAttempt?: number;
   retryReason?: string;
   retryAfter?: string;
-  statistics: SinkStatisticsTotal | { total: null; levels: Record<string, never> };
+  /** Absent in the failed-files listing, as in the reference. */
+  statistics?: SinkStatisticsTotal | { total: null; levels: Record<string, never> };
 }
 
-const resetKey = (branchId: number, sourceId: string, sinkId?: string) =>
-  sinkId === undefined ? `storage/statsReset/${branchId}/${sourceId}` : `storage/statsReset/${branchId}/${sourceId}/${sinkId}`;
+/** Statistics level of a slice state (reference §17.1). */
+const LEVEL_OF: Record<SliceState, Level> = {
+  writing: 'local', closing: 'local', uploading: 'local', uploaded: 'staging', imported: 'target',
+};
+const LEVELS: Level[] = ['local', 'staging', 'target'];
 
 /**
- * Statistics of sinks by storage level. Files and slices are written by the record's path
- * (a later issue); until data flows every sink has zero records, and the API shows exactly
- * that. Clearing records a reset marker: statistics before it are hidden.
+ * Statistics of sinks by storage level (reference §12), computed from the slice entries of the
+ * record's path: local = writing/closing/uploading slices, staging = uploaded, target = imported,
+ * plus the archived target statistics of imported files that retention deleted. Local slices
+ * are uncompressed, so their compressed size is their byte length; a staged or imported slice
+ * counts its gzip size. Clearing records a reset marker: files opened before it (or at the same millisecond) are hidden
+ * (a source's marker applies to all its sinks) and archived statistics are dropped.
  */
 export class StatisticsService {
-  constructor(private readonly store: MetadataStore) {}
+  private readonly now: () => Date;
 
-  sinkTotal(_branchId: number, _sourceId: string, _sinkId: string): SinkStatisticsTotal {
-    return { total: { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 }, levels: {} };
+  constructor(
+    private readonly store: MetadataStore,
+    options: { now?: () => Date } = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
   }
 
-  sinkFiles(_branchId: number, _sourceId: string, _sinkId: string, _failedOnly: boolean): FileStatistics[] {
-    return [];
+  sinkTotal(branchId: number, sourceId: string, sinkId: string): SinkStatisticsTotal {
+    const sink: SinkKey = { branchId, sourceId, sinkId };
+    const acc = new Accumulator();
+    for (const slice of this.visibleSlices(sink)) acc.add(slice);
+    const archived = this.store.get<ArchivedStatistics>(levelKeys.statsArchive(sink));
+    if (archived) acc.addLevel('target', archived);
+    return acc.result();
   }
 
+  /**
+   * Files of the sink opened after the reset marker: imported first, then files without retryReason,
+   * then by openedAt. `failedOnly`: only files that are not imported and have failed at least once.
+   */
+  sinkFiles(branchId: number, sourceId: string, sinkId: string, failedOnly: boolean): FileStatistics[] {
+    const sink: SinkKey = { branchId, sourceId, sinkId };
+    const reset = resetMarker(this.store, sink);
+    let files = this.store.list<FileEntry>(levelKeys.files(sink), reset === '' ? {} : { after: reset })
+      .map((e) => e.value)
+      .filter((f) => f.openedAt > reset);
+    if (failedOnly) files = files.filter((f) => f.state !== 'imported' && (f.retryAttempt ?? 0) > 0);
+    files.sort(fileOrder);
+    if (failedOnly) return files.map((f) => fileView(f));
+
+    const byFile = new Map<string, Accumulator>();
+    for (const slice of this.visibleSlices(sink, reset)) {
+      let acc = byFile.get(slice.fileOpenedAt);
+      if (!acc) byFile.set(slice.fileOpenedAt, (acc = new Accumulator()));
+      acc.add(slice);
+    }
+    return files.map((f) => {
+      const acc = byFile.get(f.openedAt);
+      const statistics = acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} };
+      return fileView(f, statistics);
+    });
+  }
+
+  /** Hides the statistics so far of one sink, or of every sink of the source. */
   clear(branchId: number, sourceId: string, sinkId?: string): void {
-    this.store.transact((tx) => tx.put(resetKey(branchId, sourceId, sinkId), new Date().toISOString()));
+    const now = this.now().toISOString();
+    this.store.transact((tx) => {
+      tx.put(levelKeys.statsReset(branchId, sourceId, sinkId), now);
+      if (sinkId !== undefined) {
+        tx.delete(levelKeys.statsArchive({ branchId, sourceId, sinkId }));
+      } else {
+        for (const { key } of tx.list(levelKeys.statsArchives(branchId, sourceId))) tx.delete(key);
+      }
+    });
   }
+
+  /** Slices of the sink's files opened after the reset marker (one range scan). */
+  private visibleSlices(sink: SinkKey, reset = resetMarker(this.store, sink)): SliceEntry[] {
+    // Slice keys are ".../<fileOpenedAt>/<openedAt>" and ISO times have a fixed length, so
+    // "after: reset" starts at the first file opened at the marker's time; the filter drops those
+    // opened exactly at it.
+    return this.store.list<SliceEntry>(levelKeys.sinkSlices(sink), reset === '' ? {} : { after: reset })
+      .map((e) => e.value)
+      .filter((s) => s.fileOpenedAt > reset);
+  }
+}
+
+class Accumulator {
+  private readonly levels: Partial<Record<Level, LevelStatistics>> = {};
+
+  get recordsCount(): number {
+    let n = 0;
+    for (const l of LEVELS) n += this.levels[l]?.recordsCount ?? 0;
+    return n;
+  }
+
+  add(slice: SliceEntry): void {
+    if (slice.recordsCount === 0) return;
+    const level = LEVEL_OF[slice.state];
+    this.addLevel(level, {
+      recordsCount: slice.recordsCount,
+      uncompressedSize: slice.uncompressedSize,
+      compressedSize: level === 'local' ? slice.uncompressedSize : slice.compressedSize,
+      firstRecordAt: slice.firstRecordAt,
+      lastRecordAt: slice.lastRecordAt,
+    });
+  }
+
+  addLevel(level: Level, s: LevelStatistics): void {
+    if (s.recordsCount === 0) return;
+    const l = (this.levels[level] ??= { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 });
+    merge(l, s);
+  }
+
+  result(): SinkStatisticsTotal {
+    const total: LevelStatistics = { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 };
+    const levels: Partial<Record<Level, LevelStatistics>> = {};
+    for (const name of LEVELS) {
+      const l = this.levels[name];
+      if (!l || l.recordsCount === 0) continue;
+      levels[name] = ordered(l);
+      merge(total, l);
+    }
+    return { total: ordered(total), levels };
+  }
+}
+
+function merge(into: LevelStatistics, s: LevelStatistics): void {
+  into.recordsCount += s.recordsCount;
+  into.compressedSize += s.compressedSize;
+  into.uncompressedSize += s.uncompressedSize;
+  const first = minIso(into.firstRecordAt, s.firstRecordAt);
+  const last = maxIso(into.lastRecordAt, s.lastRecordAt);
+  if (first !== undefined) into.firstRecordAt = first;
+  if (last !== undefined) into.lastRecordAt = last;
+}
+
+/** The reference's key order: firstRecordAt, lastRecordAt, recordsCount, compressedSize, uncompressedSize. */
+function ordered(s: LevelStatistics): LevelStatistics {
+  const out: LevelStatistics = {} as LevelStatistics;
+  if (s.firstRecordAt !== undefined) out.firstRecordAt = s.firstRecordAt;
+  if (s.lastRecordAt !== undefined) out.lastRecordAt = s.lastRecordAt;
+  out.recordsCount = s.recordsCount;
+  out.compressedSize = s.compressedSize;
+  out.uncompressedSize = s.uncompressedSize;
+  return out;
+}
+
+function fileOrder(a: FileEntry, b: FileEntry): number {
+  const rank = (f: FileEntry) => (f.state === 'imported' ? 0 : f.retryReason === undefined ? 1 : 2);
+  return rank(a) - rank(b) || (a.openedAt < b.openedAt ? -1 : a.openedAt > b.openedAt ? 1 : 0);
+}
+
+function fileView(f: FileEntry, statistics?: FileStatistics['statistics']): FileStatistics {
+  const out: FileStatistics = { state: f.state, openedAt: f.openedAt };
+  if (f.closingAt !== undefined) out.closingAt = f.closingAt;
+  if (f.importingAt !== undefined) out.importingAt = f.importingAt;
+  if (f.importedAt !== undefined) out.importedAt = f.importedAt;
+  if (f.retryAttempt !== undefined) out.retryAttempt = f.retryAttempt;
+  if (f.retryReason !== undefined) out.retryReason = f.retryReason;
+  if (f.retryAfter !== undefined) out.retryAfter = f.retryAfter;
+  if (statistics !== undefined) out.statistics = statistics;
+  return out;
 }

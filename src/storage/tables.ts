@@ -1,5 +1,5 @@
 import { ApiError } from '../api/errors.js';
-import type { Stage, Target, TargetBucket, TargetTable, WriteOptions, WriteResult } from './target.js';
+import { TableColumnsMismatchError, type Stage, type Target, type TargetBucket, type TargetTable, type WriteOptions, type WriteResult } from './target.js';
 
 export type Bucket = TargetBucket;
 export type Table = TargetTable;
@@ -175,10 +175,23 @@ export class TableService {
     return this.target.insertRows(tableId, rows, options);
   }
 
-  /** Appends the rows of a header-less CSV file to an existing table (see Target.importCsv). */
-  async importCsv(tableId: string, path: string, options?: WriteOptions): Promise<WriteResult> {
-    await this.getTable(tableId);
-    return this.target.importCsv(tableId, path, options);
+  /**
+   * Appends the rows of header-less CSV files (".gz" compressed or not) to an existing table in
+   * one transaction (see Target.importCsv). With `options.columns`, a table whose columns differ
+   * fails with 400 tableSchemaMismatch and nothing is written.
+   */
+  async importCsv(tableId: string, path: string | readonly string[], options?: WriteOptions): Promise<WriteResult> {
+    const table = await this.getTable(tableId);
+    if (options?.columns !== undefined && !sameColumns(table.columns, options.columns)) {
+      throw columnsMismatch(tableId, table.columns, options.columns);
+    }
+    try {
+      return await this.target.importCsv(tableId, path, options);
+    } catch (err) {
+      // The table may have changed between the check above and the write: the adapter checks again.
+      if (err instanceof TableColumnsMismatchError) throw columnsMismatch(tableId, err.actual, err.expected);
+      throw err;
+    }
   }
 
   tableNotFound(tableId: string): ApiError {
@@ -211,6 +224,12 @@ export class TableService {
     this.lock = run.catch(() => undefined);
     return run;
   }
+}
+
+function columnsMismatch(tableId: string, actual: readonly string[], expected: readonly string[]): ApiError {
+  return new ApiError(400, 'tableSchemaMismatch',
+    `The columns of the table "${tableId}" ${JSON.stringify(actual)} do not match the columns of the data ` +
+    `${JSON.stringify(expected)}; the names must be equal and in the same order. Nothing was imported.`);
 }
 
 function sameColumns(a: readonly string[], b: readonly string[]): boolean {

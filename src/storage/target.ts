@@ -57,6 +57,17 @@ export interface WriteOptions {
    * after a crash is a no-op; DESIGN.md "Delivery").
    */
   importId?: string;
+  /**
+   * The columns the caller expects the table to have, in order. When set, the write fails and
+   * changes nothing unless the table's columns are exactly these (the table was changed since
+   * the data was mapped).
+   */
+  columns?: readonly string[];
+  /**
+   * The number of rows the caller expects the write to insert. When set, a write that would
+   * insert another number of rows fails and changes nothing (e.g. a damaged file).
+   */
+  expectedRows?: number;
 }
 
 export interface WriteResult {
@@ -64,6 +75,19 @@ export interface WriteResult {
   inserted: number;
   /** True when the import id was already recorded and nothing was written. */
   duplicate: boolean;
+}
+
+/** A write with `WriteOptions.columns` found the table with other columns; nothing was written. */
+export class TableColumnsMismatchError extends Error {
+  override name = 'TableColumnsMismatchError';
+
+  constructor(
+    readonly tableId: string,
+    readonly actual: readonly string[],
+    readonly expected: readonly string[],
+  ) {
+    super(`the columns of table "${tableId}" ${JSON.stringify(actual)} do not match the expected columns ${JSON.stringify(expected)}`);
+  }
 }
 
 export interface Target {
@@ -85,10 +109,12 @@ export interface Target {
   /** Appends rows (each exactly as long as the column list) in one transaction. */
   insertRows(tableId: string, rows: readonly (readonly string[])[], options?: WriteOptions): Promise<WriteResult>;
   /**
-   * Appends the rows of a local RFC 4180 CSV file without a header row (comma, double quote,
-   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position.
+   * Appends the rows of local RFC 4180 CSV files without a header row (comma, double quote,
+   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position. A path
+   * ending in ".gz" is gzip-compressed. With several paths all of them are loaded in one
+   * transaction; an empty list inserts nothing (and records the import id).
    */
-  importCsv(tableId: string, path: string, options?: WriteOptions): Promise<WriteResult>;
+  importCsv(tableId: string, path: string | readonly string[], options?: WriteOptions): Promise<WriteResult>;
   /** The first `limit` rows in insertion order. */
   preview(tableId: string, limit: number): Promise<string[][]>;
   rowCount(tableId: string): Promise<number>;

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
 import { TableService, parseBucketId, parseTableId, validateColumns } from '../../src/storage/tables.js';
 import { ApiError } from '../../src/api/errors.js';
@@ -174,6 +175,32 @@ describe('TableService on a DuckDB file', () => {
     expect(await target.rowCount('in.c-b.t')).toBe(4);
     writeFileSync(bad, '"5","x"\n');
     expect(await tables.importCsv('in.c-b.t', bad, { importId: 'file-2' })).toEqual({ inserted: 1, duplicate: false });
+  });
+
+  it('importCsv loads a list of plain and gzipped files in one transaction', async () => {
+    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    const plain = join(dir, 'a.csv');
+    const gz = join(dir, 'b.csv.gz');
+    writeFileSync(plain, '"1","x"\n');
+    writeFileSync(gz, gzipSync('2,"multi\nline"\n3,\n'));
+    expect(await tables.importCsv('in.c-b.t', [plain, gz], { importId: 'f', expectedRows: 3 })).toEqual({ inserted: 3, duplicate: false });
+    expect(await tables.importCsv('in.c-b.t', [plain, gz], { importId: 'f' })).toEqual({ inserted: 0, duplicate: true });
+    expect((await tables.preview('in.c-b.t', 10)).rows).toEqual([['1', 'x'], ['2', 'multi\nline'], ['3', '']]);
+
+    // One bad file of the list fails the whole import.
+    const bad = join(dir, 'bad.csv.gz');
+    writeFileSync(bad, gzipSync('4,a,b\n'));
+    await expect(tables.importCsv('in.c-b.t', [plain, bad], { importId: 'g' })).rejects.toThrow();
+    // Another row count than expected, or other columns than expected: nothing is written.
+    await expect(tables.importCsv('in.c-b.t', [plain, gz], { importId: 'h', expectedRows: 2 })).rejects.toThrow(/3 rows, 2 were expected/);
+    const mismatch = await apiError(() => tables.importCsv('in.c-b.t', [plain], { importId: 'i', columns: ['id', 'text'] }));
+    expect(mismatch.code).toBe('tableSchemaMismatch');
+    await expect(target.importCsv('in.c-b.t', [plain], { importId: 'i', columns: ['id', 'text'] })).rejects.toThrow(/do not match/);
+    expect(await target.rowCount('in.c-b.t')).toBe(3);
+    expect(await tables.importCsv('in.c-b.t', [plain], { importId: 'i', columns: ['id', 'body'] })).toEqual({ inserted: 1, duplicate: false });
+    // An empty list writes nothing but records the import id.
+    expect(await tables.importCsv('in.c-b.t', [], { importId: 'j' })).toEqual({ inserted: 0, duplicate: false });
+    expect(await target.rowCount('in.c-b.t')).toBe(4);
   });
 
   it('getTable and preview of a missing table are 404 with the reference message', async () => {

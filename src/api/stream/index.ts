@@ -8,6 +8,7 @@ import { settingsRoutes } from './settings.js';
 import { taskRoutes } from './tasks.js';
 import { statisticsRoutes } from './statistics.js';
 import { testEndpointRoutes } from './test-endpoint.js';
+import { failureRoutes } from './failures.js';
 
 /**
  * The Stream management API (/v1) and its meta endpoints. Each route family is its own
@@ -34,5 +35,6 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
     await authenticated.register(taskRoutes, { services });
     await authenticated.register(statisticsRoutes, { services });
     await authenticated.register(testEndpointRoutes, { services });
+    await authenticated.register(failureRoutes, { services });
   }, { prefix: '/v1' });
 };

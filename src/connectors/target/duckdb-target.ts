@@ -1,13 +1,14 @@
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import type {
-  NewBucket,
-  NewTable,
-  Stage,
-  Target,
-  TargetBucket,
-  TargetTable,
-  WriteOptions,
-  WriteResult,
+import { DuckDBInstance, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import {
+  TableColumnsMismatchError,
+  type NewBucket,
+  type NewTable,
+  type Stage,
+  type Target,
+  type TargetBucket,
+  type TargetTable,
+  type WriteOptions,
+  type WriteResult,
 } from '../../storage/target.js';
 
 /**
@@ -154,6 +155,7 @@ export class DuckDbTarget implements Target {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
       const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
+      checkColumns(tableId, columns, options);
       rows.forEach((r, i) => {
         if (r.length !== columns.length) {
           throw new Error(`row ${i} has ${r.length} values, table "${tableId}" has ${columns.length} columns`);
@@ -175,20 +177,24 @@ export class DuckDbTarget implements Target {
     });
   }
 
-  importCsv(tableId: string, path: string, options: WriteOptions = {}): Promise<WriteResult> {
+  importCsv(tableId: string, path: string | readonly string[], options: WriteOptions = {}): Promise<WriteResult> {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
       const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
+      checkColumns(tableId, columns, options);
+      const paths = typeof path === 'string' ? [path] : [...path];
       // Positional names c0..cN keep user column names out of the read_csv options; COALESCE
-      // turns the reader's NULL for an unquoted empty field into the empty string.
+      // turns the reader's NULL for an unquoted empty field into the empty string. read_csv
+      // takes a list of files and decompresses ".gz" by the file extension.
       const spec = columns.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
       const select = columns.map((_, i) => `COALESCE(c${i}, '')`).join(', ');
       return this.write(tableId, options, async () => {
+        if (paths.length === 0) return 0;
         const result = await this.conn.run(
-          `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} SELECT ${select} FROM read_csv($path,
+          `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} SELECT ${select} FROM read_csv($paths,
              header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
              null_padding = false, columns = {${spec}})`,
-          { path },
+          { paths: listValue(paths) },
         );
         return Number(result.rowsChanged);
       });
@@ -258,6 +264,9 @@ export class DuckDbTarget implements Target {
         if (seen.length > 0) return { inserted: 0, duplicate: true };
       }
       const inserted = await insert();
+      if (options.expectedRows !== undefined && inserted !== options.expectedRows) {
+        throw new Error(`the write to table "${tableId}" would insert ${inserted} rows, ${options.expectedRows} were expected; nothing was written`);
+      }
       const now = new Date().toISOString();
       if (options.importId !== undefined) {
         await this.conn.run('INSERT INTO _sluice.imports VALUES ($1, $2, $3, $4)', [tableId, options.importId, inserted, now]);
@@ -323,6 +332,15 @@ export class DuckDbTarget implements Target {
 function ident(name: string): string {
   if (name.includes('\u0000')) throw new Error('identifiers cannot contain NUL');
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Throws (before anything is written) when the caller expects other columns than the table has. */
+function checkColumns(tableId: string, actual: string[], options: WriteOptions): void {
+  const expected = options.columns;
+  if (expected === undefined) return;
+  if (expected.length !== actual.length || expected.some((c, i) => c !== actual[i])) {
+    throw new TableColumnsMismatchError(tableId, actual, expected);
+  }
 }
 
 function qualified(schema: string, table: string): string {

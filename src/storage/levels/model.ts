@@ -26,6 +26,18 @@ export interface SinkRef {
   sinkId: string;
 }
 
+/** A sink within the process's project (keys leave the project id out). */
+export type SinkKey = Omit<SinkRef, 'projectId'>;
+
+export interface FileKey extends SinkKey {
+  openedAt: string;
+}
+
+export interface SliceKey extends SinkKey {
+  fileOpenedAt: string;
+  openedAt: string;
+}
+
 export interface FileEntry extends SinkRef, Retry {
   /** ISO time; also the file's id within the sink. */
   openedAt: string;
@@ -72,4 +84,32 @@ export const levelKeys = {
     `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/${fileOpenedAt}/${openedAt}`,
   /** Committed consumer offset of the sink in its source topic. */
   offset: (r: Omit<SinkRef, 'projectId'>) => `storage/offset/${r.branchId}/${r.sourceId}/${r.sinkId}`,
+  /** Every slice of a sink, of all its files (one range scan for statistics). */
+  sinkSlices: (r: Omit<SinkRef, 'projectId'>) => `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/`,
+  /** The sink's writing file and slice ({@link OpenPointer}); absent while the sink has no writing file. */
+  open: (r: Omit<SinkRef, 'projectId'>) => `storage/open/${r.branchId}/${r.sourceId}/${r.sinkId}`,
+  /** Statistics reset marker (ISO time) of a source (all its sinks) or of one sink. */
+  statsReset: (branchId: number, sourceId: string, sinkId?: string) =>
+    sinkId === undefined ? `storage/statsReset/${branchId}/${sourceId}` : `storage/statsReset/${branchId}/${sourceId}/${sinkId}`,
+  /**
+   * Target-level statistics of imported files whose entries were deleted by retention
+   * ({@link ArchivedStatistics}), so that a sink's totals survive the cleanup.
+   */
+  statsArchive: (r: Omit<SinkRef, 'projectId'>) => `storage/statsArchive/${r.branchId}/${r.sourceId}/${r.sinkId}`,
+  statsArchives: (branchId: number, sourceId: string) => `storage/statsArchive/${branchId}/${sourceId}/`,
 };
+
+/** Value of `levelKeys.open`. */
+export interface OpenPointer {
+  fileOpenedAt: string;
+  sliceOpenedAt: string;
+}
+
+/** Value of `levelKeys.statsArchive`. */
+export interface ArchivedStatistics {
+  recordsCount: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  firstRecordAt?: string;
+  lastRecordAt?: string;
+}

@@ -1,0 +1,92 @@
+import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
+import type { Logger } from '../logger.js';
+import { createRecordContext } from '../pipeline/columns/index.js';
+import type { RecordContext } from '../pipeline/template-engine.js';
+import { Actor } from './actor.js';
+
+/** A record as the router hands it to sink writers: its log offset and its shared context. */
+export interface RoutedRecord {
+  offset: number;
+  ctx: RecordContext;
+}
+
+/** What the router needs of a sink writer. */
+export interface RouterTarget {
+  readonly sinkId: string;
+  /** Highest offset the writer has committed (records up to it are done). */
+  readonly committedOffset: number;
+  /** Whether the sink takes records of this signal ('' = HTTP records, taken by every sink). */
+  accepts(signal: string): boolean;
+  /** Writes the records and commits `throughOffset`; resolves once committed. */
+  deliver(records: RoutedRecord[], throughOffset: number): Promise<void>;
+}
+
+type Message = { type: 'pump' };
+
+/** How many records one pass reads from the log. */
+const BATCH = 1000;
+
+/**
+ * One per source topic: reads each batch of the log once, parses nothing itself but builds one
+ * RecordContext per record (the body is then parsed at most once, lazily, and shared by every
+ * sink), and hands every enabled sink the records it has not committed yet. It waits for all
+ * sinks before reading on, so a slow sink holds the source back instead of buffering without
+ * bound (the log keeps the records meanwhile).
+ */
+export class SourceRouter extends Actor<Message> {
+  private readonly targets = new Map<string, RouterTarget>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    readonly topic: string,
+    private readonly eventLog: EventLog,
+    logger: Logger,
+  ) {
+    super(`router ${topic}`, logger);
+    this.unsubscribe = eventLog.onDurable(topic, () => this.pump());
+  }
+
+  addTarget(target: RouterTarget): void {
+    this.targets.set(target.sinkId, target);
+    this.pump();
+  }
+
+  removeTarget(sinkId: string): void {
+    this.targets.delete(sinkId);
+  }
+
+  get targetCount(): number {
+    return this.targets.size;
+  }
+
+  pump(): void {
+    this.send({ type: 'pump' });
+  }
+
+  override async stop(): Promise<void> {
+    this.unsubscribe();
+    await super.stop();
+  }
+
+  protected async handle(): Promise<void> {
+    for (;;) {
+      const targets = [...this.targets.values()];
+      if (targets.length === 0) return; // no sink: records stay in the log until one is enabled
+      const from = Math.min(...targets.map((t) => t.committedOffset));
+      const batch = this.eventLog.read(this.topic, from, BATCH);
+      if (batch.length === 0) return;
+      await this.fanOut(batch, targets);
+      if (batch.length < BATCH) return;
+    }
+  }
+
+  private async fanOut(batch: LoggedRecord[], targets: RouterTarget[]): Promise<void> {
+    const routed: RoutedRecord[] = batch.map((r) => ({ offset: r.offset, ctx: createRecordContext(r.record) }));
+    const through = batch[batch.length - 1].offset;
+    await Promise.all(
+      targets
+        .filter((t) => t.committedOffset < through)
+        .map((t) => t.deliver(routed.filter((r) => r.offset > t.committedOffset && t.accepts(r.ctx.record.signal)), through)),
+    );
+  }
+}

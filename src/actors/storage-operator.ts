@@ -1,0 +1,111 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { Logger } from '../logger.js';
+import { retryDelayMs } from '../pipeline/triggers.js';
+import type { TableService } from '../storage/tables.js';
+import { levelKeys, type FileEntry, type SliceEntry } from '../storage/levels/model.js';
+import { REFERENCE_RETENTION, type LevelRepository } from '../storage/levels/repository.js';
+import { stageSlice } from '../storage/levels/staging.js';
+import { importFile } from '../storage/levels/importer.js';
+import { Actor } from './actor.js';
+
+export interface StorageOperatorDeps {
+  store: MetadataStore;
+  levels: LevelRepository;
+  tables: TableService;
+  dataDir: string;
+  retryBaseMs: number;
+  stagingRetentionMs: number;
+  logger: Logger;
+}
+
+type Message = { type: 'tick'; now: number };
+
+/**
+ * Moves closed data on (reference §17.5, §17.6): closed slices are gzipped to staging, files
+ * whose slices are all staged are imported into their table in one transaction carrying the
+ * file's import id (a retried import is a no-op). A failed upload or import is retried with the
+ * reference backoff; a file that could not be imported is kept for the staging retention
+ * (7 days) and then expired with a logged event.
+ */
+export class StorageOperator extends Actor<Message> {
+  constructor(private readonly deps: StorageOperatorDeps) {
+    super('storage operator', deps.logger.child({ component: 'storage-operator' }));
+  }
+
+  tick(now = Date.now()): void {
+    this.send({ type: 'tick', now });
+  }
+
+  protected async handle(message: Message): Promise<void> {
+    await this.uploadClosedSlices(message.now);
+    await this.importClosedFiles(message.now);
+    this.expire(message.now);
+  }
+
+  private due(entry: { retryAfter?: string }, now: number): boolean {
+    return entry.retryAfter === undefined || Date.parse(entry.retryAfter) <= now;
+  }
+
+  private async uploadClosedSlices(now: number): Promise<void> {
+    const { store, levels, dataDir } = this.deps;
+    const waiting = store.list<SliceEntry>('storage/slice/').map((e) => e.value).filter((s) => (s.state === 'closing' || s.state === 'uploading') && this.due(s, now));
+    for (const slice of waiting) {
+      const key = { branchId: slice.branchId, sourceId: slice.sourceId, sinkId: slice.sinkId, fileOpenedAt: slice.fileOpenedAt, openedAt: slice.openedAt };
+      try {
+        if (slice.state === 'closing') levels.sliceUploading(key);
+        const staged = await stageSlice(dataDir, slice);
+        levels.sliceUploaded(key, staged);
+        await rm(join(dataDir, slice.localPath), { force: true });
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        const current = levels.getSlice(key);
+        if (current) {
+          const attempt = (current.retryAttempt ?? 0) + 1;
+          levels.markFailed(current, `Slice upload failed: ${reason}`, new Date(now + retryDelayMs(attempt, this.deps.retryBaseMs)));
+        }
+        this.log.warn({ err, slice: key }, 'slice upload failed; will retry');
+      }
+    }
+  }
+
+  private async importClosedFiles(now: number): Promise<void> {
+    const { store, levels, tables, dataDir } = this.deps;
+    const files = store.list<FileEntry>('storage/file/').map((e) => e.value).filter((f) => (f.state === 'closing' || f.state === 'importing') && this.due(f, now));
+    for (const file of files) {
+      const key = { branchId: file.branchId, sourceId: file.sourceId, sinkId: file.sinkId, openedAt: file.openedAt };
+      const slices = levels.listSlices(key);
+      if (slices.some((s) => s.state !== 'uploaded' && s.state !== 'imported')) continue; // still uploading
+      try {
+        if (file.state === 'closing') levels.fileImporting(key);
+        const result = await importFile(tables, dataDir, file, slices);
+        levels.fileImported(key);
+        this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
+        for (const s of slices) if (s.stagingPath) await rm(join(dataDir, s.stagingPath), { force: true });
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        const current = levels.getFile(key);
+        if (current) {
+          const attempt = (current.retryAttempt ?? 0) + 1;
+          const retryAfter = new Date(now + retryDelayMs(attempt, this.deps.retryBaseMs));
+          levels.markFailed(current, `File import failed: ${reason}`, retryAfter);
+          this.log.warn({ file: key, tableId: file.tableId, attempt, retryAfter, reason }, 'file import failed; staged data kept, will retry');
+        }
+      }
+    }
+  }
+
+  private expire(now: number): void {
+    const { levels, dataDir } = this.deps;
+    const { files, slices } = levels.deleteExpired(new Date(now), { ...REFERENCE_RETENTION, activeFileExpirationMs: this.deps.stagingRetentionMs });
+    for (const f of files) {
+      if (f.state !== 'imported') {
+        this.log.error({ file: levelKeys.file(f, f.openedAt), tableId: f.tableId, reason: f.retryReason }, 'file expired before it could be imported: its staged data is deleted');
+      }
+    }
+    for (const s of slices) {
+      for (const p of [s.localPath, s.stagingPath]) if (p) void rm(join(dataDir, p), { force: true });
+    }
+  }
+}

@@ -1,0 +1,146 @@
+import type { EventLog } from '../connectors/event-log/event-log.js';
+import { sourceTopic } from '../connectors/event-log/event-log.js';
+import type { Sink, Source } from '../definition/model.js';
+import { readSinks, readSources } from '../definition/repository.js';
+import { createRecordContext } from '../pipeline/columns/index.js';
+import { levelKeys, type SinkKey } from '../storage/levels/model.js';
+import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
+import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
+import { SourceRouter } from './source-router.js';
+import type { StorageOperator } from './storage-operator.js';
+
+export interface StreamRuntimeDeps extends SinkWriterDeps {
+  eventLog: EventLog;
+  operator: StorageOperator;
+  failures: MappingFailures;
+  projectId: number;
+  branchId: number;
+  checkIntervalMs: number;
+  retention: { maxAgeMs: number; maxBytesPerTopic: number };
+}
+
+/**
+ * Keeps the actors of the record's path in line with the definitions: a SourceRouter per source
+ * and a SinkWriter per enabled sink. Definitions are reconciled after every management task and
+ * on every check tick; the tick also drives the trigger checks of the writers, the storage
+ * operator, and the event log retention.
+ */
+export class StreamRuntime {
+  private readonly routers = new Map<string, SourceRouter>();
+  private readonly writers = new Map<string, SinkWriter>();
+  private timer?: NodeJS.Timeout;
+  private reconciling = Promise.resolve();
+  private lastRetentionAt = 0;
+
+  constructor(private readonly deps: StreamRuntimeDeps) {}
+
+  start(): void {
+    this.reconcile();
+    this.timer = setInterval(() => this.tick(), this.deps.checkIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Applies definition changes (sink created, changed, disabled, deleted; source deleted). */
+  reconcile(): Promise<void> {
+    this.reconciling = this.reconciling.then(() => this.doReconcile()).catch((err) => this.deps.logger.error({ err }, 'reconcile failed'));
+    return this.reconciling;
+  }
+
+  private doReconcile(): void {
+    const { store, branchId } = this.deps;
+    const wanted = new Map<string, { source: Source; sink: Sink }>();
+    for (const source of readSources(store, branchId)) {
+      if (source.deleted) continue;
+      for (const sink of readSinks(store, branchId, source.sourceId)) {
+        if (!sink.deleted && !sink.disabled) wanted.set(writerKey(sink), { source, sink });
+      }
+    }
+    for (const [key, writer] of this.writers) {
+      if (wanted.has(key)) continue;
+      this.writers.delete(key);
+      const router = this.routers.get(this.topicOf(writer.key.sourceId));
+      router?.removeTarget(writer.sinkId);
+      writer.send({ type: 'close' });
+      void writer.stop();
+      this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
+    }
+    for (const [key, { source, sink }] of wanted) {
+      const existing = this.writers.get(key);
+      if (existing) {
+        if (existing.version !== sink.version.number) existing.send({ type: 'reload', sink, source });
+        continue;
+      }
+      const writer = new SinkWriter(sink, source, this.startOffset(sink), this.deps);
+      this.writers.set(key, writer);
+      this.routerFor(source.sourceId).addTarget(writer);
+    }
+  }
+
+  /**
+   * Where a sink starts reading its source. A sink that stopped with a writing file (the process
+   * stopped) resumes after its committed offset. A sink that starts anew, or again after being
+   * disabled, takes what arrives from now on, like the other enabled sinks of its source; if no
+   * sink of the source was enabled, it takes everything the log kept meanwhile.
+   */
+  private startOffset(sink: Sink): number {
+    const { levels, store } = this.deps;
+    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    const committed = levels.consumerOffset(key);
+    if (committed !== undefined && levels.writingFile(key)) return committed;
+    const peers = [...this.writers.values()].filter((w) => w.key.sourceId === sink.sourceId);
+    const start = peers.length > 0
+      ? Math.min(...peers.map((w) => w.committedOffset))
+      : Math.max(0, ...readSinks(store, sink.branchId, sink.sourceId).map((s) => levels.consumerOffset({ ...key, sinkId: s.sinkId }) ?? 0));
+    store.transact((tx) => tx.put(levelKeys.offset(key), start));
+    return start;
+  }
+
+  private topicOf(sourceId: string): string {
+    return sourceTopic(this.deps.projectId, this.deps.branchId, sourceId);
+  }
+
+  private routerFor(sourceId: string): SourceRouter {
+    const topic = this.topicOf(sourceId);
+    let router = this.routers.get(topic);
+    if (!router) {
+      router = new SourceRouter(topic, this.deps.eventLog, this.deps.logger);
+      this.routers.set(topic, router);
+    }
+    return router;
+  }
+
+  tick(now = Date.now()): void {
+    for (const writer of this.writers.values()) writer.send({ type: 'tick', now });
+    this.deps.operator.tick(now);
+    for (const router of this.routers.values()) router.pump();
+    if (now - this.lastRetentionAt >= 60_000) {
+      this.lastRetentionAt = now;
+      const removed = this.deps.eventLog.applyRetention(this.deps.retention, now);
+      for (const [topic, n] of removed) if (n > 0) this.deps.logger.info({ topic, removed: n }, 'event log retention removed records');
+    }
+    void this.reconcile();
+  }
+
+  /** Replays a sink's kept mapping failures through its current mapping. */
+  async reprocessFailures(sink: Sink): Promise<ReprocessResult> {
+    const writer = this.writers.get(writerKey(sink));
+    if (!writer) throw new Error('The sink is not enabled: enable it before reprocessing its failed records.');
+    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    const kept = this.deps.failures.all(key);
+    const signal = (sink.allowedSignals?.[0] ?? '') as '';
+    return writer.reprocess(kept.map((f) => ({ offset: f.offset, ctx: createRecordContext(fromFailureRecord(f.record, signal)) })));
+  }
+
+  /** Stops taking work and lets the actors finish what they hold; writing files stay open for the next start. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.reconciling;
+    await Promise.all([...this.routers.values()].map((r) => r.stop()));
+    await Promise.all([...this.writers.values()].map((w) => w.stop()));
+    await this.deps.operator.stop();
+  }
+}
+
+function writerKey(sink: Pick<Sink, 'branchId' | 'sourceId' | 'sinkId'>): string {
+  return `${sink.branchId}/${sink.sourceId}/${sink.sinkId}`;
+}

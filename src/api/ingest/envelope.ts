@@ -1,0 +1,128 @@
+/**
+ * Answers of the ingestion endpoint (reference §3, §14): the Stream envelope
+ * {statusCode, error: "stream.in.<name>", message[, exceptionId]} for request errors, and the
+ * verbose/failure JSON {statusCode, error?, message, sources: [...]} of §14.4.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { ApiError, sentence } from '../errors.js';
+import { EventLogFullError } from '../../connectors/event-log/event-log.js';
+import type { IngestTarget } from './sources.js';
+
+const PREFIX = 'stream.in.';
+
+export const NO_SOURCE_FOUND = 'The specified combination of projectID, sourceID and secret was not found.';
+export const NO_ENABLED_SINK = 'No enabled sink found. The record is kept and will be delivered to sinks enabled later.';
+export const LOG_FULL = 'The event log cannot accept more data at the moment, please retry later.';
+export const SHUTTING_DOWN = 'The node is shutting down, please retry later.';
+export const ROUTE_NOT_FOUND = 'Not found, please send data using POST /stream/<projectID>/<sourceID>/<secret>';
+
+export const noSourceFound = (): ApiError => new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+
+/** A byte limit as the reference prints it (c2h5oh/datasize): the largest exact unit, "1MB", "8000B". */
+export function formatByteLimit(bytes: number): string {
+  const units: Array<[number, string]> = [[1024 ** 4, 'TB'], [1024 ** 3, 'GB'], [1024 ** 2, 'MB'], [1024, 'KB']];
+  for (const [size, suffix] of units) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${suffix}`;
+  }
+  return `${bytes}B`;
+}
+
+function exceptionId(req: FastifyRequest): string {
+  return `sluice-stream-in-${req.id}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Renders any error of an ingestion request in the Stream envelope with the `stream.in.` prefix. */
+export function renderIngestError(err: unknown, req: FastifyRequest, reply: FastifyReply, maxBodyBytes: number): FastifyReply {
+  const apiErr = toApiError(err, maxBodyBytes);
+  const body: Record<string, unknown> = { statusCode: apiErr.statusCode, error: PREFIX + apiErr.code, message: apiErr.message };
+  if (apiErr.statusCode >= 500) {
+    const id = exceptionId(req);
+    body.exceptionId = id;
+    if (apiErr.statusCode === 503) {
+      reply.header('retry-after', '1');
+      req.log.warn({ code: apiErr.code, exceptionId: id }, 'ingestion refused');
+    } else {
+      req.log.error({ err, exceptionId: id }, 'ingestion failed');
+      if (!(err instanceof ApiError)) body.message = `Application error. Please contact our support with exception id (${id}) attached.`;
+    }
+  }
+  return reply.code(apiErr.statusCode).type('application/json; charset=utf-8').send(body);
+}
+
+function toApiError(err: unknown, maxBodyBytes: number): ApiError {
+  // Own messages are written as the reference prints them (routeNotFound has no period).
+  if (err instanceof ApiError) return err;
+  if (err instanceof EventLogFullError) return new ApiError(503, 'logFull', LOG_FULL);
+  const fe = err as FastifyError | undefined;
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new ApiError(413, 'bodyTooLarge', `Request body size is over the maximum "${formatByteLimit(maxBodyBytes)}".`);
+  }
+  if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, 'badRequest', sentence(fe.message));
+  return new ApiError(500, 'genericError', 'Internal error.');
+}
+
+export interface SinkResult {
+  sinkId: string;
+  statusCode: number;
+  error?: string;
+  message: string;
+}
+
+export interface SourceResult {
+  projectId: number;
+  sourceId: string;
+  branchId: number;
+  statusCode: number;
+  error?: string;
+  message: string;
+  sinks: SinkResult[];
+}
+
+export interface IngestResult {
+  statusCode: number;
+  error?: string;
+  message: string;
+  exceptionId?: string;
+  sources: SourceResult[];
+}
+
+/** The verbose answer of an acknowledged record: 200 "processed" (durable) or 202 "accepted". */
+export function successResult(projectId: number, target: IngestTarget, statusCode: 200 | 202): IngestResult {
+  const n = target.enabledSinks.length;
+  const message = n === 0 ? NO_ENABLED_SINK : `Successfully written to ${n}/${n} sinks.`;
+  const sinkMessage = statusCode === 200 ? 'processed' : 'accepted';
+  return {
+    statusCode,
+    message,
+    sources: [{
+      projectId,
+      sourceId: target.source.sourceId,
+      branchId: target.source.branchId,
+      statusCode,
+      message,
+      sinks: target.enabledSinks.map((s) => ({ sinkId: s.sinkId, statusCode, message: sinkMessage })),
+    }],
+  };
+}
+
+/** The answer when the log refused the record (full, or the durable write failed): 503, nothing acknowledged. */
+export function logFullResult(req: FastifyRequest, projectId: number, target: IngestTarget): IngestResult {
+  const n = target.enabledSinks.length;
+  const error = PREFIX + 'logFull';
+  return {
+    statusCode: 503,
+    error,
+    message: LOG_FULL,
+    exceptionId: exceptionId(req),
+    sources: [{
+      projectId,
+      sourceId: target.source.sourceId,
+      branchId: target.source.branchId,
+      statusCode: 503,
+      error,
+      message: n === 0 ? LOG_FULL : `Written to 0/${n} sinks.`,
+      sinks: target.enabledSinks.map((s) => ({ sinkId: s.sinkId, statusCode: 503, error, message: LOG_FULL })),
+    }],
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Who may ingest: the ingestion endpoint looks a source up by id on every request and needs
+ * its current definition (type, secret, disabled/deleted) and its enabled sinks (for the
+ * `sync.wait` decision and the verbose answer).
+ */
+import type { MetadataReader } from '../../connectors/metadata/store.js';
+import type { Sink, Source } from '../../definition/model.js';
+import { keys, readSinks } from '../../definition/repository.js';
+
+export interface IngestTarget {
+  /** The source as stored, possibly disabled; never a deleted one. */
+  source: Source;
+  /** Its sinks that are neither disabled nor deleted, ordered by id. */
+  enabledSinks: Sink[];
+}
+
+export interface IngestSources {
+  /** The live (not deleted) source with this id in the served branch, or undefined. */
+  lookup(sourceId: string): IngestTarget | undefined;
+}
+
+export interface MetadataIngestSourcesOptions {
+  /**
+   * How long the enabled sinks of a source are reused before they are read again (default
+   * 1000 ms; 0 reads them on every request). The source itself is always read.
+   */
+  sinksTtlMs?: number;
+  now?: () => number;
+}
+
+interface CachedSinks {
+  /** The source version the list was read under; any change of the source drops it. */
+  sourceVersion: number;
+  readAt: number;
+  enabledSinks: Sink[];
+}
+
+/**
+ * IngestSources over the metadata store, in one branch (the project's default).
+ *
+ * The source is read on every call (one LMDB get), so a rotated secret, a disabled or a
+ * deleted source takes effect on the very next request. Decoding the sinks costs several times
+ * more (a range read of up to 100 definitions with their mappings), and they only decide
+ * whether the answer waits for durability and what the verbose answer lists, never whether a
+ * record is accepted or where it goes (the record is appended to the source's topic in any
+ * case; the source router delivers it to the sinks enabled when it reads it). So the enabled
+ * sinks are reused for `sinksTtlMs`, and read again at once when the source's version changes.
+ */
+export class MetadataIngestSources implements IngestSources {
+  private readonly sinks = new Map<string, CachedSinks>();
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: MetadataReader,
+    private readonly branchId: number,
+    options: MetadataIngestSourcesOptions = {},
+  ) {
+    this.ttlMs = options.sinksTtlMs ?? 1000;
+    this.now = options.now ?? Date.now;
+  }
+
+  lookup(sourceId: string): IngestTarget | undefined {
+    // Ids are path segments; a slash or an empty id can never name a stored source.
+    if (sourceId === '' || sourceId.includes('/')) return undefined;
+    const source = this.store.get<Source>(keys.source(this.branchId, sourceId));
+    if (!source || source.deleted) {
+      this.sinks.delete(sourceId);
+      return undefined;
+    }
+    if (source.disabled) return { source, enabledSinks: [] };
+    return { source, enabledSinks: this.enabledSinks(source) };
+  }
+
+  /** Forgets every cached sink list (e.g. after a bulk change). */
+  invalidate(): void {
+    this.sinks.clear();
+  }
+
+  private enabledSinks(source: Source): Sink[] {
+    const now = this.now();
+    const cached = this.sinks.get(source.sourceId);
+    if (cached && cached.sourceVersion === source.version.number && now - cached.readAt < this.ttlMs) return cached.enabledSinks;
+    const enabledSinks = readSinks(this.store, this.branchId, source.sourceId).filter((s) => !s.deleted && !s.disabled);
+    if (this.ttlMs > 0) this.sinks.set(source.sourceId, { sourceVersion: source.version.number, readAt: now, enabledSinks });
+    return enabledSinks;
+  }
+}

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { ApiError } from '../errors.js';
+import { looseObject } from './schemas.js';
+
+type SinkParams = { branchId: string; sourceId: string; sinkId: string };
+const tags = ['sinks'];
+
+/**
+ * Records a sink could not map (missing Body path, template error): the count, the most recent
+ * ones with their reason and raw record, and a replay through the sink's current mapping.
+ * Sluice's own endpoints: the reference has no equivalent.
+ */
+export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sinks, failures, runtime } = services;
+
+  app.get<{ Params: SinkParams; Querystring: { limit?: string } }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/failures', {
+    schema: {
+      tags,
+      summary: 'Records the sink could not map: total count and the most recent ones with reason and raw record',
+      querystring: { type: 'object', properties: { limit: { type: 'string', description: 'How many recent failures (1 to 1000, default 100).' } } },
+      response: { 200: looseObject('MappingFailures') },
+    },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    const raw = req.query.limit ?? '100';
+    const limit = Number(raw);
+    if (!/^\d+$/.test(raw) || limit < 1 || limit > 1000) throw new ApiError(400, 'invalidRange', `Limit must be between 1 and 1000, got "${raw}".`);
+    const key = { branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    return { count: failures.count(key), failures: failures.recent(key, limit) };
+  });
+
+  app.post<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/failures/reprocess', {
+    schema: {
+      tags,
+      summary: 'Map the kept failed records again with the sink\'s current mapping; those that map now are written to the sink',
+      response: { 200: looseObject('ReprocessResult') },
+    },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    if (sink.disabled) throw new ApiError(409, 'sinkDisabled', `Sink "${sink.sinkId}" is disabled: enable it before reprocessing its failed records.`);
+    await runtime.reconcile();
+    return runtime.reprocessFailures(sink);
+  });
+};

@@ -1,0 +1,168 @@
+/**
+ * The local level of a sink's data (reference §17.2–17.4): one header-less CSV file per slice
+ * on local disk. A SinkWriter appends a micro-batch of rows, `fdatasync`s, and then commits the
+ * new byte length with the log offsets in one metadata transaction (LevelRepository.commitBatch).
+ * Bytes beyond the committed length belong to a batch whose commit did not happen; after a crash
+ * `recoverSlice` cuts them off, and the batch is written again from the committed offsets.
+ */
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import type { SliceKey } from './model.js';
+
+/** An ISO time as a file or directory name: "2000-01-01T02:00:00.000Z" -> "2000-01-01T02-00-00-000Z". */
+export function fsTime(iso: string): string {
+  return iso.replace(/[:.]/g, '-');
+}
+
+/** Directory of a slice relative to the level root: "<branchId>/<sourceId>/<sinkId>/<fileOpenedAt>". */
+export function sliceDir(slice: SliceKey): string {
+  return join(String(slice.branchId), slice.sourceId, slice.sinkId, fsTime(slice.fileOpenedAt));
+}
+
+/** The local CSV of a slice, relative to the data directory. */
+export function localSlicePath(slice: SliceKey): string {
+  return join('local', sliceDir(slice), `${fsTime(slice.openedAt)}.csv`);
+}
+
+/** One CSV cell: `null` and `undefined` become an empty field. */
+export type Cell = string | null | undefined;
+
+/**
+ * Rows as CSV: RFC 4180 (fields with a comma, quote, CR or LF are quoted, quotes doubled), no
+ * header, "\n" after every row. A row of one empty cell is an empty line, which the target reads
+ * as one row with an empty value.
+ */
+export function csvRows(rows: readonly (readonly Cell[])[]): string {
+  if (rows.length === 0) return '';
+  return stringify(rows as Cell[][], { record_delimiter: '\n' });
+}
+
+export interface SliceAppenderOptions {
+  /** fdatasync after every append (sync mode "disk", the default); false: page cache only ("cache"). */
+  sync?: boolean;
+}
+
+/**
+ * Appends batches of rows to one local slice file. Opening recovers the file to its committed
+ * length. Appends run one after another in call order; if an append fails the appender refuses
+ * further appends (the file's tail is unknown): reopen it with the committed length.
+ */
+export class SliceAppender {
+  private queue: Promise<unknown> = Promise.resolve();
+  private broken?: Error;
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    private bytes: number,
+    private readonly sync: boolean,
+  ) {}
+
+  /** Opens (creating directories and the file as needed) after truncating to `committedLength`. */
+  static async open(path: string, committedLength: number, options: SliceAppenderOptions = {}): Promise<SliceAppender> {
+    await recoverSlice(path, committedLength);
+    const handle = await open(path, 'a');
+    return new SliceAppender(path, handle, committedLength, options.sync ?? true);
+  }
+
+  /** Byte length of the file after the last successful append. */
+  get length(): number {
+    return this.bytes;
+  }
+
+  /**
+   * Appends the rows and (by default) fdatasyncs; resolves with the new byte length of the file,
+   * the value to commit with the batch. An empty batch writes nothing.
+   */
+  append(rows: readonly (readonly Cell[])[]): Promise<number> {
+    const run = this.queue.then(async () => {
+      if (this.closed) throw new Error(`the slice appender of ${this.path} is closed`);
+      if (this.broken) throw new Error(`an earlier append to ${this.path} failed; reopen the slice: ${this.broken.message}`);
+      if (rows.length === 0) return this.bytes;
+      const data = Buffer.from(csvRows(rows), 'utf8');
+      try {
+        let offset = 0;
+        while (offset < data.length) {
+          const { bytesWritten } = await this.handle.write(data, offset, data.length - offset);
+          offset += bytesWritten;
+        }
+        if (this.sync) await this.handle.datasync();
+      } catch (err) {
+        this.broken = err as Error;
+        throw err;
+      }
+      this.bytes += data.length;
+      return this.bytes;
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Waits for pending appends and closes the file; repeated calls are fine. */
+  close(): Promise<void> {
+    const run = this.queue.then(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      await this.handle.close();
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/**
+ * Brings a slice file to its committed length after a crash: bytes beyond it (an uncommitted
+ * batch) are cut off and the cut is synced. A missing file is created when nothing was committed.
+ * Resolves with the number of bytes removed. Throws when committed bytes are missing, which
+ * means data the metadata counts is gone: the caller must not continue writing that slice.
+ */
+export async function recoverSlice(path: string, committedLength: number): Promise<number> {
+  if (!Number.isSafeInteger(committedLength) || committedLength < 0) {
+    throw new Error(`invalid committed length ${committedLength} of slice ${path}`);
+  }
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (committedLength > 0) {
+      throw new Error(`slice ${path} is missing but ${committedLength} bytes of it were committed`);
+    }
+    await mkdir(dirname(path), { recursive: true });
+    const handle = await open(path, 'a');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await syncDir(dirname(path));
+    return 0;
+  }
+  if (size < committedLength) {
+    throw new Error(`slice ${path} has ${size} bytes but ${committedLength} bytes were committed`);
+  }
+  if (size === committedLength) return 0;
+  const handle = await open(path, 'r+');
+  try {
+    await handle.truncate(committedLength);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return size - committedLength;
+}
+
+/** Makes a new directory entry or rename in `dir` durable (a no-op where directories cannot be opened). */
+export async function syncDir(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some platforms cannot fsync a directory; the entry is still there.
+  } finally {
+    await handle?.close();
+  }
+}

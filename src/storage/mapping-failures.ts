@@ -1,0 +1,91 @@
+import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { IngestRecord } from '../pipeline/record.js';
+
+export interface SinkKey {
+  branchId: number;
+  sourceId: string;
+  sinkId: string;
+}
+
+/** A record a sink could not map, kept with its reason so it can be inspected and replayed. */
+export interface MappingFailure {
+  /** Offset of the record in the source topic (unique per sink: a replayed batch rewrites the same entry). */
+  offset: number;
+  failedAt: string;
+  reason: string;
+  record: { receivedAt: string; ip: string; headers: Record<string, string>; body: string; bodyEncoding: 'utf8' | 'base64' };
+}
+
+const prefix = (k: SinkKey) => `storage/mappingFailure/${k.branchId}/${k.sourceId}/${k.sinkId}/`;
+const countKey = (k: SinkKey) => `storage/mappingFailureCount/${k.branchId}/${k.sourceId}/${k.sinkId}`;
+const pad = (offset: number) => String(offset).padStart(16, '0');
+
+/** How many failures of one sink are kept with their raw record; the count covers all. */
+export const KEPT_FAILURES = 1000;
+
+export function toFailureRecord(record: IngestRecord): MappingFailure['record'] {
+  const utf8 = record.body.toString('utf8');
+  const isText = Buffer.from(utf8, 'utf8').equals(record.body);
+  return {
+    receivedAt: record.receivedAt.toISOString(),
+    ip: record.ip,
+    headers: record.headers,
+    body: isText ? utf8 : record.body.toString('base64'),
+    bodyEncoding: isText ? 'utf8' : 'base64',
+  };
+}
+
+export function fromFailureRecord(r: MappingFailure['record'], signal: IngestRecord['signal']): IngestRecord {
+  return { receivedAt: new Date(r.receivedAt), ip: r.ip, headers: r.headers, body: Buffer.from(r.body, r.bodyEncoding), signal };
+}
+
+/**
+ * Mapping failures per sink: the total count and the most recent KEPT_FAILURES records with
+ * their reason. Written in the same transaction as the sink's batch commit, keyed by offset,
+ * so a batch replayed after a crash neither loses nor double-counts a failure.
+ */
+export class MappingFailures {
+  constructor(private readonly store: MetadataStore) {}
+
+  /** Adds failures inside the caller's transaction. */
+  add(tx: MetadataTx, sink: SinkKey, failures: MappingFailure[]): void {
+    if (failures.length === 0) return;
+    let added = 0;
+    for (const f of failures) {
+      const key = prefix(sink) + pad(f.offset);
+      if (tx.get(key) === undefined) added++;
+      tx.put(key, f);
+    }
+    tx.put(countKey(sink), (tx.get<number>(countKey(sink)) ?? 0) + added);
+    const kept = tx.count(prefix(sink));
+    if (kept > KEPT_FAILURES) {
+      for (const old of tx.list(prefix(sink), { limit: kept - KEPT_FAILURES })) tx.delete(old.key);
+    }
+  }
+
+  count(sink: SinkKey): number {
+    return this.store.get<number>(countKey(sink)) ?? 0;
+  }
+
+  /** The most recent failures first. */
+  recent(sink: SinkKey, limit: number): MappingFailure[] {
+    return this.store.list<MappingFailure>(prefix(sink)).map((e) => e.value).reverse().slice(0, limit);
+  }
+
+  all(sink: SinkKey): MappingFailure[] {
+    return this.store.list<MappingFailure>(prefix(sink)).map((e) => e.value);
+  }
+
+  /** Removes failures that were reprocessed successfully (the count keeps its history). */
+  remove(tx: MetadataTx, sink: SinkKey, offsets: number[]): void {
+    for (const o of offsets) tx.delete(prefix(sink) + pad(o));
+  }
+
+  /** Forgets everything about a sink (hard delete). */
+  purge(sink: SinkKey): void {
+    this.store.transact((tx) => {
+      for (const e of tx.list(prefix(sink))) tx.delete(e.key);
+      tx.delete(countKey(sink));
+    });
+  }
+}

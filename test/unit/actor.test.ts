@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Actor } from '../../src/actors/actor.js';
+
+class Recorder extends Actor<number> {
+  seen: number[] = [];
+  restarts = 0;
+  failOn = new Map<number, number>();
+  protected async handle(n: number): Promise<void> {
+    const left = this.failOn.get(n) ?? 0;
+    if (left > 0) {
+      this.failOn.set(n, left - 1);
+      throw new Error(`fail ${n}`);
+    }
+    await new Promise((r) => setTimeout(r, 1));
+    this.seen.push(n);
+  }
+  protected override async restart(): Promise<void> {
+    this.restarts++;
+  }
+}
+
+const log = pino({ level: 'silent' });
+
+describe('Actor', () => {
+  it('handles messages one at a time, in order, and drains on stop', async () => {
+    const a = new Recorder('r', log);
+    for (let i = 0; i < 20; i++) a.send(i);
+    await a.stop();
+    expect(a.seen).toEqual([...Array(20).keys()]);
+    a.send(99);
+    expect(a.seen).not.toContain(99);
+  });
+
+  it('restarts after a failure with backoff and retries the same message', async () => {
+    const a = new Recorder('r', log, { initialMs: 1, maxMs: 5 });
+    a.failOn.set(2, 3);
+    [1, 2, 3].forEach((n) => a.send(n));
+    await a.stop();
+    expect(a.seen).toEqual([1, 2, 3]);
+    expect(a.restarts).toBe(3);
+  });
+});

@@ -1,0 +1,238 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LevelRepository, type NewFile } from '../../src/storage/levels/repository.js';
+import type { SinkKey, SliceEntry } from '../../src/storage/levels/model.js';
+import { StatisticsService } from '../../src/storage/statistics.js';
+
+const SINK: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
+const OTHER: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink-2' };
+const T0 = Date.parse('2000-01-01T00:00:00.000Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+const iso = (minutes: number) => at(minutes).toISOString();
+
+const newFile = (sink: SinkKey): NewFile => ({ projectId: 1, ...sink, tableId: 'in.c-b.t', columns: [{ type: 'body', name: 'body' }], settings: [] });
+
+let dir: string;
+let store: LmdbMetadataStore;
+let repo: LevelRepository;
+let clock: Date;
+let stats: StatisticsService;
+let offset: number;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-stats-'));
+  store = new LmdbMetadataStore(join(dir, 'metadata'));
+  repo = new LevelRepository(store);
+  clock = at(0);
+  stats = new StatisticsService(store, { now: () => clock });
+  offset = 0;
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes `count` records (10 bytes each) with receive times from..to (minutes) into the writing slice. */
+function write(sink: SinkKey, count: number, from: number, to: number): SliceEntry {
+  const slice = repo.writingSlice(sink)!;
+  offset += count;
+  return repo.commitBatch(slice, {
+    uncompressedSize: slice.uncompressedSize + 10 * count, recordsCount: count,
+    firstRecordAt: iso(from), lastRecordAt: iso(to), firstOffset: offset - count + 1, lastOffset: offset, consumerOffset: offset,
+  });
+}
+
+function upload(slice: SliceEntry, compressedSize: number, minute: number): void {
+  repo.sliceUploading(slice, at(minute));
+  repo.sliceUploaded(slice, { stagingPath: `staging/${slice.openedAt}.csv.gz`, compressedSize }, at(minute));
+}
+
+describe('sinkTotal', () => {
+  it('is zero without data, with no timestamps and no levels', () => {
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual({
+      total: { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 }, levels: {},
+    });
+    repo.openFile(newFile(SINK), at(0));
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual({
+      total: { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 }, levels: {},
+    });
+  });
+
+  it('sums slices by level: local (writing, closing, uploading), staging (uploaded), target (imported)', () => {
+    // File 1: two slices, imported.
+    repo.openFile(newFile(SINK), at(0));
+    write(SINK, 3, 1, 2);
+    const { closed: s1 } = repo.rotateSlice(SINK, at(3));
+    write(SINK, 2, 4, 5);
+    const { closedFile: f1, closedSlice: s2 } = repo.rotateFile(newFile(SINK), at(6));
+    upload(s1, 7, 7);
+    upload(s2, 5, 7);
+    repo.fileImporting(f1, at(8));
+    repo.fileImported(f1, at(9));
+    // File 2: one uploaded slice (staging), one uploading (local), one writing (local).
+    write(SINK, 4, 10, 11);
+    const { closed: s3 } = repo.rotateSlice(SINK, at(12));
+    upload(s3, 9, 13);
+    write(SINK, 1, 14, 14);
+    const { closed: s4 } = repo.rotateSlice(SINK, at(15));
+    repo.sliceUploading(s4, at(16));
+    write(SINK, 2, 17, 20);
+    // Another sink's data is not counted.
+    repo.openFile(newFile(OTHER), at(0));
+    write(OTHER, 100, 0, 100);
+
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual({
+      total: { firstRecordAt: iso(1), lastRecordAt: iso(20), recordsCount: 12, compressedSize: 12 + 30 + 9, uncompressedSize: 120 },
+      levels: {
+        local: { firstRecordAt: iso(14), lastRecordAt: iso(20), recordsCount: 3, compressedSize: 30, uncompressedSize: 30 },
+        staging: { firstRecordAt: iso(10), lastRecordAt: iso(11), recordsCount: 4, compressedSize: 9, uncompressedSize: 40 },
+        target: { firstRecordAt: iso(1), lastRecordAt: iso(5), recordsCount: 5, compressedSize: 12, uncompressedSize: 50 },
+      },
+    });
+    // Key order of the reference.
+    expect(Object.keys(stats.sinkTotal(456, 'my-source', 'my-sink').total)).toEqual(
+      ['firstRecordAt', 'lastRecordAt', 'recordsCount', 'compressedSize', 'uncompressedSize']);
+  });
+
+  it('keeps the totals of imported files deleted by retention', () => {
+    repo.openFile(newFile(SINK), at(0));
+    write(SINK, 3, 1, 2);
+    const { closedFile, closedSlice } = repo.rotateFile(newFile(SINK), at(3));
+    upload(closedSlice, 6, 4);
+    repo.fileImporting(closedFile, at(5));
+    repo.fileImported(closedFile, at(5));
+    write(SINK, 1, 7, 7);
+    const before = stats.sinkTotal(456, 'my-source', 'my-sink');
+
+    const deleted = repo.deleteExpired(at(24 * 60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 60_000, archivedFileRetentionPerSink: 0 });
+    expect(deleted.files).toHaveLength(1);
+    expect(stats.sinkFiles(456, 'my-source', 'my-sink', false).map((f) => f.state)).toEqual(['writing']);
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual(before);
+    expect(before.levels.target?.recordsCount).toBe(3);
+  });
+});
+
+describe('sinkFiles', () => {
+  /** Files: A imported, B closing and failed, C importing without failure, D writing. */
+  function fourFiles() {
+    repo.openFile(newFile(SINK), at(0));
+    write(SINK, 2, 1, 2);
+    const a = repo.rotateFile(newFile(SINK), at(10));
+    write(SINK, 1, 11, 11);
+    const b = repo.rotateFile(newFile(SINK), at(20));
+    write(SINK, 1, 21, 21);
+    const c = repo.rotateFile(newFile(SINK), at(30));
+    upload(a.closedSlice, 4, 31);
+    repo.fileImporting(a.closedFile, at(32));
+    repo.fileImported(a.closedFile, at(33));
+    repo.markFailed(repo.getSlice(b.closedSlice)!, 'upload failed', iso(60), at(34));
+    repo.markFailed(repo.getFile(b.closedFile)!, 'upload failed', iso(60), at(34));
+    upload(c.closedSlice, 3, 35);
+    repo.fileImporting(c.closedFile, at(36));
+    return { a: a.closedFile, b: b.closedFile, c: c.closedFile, d: c.file };
+  }
+
+  it('lists files with states, timestamps, retry fields and per-file statistics, in the reference order', () => {
+    const { a, b, c, d } = fourFiles();
+    const files = stats.sinkFiles(456, 'my-source', 'my-sink', false);
+    // Imported first, then files without retryReason (by openedAt), then the failed one.
+    expect(files.map((f) => f.openedAt)).toEqual([a.openedAt, c.openedAt, d.openedAt, b.openedAt]);
+    expect(files[0]).toEqual({
+      state: 'imported', openedAt: iso(0), closingAt: iso(10), importingAt: iso(32), importedAt: iso(33),
+      statistics: {
+        total: { firstRecordAt: iso(1), lastRecordAt: iso(2), recordsCount: 2, compressedSize: 4, uncompressedSize: 20 },
+        levels: { target: { firstRecordAt: iso(1), lastRecordAt: iso(2), recordsCount: 2, compressedSize: 4, uncompressedSize: 20 } },
+      },
+    });
+    expect(files[1]).toMatchObject({ state: 'importing', importingAt: iso(36), statistics: { levels: { staging: { recordsCount: 1, compressedSize: 3 } } } });
+    // The writing file has no records yet.
+    expect(files[2]).toEqual({ state: 'writing', openedAt: iso(30), statistics: { total: null, levels: {} } });
+    expect(files[3]).toEqual({
+      state: 'closing', openedAt: iso(10), closingAt: iso(20), retryAttempt: 1, retryReason: 'upload failed', retryAfter: iso(60),
+      statistics: {
+        total: { firstRecordAt: iso(11), lastRecordAt: iso(11), recordsCount: 1, compressedSize: 10, uncompressedSize: 10 },
+        levels: { local: { firstRecordAt: iso(11), lastRecordAt: iso(11), recordsCount: 1, compressedSize: 10, uncompressedSize: 10 } },
+      },
+    });
+  });
+
+  it('failedFiles lists only files not imported that failed at least once', () => {
+    const { a, b } = fourFiles();
+    // An imported file keeps no retry fields, but even one that had them is not "failed".
+    repo.markFailed(repo.getFile(a)!, 'late failure', undefined, at(40));
+    expect(stats.sinkFiles(456, 'my-source', 'my-sink', true)).toEqual([
+      { state: 'closing', openedAt: b.openedAt, closingAt: iso(20), retryAttempt: 1, retryReason: 'upload failed', retryAfter: iso(60) },
+    ]);
+  });
+});
+
+describe('clear', () => {
+  it('hides the files of a sink opened before the reset, and their statistics', () => {
+    repo.openFile(newFile(SINK), at(0));
+    write(SINK, 2, 1, 2);
+    repo.openFile(newFile(OTHER), at(0));
+    write(OTHER, 1, 1, 1);
+
+    clock = at(5);
+    stats.clear(456, 'my-source', 'my-sink');
+    expect(stats.sinkFiles(456, 'my-source', 'my-sink', false)).toEqual([]);
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual({ total: { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 }, levels: {} });
+    // Other sinks keep theirs.
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink-2').total.recordsCount).toBe(1);
+
+    // A file opened after the reset counts.
+    repo.rotateFile(newFile(SINK), at(6));
+    write(SINK, 3, 7, 8);
+    expect(stats.sinkFiles(456, 'my-source', 'my-sink', false).map((f) => f.openedAt)).toEqual([iso(6)]);
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink').total).toMatchObject({ recordsCount: 3, firstRecordAt: iso(7), lastRecordAt: iso(8) });
+  });
+
+  it('a source reset applies to all its sinks, and drops archived totals', () => {
+    repo.openFile(newFile(SINK), at(0));
+    write(SINK, 2, 1, 2);
+    const { closedFile, closedSlice } = repo.rotateFile(newFile(SINK), at(3));
+    upload(closedSlice, 5, 4);
+    repo.fileImporting(closedFile, at(4));
+    repo.fileImported(closedFile, at(4));
+    repo.deleteExpired(at(60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink').levels.target?.recordsCount).toBe(2);
+    repo.openFile(newFile(OTHER), at(0));
+    write(OTHER, 1, 1, 1);
+
+    clock = at(61);
+    stats.clear(456, 'my-source');
+    for (const sinkId of ['my-sink', 'my-sink-2']) {
+      expect(stats.sinkTotal(456, 'my-source', sinkId).total.recordsCount).toBe(0);
+      expect(stats.sinkFiles(456, 'my-source', sinkId, false)).toEqual([]);
+    }
+    // A later sink reset does not undo the source reset.
+    clock = at(62);
+    stats.clear(456, 'my-source', 'my-sink');
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink-2').total.recordsCount).toBe(0);
+  });
+});
+
+describe('scale', () => {
+  it('aggregates a sink with a few thousand slices', () => {
+    repo.openFile(newFile(SINK), at(0));
+    const slices = 2000;
+    for (let i = 0; i < slices; i++) {
+      write(SINK, 2, i, i + 1);
+      if (i % 100 === 99) repo.rotateFile(newFile(SINK), at(i + 1));
+      else repo.rotateSlice(SINK, at(i + 1));
+    }
+    const started = performance.now();
+    const total = stats.sinkTotal(456, 'my-source', 'my-sink');
+    const files = stats.sinkFiles(456, 'my-source', 'my-sink', false);
+    const elapsed = performance.now() - started;
+    expect(total.total).toMatchObject({ recordsCount: 2 * slices, uncompressedSize: 20 * slices, firstRecordAt: iso(0), lastRecordAt: iso(slices) });
+    expect(files).toHaveLength(21);
+    expect(files.reduce((n, f) => n + (f.statistics?.total?.recordsCount ?? 0), 0)).toBe(2 * slices);
+    // Reported, not asserted (DESIGN.md: no timing assertions in tests).
+    console.log(`statistics of ${slices} slices: ${elapsed.toFixed(1)} ms`);
+  });
+});
