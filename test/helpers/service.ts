@@ -33,14 +33,15 @@ export class TestService {
   readonly dataDir: string;
 
   private constructor(
-    private readonly env: { projectId: number; branchId: number },
+    private readonly env: { projectId: number; branchId: number; args: string[] },
     dataDir?: string,
   ) {
     this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
   }
 
-  static async start(options: { projectId?: number; branchId?: number; dataDir?: string } = {}): Promise<TestService> {
-    const svc = new TestService({ projectId: options.projectId ?? 11, branchId: options.branchId ?? 22 }, options.dataDir);
+  /** `args`: extra `sluice serve` flags, e.g. ['--check-interval', '100ms']. */
+  static async start(options: { projectId?: number; branchId?: number; dataDir?: string; args?: string[] } = {}): Promise<TestService> {
+    const svc = new TestService({ projectId: options.projectId ?? 11, branchId: options.branchId ?? 22, args: options.args ?? [] }, options.dataDir);
     await svc.open();
     return svc;
   }
@@ -49,7 +50,7 @@ export class TestService {
     const config = loadConfig(
       ['--host', '127.0.0.1', '--port', '0', '--data-dir', this.dataDir, '--master-token', MASTER_TOKEN,
         '--project-id', String(this.env.projectId), '--branch-id', String(this.env.branchId),
-        '--public-api-url', 'https://api.test', '--public-ingest-url', 'https://in.test'],
+        '--public-api-url', 'https://api.test', '--public-ingest-url', 'https://in.test', ...this.env.args],
       {},
     );
     this.server = await startServer(config, pino({ level: 'silent' }));
@@ -110,6 +111,23 @@ export class TestService {
     const res = await this.call(method, path, options);
     if (res.status !== 202) throw new Error(`${method} ${path}: expected 202, got ${res.status} ${res.text}`);
     return this.waitTask(res.json.url);
+  }
+
+  /** The local path of a source's ingestion URL. */
+  async ingestPath(sourceId: string): Promise<string> {
+    const source = (await this.call('GET', `/v1/branches/${this.branchId}/sources/${sourceId}`)).json;
+    return new URL(source.http.url).pathname;
+  }
+
+  /** Polls until `check` returns a value (not undefined), or fails after the timeout. */
+  async until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await check();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   async close(): Promise<void> {
