@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { EventLog } from '../connectors/event-log/event-log.js';
 import { sourceTopic } from '../connectors/event-log/event-log.js';
 import type { Sink, Source } from '../definition/model.js';
@@ -46,13 +48,16 @@ export class StreamRuntime {
     return this.reconciling;
   }
 
-  private doReconcile(): void {
+  private async doReconcile(): Promise<void> {
     const { store, branchId } = this.deps;
     const wanted = new Map<string, { source: Source; sink: Sink }>();
+    const defined = new Set<string>();
+    const sourceIds = new Set<string>();
     for (const source of readSources(store, branchId)) {
-      if (source.deleted) continue;
+      sourceIds.add(source.sourceId);
       for (const sink of readSinks(store, branchId, source.sourceId)) {
-        if (!sink.deleted && !sink.disabled) wanted.set(writerKey(sink), { source, sink });
+        defined.add(writerKey(sink));
+        if (!source.deleted && !sink.deleted && !sink.disabled) wanted.set(writerKey(sink), { source, sink });
       }
     }
     for (const [key, writer] of this.writers) {
@@ -60,10 +65,15 @@ export class StreamRuntime {
       this.writers.delete(key);
       const router = this.routers.get(this.topicOf(writer.key.sourceId));
       router?.removeTarget(writer.sinkId);
-      writer.send({ type: 'close' });
-      void writer.stop();
-      this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
+      if (defined.has(key)) {
+        writer.send({ type: 'close' });
+        void writer.stop();
+        this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
+      } else {
+        await writer.stop();
+      }
     }
+    await this.purgeDeleted(defined, sourceIds);
     for (const [key, { source, sink }] of wanted) {
       const existing = this.writers.get(key);
       if (existing) {
@@ -73,6 +83,27 @@ export class StreamRuntime {
       const writer = new SinkWriter(sink, source, this.startOffset(sink), this.deps);
       this.writers.set(key, writer);
       this.routerFor(source.sourceId).addTarget(writer);
+    }
+  }
+
+  /** Sinks deleted for good (cascade): their files, slices, offsets and failures go too. */
+  private async purgeDeleted(defined: Set<string>, sourceIds: Set<string>): Promise<void> {
+    const { store, levels, failures, dataDir, branchId, eventLog } = this.deps;
+    const prefix = `storage/offset/${branchId}/`;
+    for (const { key } of store.list(prefix)) {
+      const [sourceId, sinkId] = key.slice(prefix.length).split('/');
+      const sink = { branchId, sourceId, sinkId };
+      if (defined.has(writerKey(sink))) continue;
+      levels.purgeSink(sink);
+      failures.purge(sink);
+      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, sinkId), { recursive: true, force: true });
+      this.deps.logger.info({ sink: writerKey(sink) }, 'deleted sink purged: its unimported data is removed');
+      if (!sourceIds.has(sourceId)) {
+        const topic = this.topicOf(sourceId);
+        await this.routers.get(topic)?.stop();
+        this.routers.delete(topic);
+        await eventLog.dropTopic(topic);
+      }
     }
   }
 

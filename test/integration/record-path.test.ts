@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { TestService } from '../helpers/service.js';
 
@@ -148,5 +150,25 @@ describe('the record path', () => {
     await tables.ensureTable('in.c-drift.d', ['n'], {});
     expect((await rows('in.c-drift.d', 1))[0][0]).toBe('1');
     expect((await svc.call('GET', `${B()}/sources/drift/sinks/d/statistics/files?failedFiles=true`)).json.files).toEqual([]);
+  });
+
+  it('purges a cascade-deleted source\'s data, so a new source of the same id starts empty', async () => {
+    await svc.task('POST', `${B()}/sources`, { json: { name: 'Gone', type: 'http' } });
+    await sink('gone', 'g', 'in.c-gone.g', [{ type: 'path', name: 'n', path: 'n' }], 1000);
+    await post(await svc.ingestPath('gone'), { n: 1 });
+    await svc.until('record written', async () => {
+      const st = (await svc.call('GET', `${B()}/sources/gone/sinks/g/statistics/total`)).json;
+      return st.total.recordsCount === 1 ? true : undefined;
+    });
+    expect(existsSync(join(svc.dataDir, 'local', String(svc.branchId), 'gone', 'g'))).toBe(true);
+    await svc.task('DELETE', `${B()}/sources/gone?cascade=true`);
+    await svc.until('local data removed', async () => (existsSync(join(svc.dataDir, 'local', String(svc.branchId), 'gone', 'g')) ? undefined : true));
+
+    await svc.task('POST', `${B()}/sources`, { json: { name: 'Gone', type: 'http' } });
+    await sink('gone', 'g', 'in.c-gone.g', [{ type: 'path', name: 'n', path: 'n' }], 1);
+    expect((await svc.call('GET', `${B()}/sources/gone/sinks/g/statistics/total`)).json.total.recordsCount).toBe(0);
+    await post(await svc.ingestPath('gone'), { n: 2 });
+    const table = await rows('in.c-gone.g', 1);
+    expect(table).toEqual([['2']]);
   });
 });

@@ -318,6 +318,24 @@ export class LevelRepository {
   // ---- retention (reference §17.9) ----
 
   /**
+   * Forgets everything stored about a sink's data (the sink was deleted for good): files,
+   * slices, the consumer offset and statistics. Returns the slices, whose local and staged
+   * files the caller removes.
+   */
+  purgeSink(sink: SinkKey): SliceEntry[] {
+    return this.store.transact((tx) => {
+      const slices = tx.list<SliceEntry>(levelKeys.sinkSlices(sink)).map((e) => e.value);
+      for (const e of tx.list(levelKeys.sinkSlices(sink))) tx.delete(e.key);
+      for (const e of tx.list(levelKeys.files(sink))) tx.delete(e.key);
+      tx.delete(levelKeys.offset(sink));
+      tx.delete(levelKeys.open(sink));
+      tx.delete(levelKeys.statsArchive(sink));
+      tx.delete(levelKeys.statsReset(sink.branchId, sink.sourceId, sink.sinkId));
+      return slices;
+    });
+  }
+
+  /**
    * Deletes the metadata of expired files with their slices, one transaction per file: files
    * that are neither writing nor imported, `activeFileExpirationMs` after their last state change;
    * imported files `archivedFileExpirationMs` after import, beyond the newest
