@@ -3,9 +3,11 @@
  * one JSON object with its results beside a baseline measured in the same run.
  */
 import { startupBench } from './startup.js';
+import { ingestBench } from './ingest.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
+  ingest: ingestBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

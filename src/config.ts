@@ -24,8 +24,10 @@ export interface Config {
   logRetentionMs: number;
   /** ... at most this many bytes per source topic. */
   logMaxBytesPerTopic: number;
-  /** Upper bound of the whole event log on disk (LMDB map size). */
+  /** Upper bound of the bytes the event log holds (pages in use; the file also has free pages). */
   logMaxBytes: number;
+  /** The event log refuses appends (503) while the disk has less free space than this. */
+  logMinFreeDiskBytes: number;
   /** How often slices and files are checked against their triggers (reference 1 s). */
   checkIntervalMs: number;
   /** A slice younger than this is not uploaded (reference 10 s). */
@@ -91,7 +93,8 @@ export const OPTIONS: Option[] = [
   { flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body (default 1MB)' },
   { flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records (default 168h)' },
   { flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log (default 10GB)' },
-  { flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the event log on disk (default 64GB)' },
+  { flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the data the event log holds (default 64GB)' },
+  { flag: '--log-min-free-disk', env: 'SLUICE_LOG_MIN_FREE_DISK', key: 'logMinFreeDiskBytes', parse: bytes('log min free disk'), help: 'ingestion answers 503 below this free disk space (default 256MB)' },
   { flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked (default 1s)' },
   { flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (default 10s)' },
   { flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (default 60s)' },
@@ -130,6 +133,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logRetentionMs: (raw.logRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
     logMaxBytesPerTopic: (raw.logMaxBytesPerTopic as number | undefined) ?? 10 * 1024 ** 3,
     logMaxBytes: (raw.logMaxBytes as number | undefined) ?? 64 * 1024 ** 3,
+    logMinFreeDiskBytes: (raw.logMinFreeDiskBytes as number | undefined) ?? 256 * 1024 ** 2,
     checkIntervalMs: (raw.checkIntervalMs as number | undefined) ?? 1000,
     uploadMinIntervalMs: (raw.uploadMinIntervalMs as number | undefined) ?? 10_000,
     importMinIntervalMs: (raw.importMinIntervalMs as number | undefined) ?? 60_000,

@@ -15,7 +15,11 @@ export interface AppendResult {
   /** Offset of the first and the last appended record. */
   firstOffset: number;
   lastOffset: number;
-  /** Resolves once the records are durable (synced commit); rejects if the write failed. */
+  /**
+   * Resolves once the records are durable (synced commit); rejects if the write failed
+   * (EventLogFullError when the log could not store them). A failed append's offsets stay
+   * unused, so a topic's offsets may have gaps; they are never reused.
+   */
   durable: Promise<void>;
 }
 
@@ -43,7 +47,11 @@ export interface EventLog {
   onDurable(topic: string, listener: (headOffset: number) => void): () => void;
   /** Removes records by age and size; returns how many records were removed per topic. */
   applyRetention(policy: RetentionPolicy, now?: number): Map<string, number>;
-  /** Removes a topic completely (source deleted for good). */
+  /**
+   * Removes a topic completely (source deleted for good): reads see it empty at once; resolves
+   * once the removal is committed. Whether later appends to it restart at offset 1 is up to the
+   * adapter.
+   */
   dropTopic(topic: string): Promise<void>;
   close(): Promise<void>;
 }

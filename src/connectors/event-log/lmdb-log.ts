@@ -1,79 +1,138 @@
+import { statfsSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Signal } from '../../definition/model.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from './event-log.js';
 
 /**
- * The embedded EventLog adapter (DESIGN.md "Ports and adapters"): one LMDB environment of its
- * own (the service gives it `<dataDir>/log`), one named database `records` keyed by
- * `[topic, offset]` (lmdb-js ordered array keys: a topic's records are contiguous and ascend
- * by offset).
+ * The embedded EventLog adapter (DESIGN.md "Ports and adapters"): an LMDB environment of its
+ * own (the service gives it `<dataDir>/log`) with one LMDB database per topic, named
+ * `t/<topic>`, keyed by offset, and a database `floors` that keeps, per topic, the highest
+ * offset removed (so that offsets are never reused, even when retention emptied a topic and the
+ * process restarts: consumers keep their offsets elsewhere).
  *
- * Durability and group commit. Every record is one lmdb-js `put`; lmdb-js puts every write
+ * Durability and group commit. Every record is one lmdb-js `put`. lmdb-js puts every write
  * issued in one event-loop turn into one transaction, and writes that arrive while a commit is
- * in flight queue up for the next one, so thousands of single-record appends share a few
- * commits. The environment is opened with `overlappingSync: false` (and never `noSync`): a put
- * promise then resolves only after `mdb_txn_commit` returned, fdatasync included, so `durable`
- * (derived from it) means "synced to disk", and a failed commit or sync rejects it.
+ * in flight wait for the next one, so thousands of single-record appends share a few commits.
+ * The environment is opened with `overlappingSync: false` (and never `noSync`): a put promise
+ * then resolves only after `mdb_txn_commit` returned, fdatasync included, so `durable` (derived
+ * from it) means "synced to disk", and a failed write or sync rejects it.
  *
- * Capacity. lmdb-js grows the memory map on demand, so LMDB's map size is no bound and
- * MDB_MAP_FULL does not occur in practice. `maxBytes` is therefore a budget the adapter keeps
- * itself, on the pages the records occupy (B-tree and overflow pages, as LMDB counts them after
- * each commit) plus the bytes of appends in flight; `append` throws EventLogFullError
- * synchronously when a batch would pass it. The data file is that plus LMDB's free pages (kept
- * for copy-on-write and reused; the file never shrinks). A commit that fails anyway (disk full:
- * ENOSPC, or EIO for a short write; EFBIG; any other I/O error) rejects `durable` of every append
- * in it with EventLogFullError (its `cause` is lmdb's error, with its numeric `code`), and for
- * `failureBackoffMs` afterwards `append` throws EventLogFullError synchronously (cleared early
- * when retention or dropTopic removes records).
+ * Why a database per topic, with MDB_APPEND puts: every record then goes at the end of its
+ * B-tree, and LMDB splits a full page there without moving anything, so pages stay full. In one
+ * shared B-tree the topics' records interleave, and each split of a page where one topic ends
+ * and the next begins leaves half-empty pages: pages took 1.5-2.7x the records' bytes with 10
+ * interleaved topics, against 1.03-1.1x now for records of 0.2-3 KB (16 KiB pages; records of
+ * 5-8 KB, two to a page, take ~1.35x, larger ones go to overflow pages rounded up to 16 KiB).
+ * A topic's first append creates its database in a synchronous transaction (the event loop
+ * waits about one commit, once per topic). `maxTopics` bounds the topics (LMDB's maxdbs).
  *
- * Per-topic sizes (`maxBytesPerTopic` of retention, `topicBytes`) count the stored bytes of the
- * records (encoded value + key), recomputed by one scan at open.
+ * Capacity. lmdb-js grows the memory map on demand, so LMDB's map size bounds nothing and
+ * MDB_MAP_FULL does not occur. `maxBytes` is a budget the adapter keeps itself, on the pages
+ * that hold records (B-tree and overflow pages, LMDB's own count, read after commits) plus the
+ * stored bytes of appends in flight; `append` throws EventLogFullError synchronously when a
+ * batch would pass it. The data file is that plus LMDB's free pages (kept for copy-on-write and
+ * reused; the file never shrinks).
  *
- * Pages are 16 KiB (a new log only; an existing one keeps its page size): LMDB keeps at most
- * capacity-1 records per leaf page when appending, and puts records above half a page on
- * overflow pages rounded up to whole pages, so small pages waste much on records of 1-2 KB.
+ * Full disk. Appends are also refused (EventLogFullError, synchronously) while the file system
+ * has less than `minFreeDiskBytes` free (statfs every `diskCheckIntervalMs`, minus what was
+ * appended since). This matters beyond a clean 503: in lmdb-js 3.5 the error path of a page
+ * write that fails outright (pwrite returning -1: ENOSPC, EFBIG, EDQUOT) sprintf's its message
+ * into a 100-byte malloc that it can overflow, corrupting the heap (observed: glibc aborts with
+ * "corrupted size vs. prev_size"). A short write (reported as EIO) is handled cleanly. And
+ * LMDB needs free pages to delete (copy-on-write): on a really full file system removals fail
+ * too, so retention could not make room.
  *
- * Offsets are assigned synchronously from an in-memory counter per topic (initialised from the
- * last key at open). A failed commit leaves a gap: those offsets are never reused.
+ * A commit that fails anyway rejects `durable` of every append in it with EventLogFullError
+ * (`cause`: lmdb's error, with its numeric `code`); for `failureBackoffMs` afterwards `append`
+ * throws EventLogFullError synchronously (cleared early when retention or dropTopic runs).
+ *
+ * Per-topic sizes (`maxBytesPerTopic`, `topicBytes`) count the stored bytes of the records
+ * (encoded value + key), recomputed by one scan over keys and value sizes at open.
+ *
+ * Removals are visible at once (tail offsets, reads, sizes). Retention commits them in the
+ * background, at most 5000 records per transaction, so that it never holds up the appends'
+ * commits for long; if that fails repeatedly the records stay hidden below the tail and are
+ * counted again at the next open. dropTopic empties the topic's database in one transaction
+ * (mdb_drop); at the next open, emptied databases are deleted.
+ *
+ * Offsets come from an in-memory counter per topic, initialised at open from the last key (or
+ * the floor). A failed commit leaves a gap: its offsets are never reused. After dropTopic the
+ * topic goes on after its last offset.
  */
 export interface LmdbEventLogOptions {
   /** Budget of the log's pages in use, all topics together (default 64 GiB). */
   maxBytes?: number;
+  /** How many topics the log can hold (LMDB databases; default 10000). */
+  maxTopics?: number;
   /** After a failed commit, appends are refused synchronously for this long (default 1000 ms). */
   failureBackoffMs?: number;
+  /** Appends are refused while the log's file system has less free space (default 256 MiB). */
+  minFreeDiskBytes?: number;
+  /** How often the free disk space is read (default 1000 ms). */
+  diskCheckIntervalMs?: number;
+}
+
+/** The two handles of a topic's database: records decoded, or only their sizes. */
+interface TopicStore {
+  db: Database<IngestRecord | Buffer, number>;
+  sizes: Database<RecordMeta, number>;
 }
 
 interface TopicState {
+  /** Opened on the first append (a topic known only from its floor has none). */
+  store: TopicStore | undefined;
   /** Last assigned offset. */
   next: number;
   /** Highest durable offset. */
   durable: number;
-  /** Lowest offset still kept (durable + 1 when nothing durable is kept). */
+  /** Lowest offset still kept (durable + 1 when no durable record is kept). */
   tail: number;
   /** Stored bytes of the topic's records (encoded value + key), in flight ones included. */
   bytes: number;
+  /** Bytes of the pages of the topic's database at the last look (see usedBytes). */
+  pages: number;
+  /** Highest offset removed (stored in `floors` with each removal; never goes down). */
+  floor: number;
 }
 
-/** What a range scan over the sizes handle yields per record. */
+/** What a range scan over the `sizes` handle yields per record. */
 interface RecordMeta {
   size: number;
   receivedAt: number;
 }
 
-type LogKey = [string, number];
+/** Retention's removal of a topic's records below offset `below`; `bytes` were counted for them. */
+interface RemovalJob {
+  topic: string;
+  state: TopicState;
+  below: number;
+  bytes: number;
+}
 
 const DEFAULT_MAX_BYTES = 64 * 1024 ** 3;
 const PAGE_SIZE = 16 * 1024;
+const TOPIC_PREFIX = 't/';
+const FLOORS_DB = 'floors';
 const FORMAT_VERSION = 1;
 /** Fixed part of an encoded record: version, receivedAt, signal, ip length, headers length. */
 const FIXED_HEADER = 1 + 8 + 1 + 2 + 4;
-/** Per-record key overhead counted on top of the topic name (array tag, offset, separators). */
-const KEY_OVERHEAD = 12;
-/** LMDB keys are limited to ~1978 bytes; topics are short ids, this is a sanity bound. */
+/** Per-record bytes counted on top of the value (key, LMDB node header). */
+const RECORD_OVERHEAD = 16;
+/** LMDB database names are keys (~1978 bytes at most); topics are short ids. */
 const MAX_TOPIC_BYTES = 1024;
+/** Records deleted per transaction by retention. */
+const REMOVAL_CHUNK = 5000;
+/** A removal chunk whose commit failed is tried this often in all (failureBackoffMs apart). */
+const REMOVAL_ATTEMPTS = 5;
 const SIGNAL_CODES: Record<string, number> = { '': 0, logs: 1, metrics: 2, traces: 3 };
 const SIGNALS_BY_CODE: (Signal | '')[] = ['', 'logs', 'metrics', 'traces'];
+/** MDB_APPEND: lmdb-js reads `append` from put's third argument (its typings only declare a version number there). */
+const APPEND = { append: true } as unknown as number;
+const passThrough = (value: Buffer): Buffer => value;
+const RECORD_CODEC = { encoder: { encode: passThrough, decode: decodeRecord } } as object;
+const SIZE_CODEC = { encoder: { encode: passThrough, decode: decodeMeta } } as object;
 
 export class LmdbEventLog implements EventLog {
   private readonly topics = new Map<string, TopicState>();
@@ -81,56 +140,75 @@ export class LmdbEventLog implements EventLog {
   /** Topics whose durable head moved since the last notification round. */
   private readonly toNotify = new Set<string>();
   private notifyScheduled = false;
-  /** Bytes of the records' pages after the last commit seen (see usedBytes). */
+  /** Sum of the topics' `pages`, and the topics whose pages changed since (see usedBytes). */
   private pagesBytes = 0;
-  private pagesStale = true;
+  private readonly stalePages = new Set<TopicState>();
+  private pagesReadAt = 0;
+  /** Stored bytes committed since the pages were read (appends less removals). */
+  private committedSincePages = 0;
   /** Stored bytes of appends, and of removals, whose commit has not settled yet. */
   private unsettledAppended = 0;
   private unsettledRemoved = 0;
-  /** lmdb-js promise of the last write issued; close() waits until it settles. */
+  /** lmdb-js promise of the last write of appends and drops; close() waits until it settles. */
   private lastWrite: Promise<unknown> = Promise.resolve();
+  private readonly removals: RemovalJob[] = [];
+  private removing: Promise<void> | undefined;
+  private openStores = 0;
   private guardScheduled = false;
   private refuseUntil = 0;
   private closed = false;
+  /** Free bytes of the file system at the last statfs, and stored bytes appended since. */
+  private diskFree = Infinity;
+  private appendedSinceStatfs = 0;
+  private diskTimer: NodeJS.Timeout | undefined;
+  private diskCheckRunning = false;
 
   private constructor(
     private readonly root: RootDatabase,
-    private readonly db: Database<IngestRecord | Buffer, LogKey>,
-    private readonly sizes: Database<RecordMeta, LogKey>,
+    private readonly floors: Database<number, string>,
+    private readonly path: string,
     private readonly maxBytes: number,
+    private readonly maxTopics: number,
     private readonly failureBackoffMs: number,
+    private readonly minFreeDiskBytes: number,
   ) {}
 
   /**
    * Opens (creating if needed) the log in directory `path` and recovers every topic's head and
-   * tail offsets and byte count by one scan over the records' keys and sizes.
+   * tail offsets and byte count by one scan over the records' keys and value sizes. Databases
+   * of topics left empty are deleted (their floors stay).
    */
   static open(path: string, options: LmdbEventLogOptions = {}): LmdbEventLog {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     if (!(maxBytes > 0)) throw new Error(`maxBytes must be positive, got ${maxBytes}`);
+    const maxTopics = options.maxTopics ?? 10_000;
     const root = open({
       path,
-      // A put promise resolves after the synced commit; never noSync.
+      // Put promises resolve after the synced commit; never noSync.
       overlappingSync: false,
       noSync: false,
       compression: false,
       // Initial address space only: lmdb-js grows the map when it fills.
       mapSize: Math.min(Math.max(2 * maxBytes, 16 * 1024 ** 2), 2 ** 40),
-      maxDbs: 4,
+      maxDbs: maxTopics + 1,
       pageSize: PAGE_SIZE,
     });
-    const recordCodec = { encode: (value: Buffer): Buffer => value, decode: decodeRecord };
-    const sizeCodec = { encode: (value: Buffer): Buffer => value, decode: decodeMeta };
-    const db = root.openDB<IngestRecord | Buffer, LogKey>('records', { encoder: recordCodec } as object);
-    const sizes = root.openDB<RecordMeta, LogKey>('records', { encoder: sizeCodec } as object);
-    const log = new LmdbEventLog(root, db, sizes, maxBytes, options.failureBackoffMs ?? 1000);
-    log.recover();
-    return log;
+    try {
+      const floors = root.openDB<number, string>(FLOORS_DB, { encoding: 'json' });
+      const log = new LmdbEventLog(root, floors, path, maxBytes, maxTopics, options.failureBackoffMs ?? 1000, options.minFreeDiskBytes ?? 256 * 1024 ** 2);
+      log.recover();
+      log.diskFree = freeBytes(statfsSync(path));
+      log.diskTimer = setInterval(() => log.checkDisk(), options.diskCheckIntervalMs ?? 1000);
+      log.diskTimer.unref();
+      return log;
+    } catch (err) {
+      void root.close();
+      throw err;
+    }
   }
 
   append(topic: string, records: IngestRecord[]): AppendResult {
     if (this.closed) throw new Error('event log is closed');
-    if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) throw new Error(`topic name longer than ${MAX_TOPIC_BYTES} bytes`);
     const state = this.state(topic);
     if (records.length === 0) return { firstOffset: state.next + 1, lastOffset: state.next, durable: Promise.resolve() };
     if (this.refuseUntil > 0) {
@@ -138,26 +216,44 @@ export class LmdbEventLog implements EventLog {
       this.refuseUntil = 0;
     }
     const values = records.map(encodeRecord);
-    const keyBytes = Buffer.byteLength(topic) + KEY_OVERHEAD;
     let bytes = 0;
-    for (const v of values) bytes += v.length + keyBytes;
+    for (const v of values) bytes += v.length + RECORD_OVERHEAD;
     const used = this.usedBytes();
     if (used + bytes > this.maxBytes) {
       throw new EventLogFullError(`event log is full: ${used} of ${this.maxBytes} bytes used, ${bytes} more requested`);
     }
+    const free = this.diskFree - this.appendedSinceStatfs - bytes;
+    if (free < this.minFreeDiskBytes) {
+      throw new EventLogFullError(`event log: disk nearly full (${Math.max(0, free)} bytes free, ${this.minFreeDiskBytes} kept free)`);
+    }
+    const store = (state.store ??= this.openStore(topic));
+
     const firstOffset = state.next + 1;
-    let put: Promise<boolean> | undefined;
-    for (let i = 0; i < values.length; i++) put = this.db.put([topic, firstOffset + i], values[i]);
     const lastOffset = firstOffset + values.length - 1;
+    // MDB_APPEND: each put is its own conditional write, resolving false if its key were not
+    // the topic's greatest (which the offset counter rules out).
+    let written: Promise<boolean | boolean[]>;
+    if (values.length === 1) {
+      written = store.db.put(firstOffset, values[0], APPEND);
+    } else {
+      const puts: Promise<boolean>[] = [];
+      for (let i = 0; i < values.length; i++) puts.push(store.db.put(firstOffset + i, values[i], APPEND));
+      written = Promise.all(puts);
+    }
     state.next = lastOffset;
     state.bytes += bytes;
     this.unsettledAppended += bytes;
+    this.appendedSinceStatfs += bytes;
     this.afterWrite();
-    const durable = put!.then(
-      () => {
+    const durable = written.then(
+      (ok) => {
         this.unsettledAppended -= bytes;
-        this.pagesStale = true;
-        if (this.topics.get(topic) === state && lastOffset > state.durable) {
+        this.committedSincePages += bytes;
+        this.stalePages.add(state);
+        if (ok !== true && !(Array.isArray(ok) && ok.every((r) => r === true))) {
+          throw new Error(`event log: offsets ${firstOffset}-${lastOffset} of ${topic} were not above the topic's last key`);
+        }
+        if (lastOffset > state.durable) {
           state.durable = lastOffset;
           this.scheduleNotify(topic);
         }
@@ -165,9 +261,9 @@ export class LmdbEventLog implements EventLog {
       async (err: unknown) => {
         this.unsettledAppended -= bytes;
         const cause = await commitCause(err);
-        if (this.topics.get(topic) === state) {
+        if (state.tail <= lastOffset) {
           state.bytes -= bytes;
-          // Nothing below this batch may still be kept only if the batch began at the tail.
+          // The batch's offsets stay empty; if it began at the tail, the tail moves past it.
           if (state.tail === firstOffset) state.tail = lastOffset + 1;
         }
         this.refuseUntil = Date.now() + this.failureBackoffMs;
@@ -176,18 +272,18 @@ export class LmdbEventLog implements EventLog {
     );
     // The caller may not wait (sync.wait=false): a failure must not become an unhandled rejection.
     durable.catch(() => undefined);
-    this.lastWrite = put!;
+    this.lastWrite = written;
     return { firstOffset, lastOffset, durable };
   }
 
   read(topic: string, afterOffset: number, limit: number): LoggedRecord[] {
     const state = this.topics.get(topic);
-    if (!state || limit <= 0) return [];
+    if (!state?.store || limit <= 0) return [];
     const from = Math.max(afterOffset + 1, state.tail);
     if (from > state.durable) return [];
     const out: LoggedRecord[] = [];
-    for (const { key, value } of this.db.getRange({ start: [topic, from], end: [topic, state.durable + 1], limit })) {
-      out.push({ offset: key[1], record: value as IngestRecord });
+    for (const { key, value } of state.store.db.getRange({ start: from, end: state.durable + 1, limit })) {
+      out.push({ offset: key, record: value as IngestRecord });
     }
     return out;
   }
@@ -198,8 +294,7 @@ export class LmdbEventLog implements EventLog {
 
   tailOffset(topic: string): number {
     const state = this.topics.get(topic);
-    if (!state) return 1;
-    return Math.min(state.tail, state.durable + 1);
+    return state ? Math.min(state.tail, state.durable + 1) : 1;
   }
 
   onDurable(topic: string, listener: (headOffset: number) => void): () => void {
@@ -213,154 +308,249 @@ export class LmdbEventLog implements EventLog {
   }
 
   /**
-   * Removes, per topic and from its tail on, the durable records older than `maxAgeMs` (receive
-   * time; the scan stops at the first younger record, receive times ascend with offsets up to
-   * clock skew between requests) and then the oldest ones while the topic holds more than
-   * `maxBytesPerTopic`. The removal is visible at once (tail, reads, byte counts); it is
-   * committed asynchronously.
+   * Per topic, from its tail on: removes the durable records received before `now - maxAgeMs`
+   * (the scan stops at the first younger record; receive times ascend with offsets up to clock
+   * steps), then the oldest ones while the topic holds more than `maxBytesPerTopic`.
    */
   applyRetention(policy: RetentionPolicy, now = Date.now()): Map<string, number> {
     if (this.closed) throw new Error('event log is closed');
     const removed = new Map<string, number>();
     const cutoff = now - policy.maxAgeMs;
-    let totalFreed = 0;
-    let last: Promise<boolean> | undefined;
     for (const [topic, state] of this.topics) {
-      if (state.tail > state.durable) continue;
+      if (!state.store || state.tail > state.durable) continue;
       let count = 0;
       let freed = 0;
-      const keyBytes = Buffer.byteLength(topic) + KEY_OVERHEAD;
       let newTail = state.durable + 1;
-      for (const { key, value } of this.sizes.getRange({ start: [topic, state.tail], end: [topic, state.durable + 1] })) {
+      for (const { key, value } of state.store.sizes.getRange({ start: state.tail, end: state.durable + 1 })) {
         if (!(value.receivedAt < cutoff) && state.bytes - freed <= policy.maxBytesPerTopic) {
-          newTail = key[1];
+          newTail = key;
           break;
         }
-        last = this.db.remove(key);
-        freed += value.size + keyBytes;
+        freed += value.size + RECORD_OVERHEAD;
         count++;
       }
+      if (count === 0) continue;
       state.tail = newTail;
-      if (count > 0) {
-        state.bytes -= freed;
-        totalFreed += freed;
-        removed.set(topic, count);
-      }
+      state.bytes -= freed;
+      removed.set(topic, count);
+      this.refuseUntil = 0;
+      this.unsettledRemoved += freed;
+      this.removals.push({ topic, state, below: newTail, bytes: freed });
+      this.removing ??= this.runRemovals();
     }
-    if (last) void this.settleRemoval(last, totalFreed).catch(() => undefined);
     return removed;
   }
 
   /**
-   * Removes every record of the topic in one transaction. The topic starts over afterwards (the
-   * next append gets offset 1); onDurable listeners stay subscribed.
+   * Removes every record of the topic, in one transaction (with the appends still in flight:
+   * the removal is queued behind them); resolves once that is committed. Reads see an empty
+   * topic at once; appends go on after the last offset.
    */
   async dropTopic(topic: string): Promise<void> {
     if (this.closed) throw new Error('event log is closed');
     const state = this.topics.get(topic);
-    if (!state) return;
-    // Removes by offset (not by scanning), so that records still in flight are removed too:
-    // the removes queue behind their puts.
-    let last: Promise<boolean> | undefined;
-    for (let offset = state.tail; offset <= state.next; offset++) last = this.db.remove([topic, offset]);
-    this.topics.delete(topic);
+    if (!state?.store || state.tail > state.next) return;
+    const bytes = state.bytes;
+    state.tail = state.next + 1;
+    state.durable = Math.max(state.durable, state.next);
+    state.bytes = 0;
     this.toNotify.delete(topic);
-    if (last) await this.settleRemoval(last, state.bytes);
+    this.refuseUntil = 0;
+    this.unsettledRemoved += bytes;
+    state.floor = Math.max(state.floor, state.next);
+    const cleared = handled(this.floors.put(topic, state.floor), state.store.db.clearAsync() as Promise<unknown> as Promise<boolean>);
+    this.afterWrite();
+    this.lastWrite = cleared;
+    try {
+      await cleared;
+      this.committedSincePages -= bytes;
+      this.stalePages.add(state);
+    } catch (err) {
+      const cause = await commitCause(err);
+      throw new Error(`event log: dropping ${topic} failed: ${describe(cause)}`, { cause });
+    } finally {
+      this.unsettledRemoved -= bytes;
+    }
   }
 
-  /** Waits for the pending commits (their durable promises settle first), then closes LMDB. */
+  /** Waits for the pending commits (appends' durable promises settle first), then closes LMDB. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // The durable handlers were attached to these promises earlier, so they run first.
-    await this.lastWrite.then(
-      () => undefined,
-      () => undefined,
-    );
+    clearInterval(this.diskTimer);
+    await this.removing;
+    await settled(this.lastWrite);
     await this.root.close();
   }
 
   /**
-   * What `maxBytes` bounds: the bytes of the pages that hold records (LMDB's own count, read
-   * after commits), plus the stored bytes of appends not committed yet, minus those of removals
-   * not committed yet.
+   * What `maxBytes` bounds: the bytes of the pages that hold records (LMDB's count), plus the
+   * stored bytes written since (appends less removals, committed or not). The pages of the
+   * topics written to are read again at most once a second, every 50 ms above 90% of the
+   * budget (reading one topic's costs some 15-50 µs).
    */
   usedBytes(): number {
-    if (this.pagesStale && !this.closed) {
-      const stats = this.db.getStats() as { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number; pageSize: number };
-      this.pagesBytes = (stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages) * stats.pageSize;
-      this.pagesStale = false;
+    const estimate = (): number => Math.max(0, this.pagesBytes + this.committedSincePages + this.unsettledAppended - this.unsettledRemoved);
+    if (this.stalePages.size > 0 && !this.closed) {
+      const now = Date.now();
+      if (now - this.pagesReadAt >= (estimate() > 0.9 * this.maxBytes ? 50 : 1000)) {
+        for (const state of this.stalePages) {
+          if (!state.store) continue;
+          const s = state.store.db.getStats() as { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number; pageSize: number };
+          const pages = (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
+          this.pagesBytes += pages - state.pages;
+          state.pages = pages;
+        }
+        this.stalePages.clear();
+        this.committedSincePages = 0;
+        this.pagesReadAt = now;
+      }
     }
-    return Math.max(0, this.pagesBytes + this.unsettledAppended - this.unsettledRemoved);
+    return estimate();
   }
 
-  /** Stored bytes of one topic, as counted against `maxBytesPerTopic`. */
+  /** Stored bytes of one topic's records, as retention's `maxBytesPerTopic` counts them. */
   topicBytes(topic: string): number {
     return this.topics.get(topic)?.bytes ?? 0;
   }
 
-  /** Names of the topics that hold (or held since open) records. */
+  /** Names of the topics that hold records (or have appends in flight). */
   topicNames(): string[] {
-    return [...this.topics.keys()];
+    return [...this.topics].filter(([, s]) => s.tail <= s.next).map(([name]) => name);
   }
 
   private state(topic: string): TopicState {
     let state = this.topics.get(topic);
     if (!state) {
-      state = { next: 0, durable: 0, tail: 1, bytes: 0 };
+      if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) throw new Error(`topic name longer than ${MAX_TOPIC_BYTES} bytes`);
+      state = { store: undefined, next: 0, durable: 0, tail: 1, bytes: 0, pages: 0, floor: 0 };
       this.topics.set(topic, state);
     }
     return state;
   }
 
+  private openStore(topic: string): TopicStore {
+    if (this.openStores >= this.maxTopics) throw new EventLogFullError(`event log: too many topics (maxTopics ${this.maxTopics})`);
+    const name = TOPIC_PREFIX + topic;
+    const store = { db: this.root.openDB<IngestRecord | Buffer, number>(name, RECORD_CODEC), sizes: this.root.openDB<RecordMeta, number>(name, SIZE_CODEC) };
+    this.openStores++;
+    return store;
+  }
+
   private recover(): void {
-    let current: TopicState | undefined;
-    let currentTopic: string | undefined;
-    for (const { key, value } of this.sizes.getRange({})) {
-      const [topic, offset] = key;
-      if (topic !== currentTopic) {
-        current = { next: offset, durable: offset, tail: offset, bytes: 0 };
-        currentTopic = topic;
-        this.topics.set(topic, current);
+    const names: string[] = [];
+    for (const key of this.root.getKeys()) {
+      if (typeof key === 'string' && key.startsWith(TOPIC_PREFIX)) names.push(key.slice(TOPIC_PREFIX.length));
+    }
+    for (const topic of names) {
+      const store = this.openStore(topic);
+      let state: TopicState | undefined;
+      for (const { key, value } of store.sizes.getRange({})) {
+        state ??= { store, next: key, durable: key, tail: key, bytes: 0, pages: 0, floor: 0 };
+        state.next = state.durable = key;
+        state.bytes += value.size + RECORD_OVERHEAD;
       }
-      current!.next = current!.durable = offset;
-      current!.bytes += value.size + Buffer.byteLength(topic) + KEY_OVERHEAD;
+      if (state) {
+        this.topics.set(topic, state);
+        this.stalePages.add(state);
+      } else {
+        // Emptied by retention or dropTopic: give its handle back (the floor keeps its offsets).
+        store.db.dropSync();
+        this.openStores--;
+      }
+    }
+    for (const { key: topic, value: floor } of this.floors.getRange({})) {
+      const state = this.topics.get(topic);
+      if (!state) this.topics.set(topic, { store: undefined, next: floor, durable: floor, tail: floor + 1, bytes: 0, pages: 0, floor });
+      else {
+        state.floor = floor;
+        if (floor > state.next) state.next = state.durable = floor;
+      }
     }
   }
 
-  /** Handles the outcome of a batch of removes (retention, dropTopic) freeing `bytes`. */
-  private settleRemoval(last: Promise<boolean>, bytes: number): Promise<void> {
-    this.afterWrite();
-    this.refuseUntil = 0;
-    this.unsettledRemoved += bytes;
-    const done = last.then(
-      () => {
-        this.unsettledRemoved -= bytes;
-        this.pagesStale = true;
-      },
-      async (err: unknown) => {
-        this.unsettledRemoved -= bytes;
-        const cause = await commitCause(err);
-        throw new Error(`event log: removing records failed: ${describe(cause)}`, { cause });
-      },
-    );
-    this.lastWrite = last;
-    return done;
+  /** Works through retention's removals, one chunk per transaction; close() waits for it. */
+  private async runRemovals(): Promise<void> {
+    try {
+      for (let job = this.removals.shift(); job; job = this.removals.shift()) {
+        try {
+          await this.runRemoval(job);
+        } catch {
+          // Given up: the records stay hidden below the tail until the next open.
+        }
+      }
+    } finally {
+      // No await between the last shift() and here: a job queued later starts a new run.
+      this.removing = undefined;
+    }
+  }
+
+  private async runRemoval(job: RemovalJob): Promise<void> {
+    const store = job.state.store!;
+    let left = job.bytes;
+    try {
+      let attempts = 0;
+      for (;;) {
+        const keys: number[] = [];
+        let chunkBytes = 0;
+        for (const { key, value } of store.sizes.getRange({ start: 0, end: job.below, limit: REMOVAL_CHUNK })) {
+          keys.push(key);
+          chunkBytes += value.size + RECORD_OVERHEAD;
+        }
+        if (keys.length === 0) return;
+        // The floor goes with the removal: a topic emptied and reopened goes on after it.
+        job.state.floor = Math.max(job.state.floor, job.below - 1);
+        let last = this.floors.put(job.topic, job.state.floor);
+        for (const key of keys) last = handled(last, store.db.remove(key));
+        this.afterWrite();
+        try {
+          await last;
+        } catch (err) {
+          const cause = await commitCause(err);
+          if (++attempts >= REMOVAL_ATTEMPTS || this.closed) throw new Error(`event log: removing records of ${job.topic} failed: ${describe(cause)}`, { cause });
+          await new Promise((resolve) => setTimeout(resolve, this.failureBackoffMs));
+          continue;
+        }
+        attempts = 0;
+        this.stalePages.add(job.state);
+        const counted = Math.min(left, chunkBytes);
+        left -= counted;
+        this.unsettledRemoved -= counted;
+        this.committedSincePages -= counted;
+      }
+    } finally {
+      this.unsettledRemoved -= left;
+    }
   }
 
   /**
-   * lmdb-js ends each event-turn batch by writing one more instruction whose commit promise
-   * nobody holds; when that commit fails, the promise rejects unhandled (which ends a Node
-   * process). Once per turn, after lmdb-js's own end-of-turn task, this attaches a handler to
-   * it through `committed` (the current commit promise).
+   * lmdb-js ends each event-turn batch with one more instruction whose commit promise nobody
+   * holds; when that commit fails, the promise rejects unhandled (which ends a Node process).
+   * Once per turn, after lmdb-js's own end-of-turn task, this attaches a handler to it through
+   * `committed` (the current commit promise).
    */
   private afterWrite(): void {
     if (this.guardScheduled) return;
     this.guardScheduled = true;
     setImmediate(() => {
       this.guardScheduled = false;
-      this.db.committed.then(undefined, () => undefined);
+      this.floors.committed.then(undefined, () => undefined);
     });
+  }
+
+  private checkDisk(): void {
+    if (this.diskCheckRunning || this.closed) return;
+    this.diskCheckRunning = true;
+    const counted = this.appendedSinceStatfs;
+    statfs(this.path)
+      .then((stats) => {
+        this.diskFree = freeBytes(stats);
+        this.appendedSinceStatfs = Math.max(0, this.appendedSinceStatfs - counted);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.diskCheckRunning = false;
+      });
   }
 
   private scheduleNotify(topic: string): void {
@@ -368,7 +558,7 @@ export class LmdbEventLog implements EventLog {
     this.toNotify.add(topic);
     if (this.notifyScheduled) return;
     this.notifyScheduled = true;
-    // Queued behind the durable handlers of the same commit: one notification per topic and commit.
+    // Queued behind the durable handlers of the same commit: one call per topic and commit.
     queueMicrotask(() => {
       this.notifyScheduled = false;
       const topics = [...this.toNotify];
@@ -388,21 +578,41 @@ export class LmdbEventLog implements EventLog {
 }
 
 /**
+ * Writes of one turn share one transaction and usually one lmdb-js commit promise, but not
+ * always. The caller handles the last one; any other is marked handled here, so that a failed
+ * commit never rejects a promise nobody listens to.
+ */
+function handled(previous: Promise<boolean> | undefined, next: Promise<boolean>): Promise<boolean> {
+  if (previous && previous !== next) previous.catch(() => undefined);
+  return next;
+}
+
+function settled(p: Promise<unknown> | undefined): Promise<void> {
+  return Promise.resolve(p).then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/**
  * lmdb-js rejects the writes of a failed commit with a generic error whose `commitError` is a
  * promise rejected with lmdb's error (message and numeric `code`: errno or MDB_* code).
  */
 async function commitCause(err: unknown): Promise<unknown> {
   const commitError = (err as { commitError?: Promise<unknown> } | null)?.commitError;
   if (!commitError || typeof commitError.then !== 'function') return err;
-  // lmdb-js rejects it in the same callback that rejects the writes; the timer is a safety net.
-  const cause = await Promise.race([
+  // lmdb-js rejects it in the callback that rejects the writes; the timer is a safety net.
+  return Promise.race([
     commitError.then(
       () => err,
       (e: unknown) => e,
     ),
     new Promise<unknown>((resolve) => setTimeout(() => resolve(err), 50).unref()),
   ]);
-  return cause;
+}
+
+function freeBytes(stats: { bavail: number | bigint; bsize: number | bigint }): number {
+  return Number(stats.bavail) * Number(stats.bsize);
 }
 
 function describe(err: unknown): string {
