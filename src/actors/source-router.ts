@@ -25,6 +25,8 @@ type Message = { type: 'pump' };
 
 /** How many records one pass reads from the log. */
 const BATCH = 1000;
+/** How long new records gather before the router reads them. */
+const GATHER_MS = 25;
 
 /**
  * One per source topic: reads each batch of the log once, parses nothing itself but builds one
@@ -36,6 +38,7 @@ const BATCH = 1000;
 export class SourceRouter extends Actor<Message> {
   private readonly targets = new Map<string, RouterTarget>();
   private readonly unsubscribe: () => void;
+  private pumpTimer?: NodeJS.Timeout;
 
   constructor(
     readonly topic: string,
@@ -43,7 +46,7 @@ export class SourceRouter extends Actor<Message> {
     logger: Logger,
   ) {
     super(`router ${topic}`, logger);
-    this.unsubscribe = eventLog.onDurable(topic, () => this.pump());
+    this.unsubscribe = eventLog.onDurable(topic, () => this.pumpSoon());
   }
 
   addTarget(target: RouterTarget): void {
@@ -63,7 +66,22 @@ export class SourceRouter extends Actor<Message> {
     this.send({ type: 'pump' });
   }
 
+  /**
+   * New records are picked up after a short gather delay rather than per log commit: sinks
+   * then write and commit a few larger batches per second instead of one per commit, which
+   * keeps their metadata commits off the ingestion path's back. Records wait for the table's
+   * triggers (seconds) anyway.
+   */
+  private pumpSoon(): void {
+    if (this.pumpTimer || this.isStopped) return;
+    this.pumpTimer = setTimeout(() => {
+      this.pumpTimer = undefined;
+      this.pump();
+    }, GATHER_MS);
+  }
+
   override async stop(): Promise<void> {
+    clearTimeout(this.pumpTimer);
     this.unsubscribe();
     await super.stop();
   }

@@ -1,6 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
-import cors from '@fastify/cors';
 import type { Services } from '../services.js';
 import { streamApi } from './stream/index.js';
 import { storageApi } from './storage/index.js';
@@ -30,12 +29,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
   });
   await app.register(formbody);
-  // The reference's CORS policy for browser clients of the management API.
-  await app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Content-Type', 'X-StorageApi-Token', 'X-KBC-ProjectId'],
-  });
   // An empty body with Content-Type: application/json is "no body" (clients send the header
   // on PUT/DELETE without one), not a syntax error.
   const defaultJson = app.getDefaultJsonParser('error', 'error');

@@ -26,6 +26,7 @@ let base: string;
 let shuttingDown = false;
 
 const at = { at: '2024-01-01T00:00:00.000Z', by: { type: 'user' as const, tokenId: '1' } };
+let ingestSources: MetadataIngestSources;
 const version = { ...at, number: 1, hash: '0123456789abcdef', description: 'New.' };
 
 function putSource(sourceId: string, extra: Partial<Source> = {}): Source {
@@ -34,6 +35,8 @@ function putSource(sourceId: string, extra: Partial<Source> = {}): Source {
     version, created: at, ...extra,
   };
   store.transact((tx) => tx.put(keys.source(BRANCH, sourceId), source));
+  // As the service does after every change of definitions.
+  ingestSources?.invalidate();
   return source;
 }
 
@@ -44,6 +47,7 @@ function putSink(sourceId: string, sinkId: string, extra: Partial<Sink> = {}): S
     version, created: at, ...extra,
   };
   store.transact((tx) => tx.put(keys.sink(BRANCH, sourceId, sinkId), sink));
+  ingestSources?.invalidate();
   return sink;
 }
 
@@ -74,7 +78,7 @@ beforeAll(async () => {
   await app.register(cors, { origin: '*', methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], allowedHeaders: ['Content-Type', 'X-StorageApi-Token', 'X-KBC-ProjectId'] });
   await app.register(ingestApi, {
     eventLog: log,
-    sources: new MetadataIngestSources(store, BRANCH),
+    sources: (ingestSources = new MetadataIngestSources(store, BRANCH)),
     config: { projectId: PROJECT, maxBodyBytes: MAX_BODY },
     isShuttingDown: () => shuttingDown,
   });
@@ -425,7 +429,7 @@ describe('routes', () => {
 });
 
 describe('MetadataIngestSources', () => {
-  it('always reads the source, and reuses the enabled sinks only until the TTL or a source version change', () => {
+  it('caches the source and its enabled sinks until invalidated, the sinks at most for the TTL', () => {
     let now = 1_000;
     const sources = new MetadataIngestSources(store, BRANCH, { sinksTtlMs: 500, now: () => now });
     putSource('cached');
@@ -438,13 +442,16 @@ describe('MetadataIngestSources', () => {
     now += 1;
     expect(sources.lookup('cached')?.enabledSinks.map((s) => s.sinkId)).toEqual(['s2']);
     putSink('cached', 's3');
-    putSource('cached', { version: { ...version, number: 2 } });
-    expect(sources.lookup('cached')?.enabledSinks.map((s) => s.sinkId)).toEqual(['s2', 's3']);
-    putSource('cached', { version: { ...version, number: 3 }, secret: 'new' });
+    putSource('cached', { secret: 'new' });
+    expect(sources.lookup('cached')?.source.secret).toBe(SECRET);
+    sources.invalidate();
     expect(sources.lookup('cached')?.source.secret).toBe('new');
-    putSource('cached', { version: { ...version, number: 3 }, disabled: { ...at, reason: 'API' } });
+    expect(sources.lookup('cached')?.enabledSinks.map((s) => s.sinkId)).toEqual(['s2', 's3']);
+    putSource('cached', { disabled: { ...at, reason: 'API' } });
+    sources.invalidate();
     expect(sources.lookup('cached')).toMatchObject({ source: { disabled: {} }, enabledSinks: [] });
     putSource('cached', { deleted: at });
+    sources.invalidate();
     expect(sources.lookup('cached')).toBeUndefined();
     expect(sources.lookup('')).toBeUndefined();
     expect(sources.lookup('a/b')).toBeUndefined();

@@ -17,12 +17,14 @@ export interface IngestTarget {
 export interface IngestSources {
   /** The live (not deleted) source with this id in the served branch, or undefined. */
   lookup(sourceId: string): IngestTarget | undefined;
+  /** Definitions changed (a management task finished, a secret was rotated): read them again. */
+  invalidate(): void;
 }
 
 export interface MetadataIngestSourcesOptions {
   /**
-   * How long the enabled sinks of a source are reused before they are read again (default
-   * 1000 ms; 0 reads them on every request). The source itself is always read.
+   * How long the enabled sinks of a source are reused before they are read again, at most
+   * (default 1000 ms; 0 reads them on every request). invalidate() drops them at once.
    */
   sinksTtlMs?: number;
   now?: () => number;
@@ -38,8 +40,10 @@ interface CachedSinks {
 /**
  * IngestSources over the metadata store, in one branch (the project's default).
  *
- * The source is read on every call (one LMDB get), so a rotated secret, a disabled or a
- * deleted source takes effect on the very next request. Decoding the sinks costs several times
+ * Found sources are kept in memory until `invalidate()`, which the service calls after every
+ * change of definitions (every management task, every secret rotation), so a rotated secret,
+ * a disabled or a deleted source takes effect on the very next request. Unknown ids are not
+ * cached (random ids must not grow memory). Decoding the sinks costs several times
  * more (a range read of up to 100 definitions with their mappings), and they only decide
  * whether the answer waits for durability and what the verbose answer lists, never whether a
  * record is accepted or where it goes (the record is appended to the source's topic in any
@@ -48,6 +52,7 @@ interface CachedSinks {
  */
 export class MetadataIngestSources implements IngestSources {
   private readonly sinks = new Map<string, CachedSinks>();
+  private readonly sources = new Map<string, Source>();
   private readonly ttlMs: number;
   private readonly now: () => number;
 
@@ -63,10 +68,14 @@ export class MetadataIngestSources implements IngestSources {
   lookup(sourceId: string): IngestTarget | undefined {
     // Ids are path segments; a slash or an empty id can never name a stored source.
     if (sourceId === '' || sourceId.includes('/')) return undefined;
-    const source = this.store.get<Source>(keys.source(this.branchId, sourceId));
-    if (!source || source.deleted) {
-      this.sinks.delete(sourceId);
-      return undefined;
+    let source = this.sources.get(sourceId);
+    if (!source) {
+      source = this.store.get<Source>(keys.source(this.branchId, sourceId));
+      if (!source || source.deleted) {
+        this.sinks.delete(sourceId);
+        return undefined;
+      }
+      this.sources.set(sourceId, source);
     }
     if (source.disabled) return { source, enabledSinks: [] };
     return { source, enabledSinks: this.enabledSinks(source) };
@@ -75,6 +84,7 @@ export class MetadataIngestSources implements IngestSources {
   /** Forgets every cached sink list (e.g. after a bulk change). */
   invalidate(): void {
     this.sinks.clear();
+    this.sources.clear();
   }
 
   private enabledSinks(source: Source): Sink[] {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import cors from '@fastify/cors';
 import type { Services } from '../../services.js';
 import { streamAuthHook } from './auth.js';
 import { renderStreamError } from './envelope.js';
@@ -16,6 +17,12 @@ import { failureRoutes } from './failures.js';
  */
 export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const publicApi = services.config.publicApiUrl;
+  // The reference's CORS policy for browser clients of the management API (ingestion has its own).
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'X-StorageApi-Token', 'X-KBC-ProjectId'],
+  });
 
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/v1', 301));
   app.get('/v1', { schema: { tags: ['meta'], summary: 'API index' } }, async () => ({

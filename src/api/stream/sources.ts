@@ -79,7 +79,11 @@ export const sourceRoutes: FastifyPluginAsync<{ services: Services }> = async (a
 
   app.post<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/rotate-secret', {
     schema: { tags, summary: 'Generate a new ingestion secret; the old one stops working at once', response: { 200: looseObject('Source') } },
-  }, async (req) => sourceView(sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId), config));
+  }, async (req) => {
+    const rotated = sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId);
+    services.ingestSources.invalidate(); // the old secret stops working at once
+    return sourceView(rotated, config);
+  });
 
   app.get<{ Params: SourceParams; Querystring: PagingQuery }>('/branches/:branchId/sources/:sourceId/versions', {
     schema: { tags, summary: 'List versions of a source', querystring: pagingQuerySchema, response: { 200: looseObject('EntityVersions') } },
