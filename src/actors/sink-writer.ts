@@ -83,8 +83,9 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     return { branchId: this.sink.branchId, sourceId: this.sink.sourceId, sinkId: this.sink.sinkId };
   }
 
-  get version(): number {
-    return this.sink.version.number;
+  /** The definition versions the writer works with: a change of either reloads it. */
+  get versions(): string {
+    return `${this.source.version.number}/${this.sink.version.number}`;
   }
 
   accepts(signal: string): boolean {

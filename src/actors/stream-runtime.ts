@@ -77,7 +77,7 @@ export class StreamRuntime {
     for (const [key, { source, sink }] of wanted) {
       const existing = this.writers.get(key);
       if (existing) {
-        if (existing.version !== sink.version.number) existing.send({ type: 'reload', sink, source });
+        if (existing.versions !== `${source.version.number}/${sink.version.number}`) existing.send({ type: 'reload', sink, source });
         continue;
       }
       const writer = new SinkWriter(sink, source, this.startOffset(sink), this.deps);

@@ -130,6 +130,18 @@ describe('the record path', () => {
     expect((await rows('in.c-tune.t', 1))[0][0]).toBe('7');
   });
 
+  it('rotates the file when the source\'s settings change too', async () => {
+    await svc.task('POST', `${B()}/sources`, { json: { name: 'Tune Source', type: 'http' } });
+    await sink('tune-source', 't', 'in.c-tunesrc.t', [{ type: 'path', name: 'n', path: 'n' }], 1000);
+    await post(await svc.ingestPath('tune-source'), { n: 8 });
+    await svc.until('record written', async () => {
+      const s = (await svc.call('GET', `${B()}/sources/tune-source/sinks/t/statistics/total`)).json;
+      return s.total.recordsCount === 1 ? true : undefined;
+    });
+    await svc.task('PATCH', `${B()}/sources/tune-source/settings`, { json: { settings: [{ key: 'storage.level.staging.upload.trigger.count', value: 5 }] } });
+    expect((await rows('in.c-tunesrc.t', 1))[0][0]).toBe('8');
+  });
+
   it('retries a failed import, shows it in failedFiles, and imports once the table is fixed', async () => {
     await svc.task('POST', `${B()}/sources`, { json: { name: 'Drift', type: 'http' } });
     await sink('drift', 'd', 'in.c-drift.d', [{ type: 'path', name: 'n', path: 'n' }], 1);
