@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort, median, round2 } from './util.js';
 
 /**
  * Time from spawning `node dist/main.js serve` on a fresh data directory until /health-check
@@ -28,7 +28,7 @@ export async function startupBench(args: string[]): Promise<Record<string, unkno
   }
   const sluiceMs = median(sluice);
   const baselineMs = median(baseline);
-  return { runs, sluiceReadyMsMedian: round(sluiceMs), baselineReadyMsMedian: round(baselineMs), ratio: round(sluiceMs / baselineMs) };
+  return { runs, sluiceReadyMsMedian: round2(sluiceMs), baselineReadyMsMedian: round2(baselineMs), ratio: round2(sluiceMs / baselineMs) };
 }
 
 async function timeToReady(argv: string[], env: Record<string, string>): Promise<number> {
@@ -52,21 +52,3 @@ async function timeToReady(argv: string[], env: Record<string, string>): Promise
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
-}
