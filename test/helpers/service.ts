@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
@@ -33,15 +33,18 @@ export class TestService {
   readonly dataDir: string;
 
   private constructor(
-    private readonly env: { projectId: number; branchId: number; args: string[] },
+    private readonly env: { projectId: number; branchId: number; args: string[]; logger?: Logger },
     dataDir?: string,
   ) {
     this.dataDir = dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
   }
 
   /** `args`: extra `sluice serve` flags, e.g. ['--check-interval', '100ms']. */
-  static async start(options: { projectId?: number; branchId?: number; dataDir?: string; args?: string[] } = {}): Promise<TestService> {
-    const svc = new TestService({ projectId: options.projectId ?? 11, branchId: options.branchId ?? 22, args: options.args ?? [] }, options.dataDir);
+  static async start(options: { projectId?: number; branchId?: number; dataDir?: string; args?: string[]; logger?: Logger } = {}): Promise<TestService> {
+    const svc = new TestService(
+      { projectId: options.projectId ?? 11, branchId: options.branchId ?? 22, args: options.args ?? [], logger: options.logger },
+      options.dataDir,
+    );
     await svc.open();
     return svc;
   }
@@ -53,7 +56,7 @@ export class TestService {
         '--public-api-url', 'https://api.test', '--public-ingest-url', 'https://in.test', ...this.env.args],
       {},
     );
-    this.server = await startServer(config, pino({ level: 'silent' }));
+    this.server = await startServer(config, this.env.logger ?? pino({ level: 'silent' }));
   }
 
   get branchId(): number {
