@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `sluice` command line: `sluice serve [options]`. */
 import { ConfigError, loadConfig, optionsHelp } from './config.js';
+import { runJsonnetCli } from './jsonnet/cli.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
@@ -8,6 +9,7 @@ const USAGE = `Usage: sluice <command> [options]
 
 Commands:
   serve     run the service (management API, storage API) on embedded defaults
+  jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
 
 Options of serve (flag, environment variable):
 ${optionsHelp()}
@@ -44,6 +46,9 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return serve(rest);
+    case 'jsonnet':
+      process.exitCode = await runJsonnetCli(rest, process);
+      return;
     case undefined:
     case 'help':
     case '--help':

@@ -15,7 +15,7 @@ import { SourceService } from './definition/sources.js';
 import { SinkService } from './definition/sinks.js';
 import { SinkLifecycle } from './definition/sink-lifecycle.js';
 import type { MappingChecker } from './definition/columns.js';
-import { LibjsonnetEngine } from './connectors/jsonnet/libjsonnet-engine.js';
+import { SluiceTemplateEngine } from './connectors/jsonnet/sluice-engine.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
 import { LmdbEventLog } from './connectors/event-log/lmdb-log.js';
@@ -75,7 +75,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
       if ((await tables.listTables(id)).length === 0) await tables.dropBucket(id);
     },
   });
-  const templates = new LibjsonnetEngine();
+  // Templates run on Sluice's own Jsonnet compiler; libjsonnet is only the tests' oracle.
+  const templates = new SluiceTemplateEngine();
   const mappings = new MappingCache(templates);
   const checkMapping: MappingChecker = (columns) => validateMapping(columns, templates);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);

@@ -1,0 +1,167 @@
+/**
+ * The TemplateEngine port on Sluice's own Jsonnet compiler (src/jsonnet): each template is
+ * compiled once, with the seed's globals bound as native functions that read the record being
+ * evaluated, and then evaluated per record synchronously, with no parsing and no thread hops.
+ * A runaway template fails its record (stack depth, time budget), never the process.
+ */
+import { compile, JsonnetError, nativeFunction, RuntimeError, StaticError, type Json, type Program } from '../../jsonnet/index.js';
+import { escapeJsonString, sortedKeys } from '../../jsonnet/manifest.js';
+import { formatNumber } from '../../jsonnet/numbers.js';
+import { MappingError, type MappingErrorKind } from '../../pipeline/columns/errors.js';
+import { toPlain } from '../../pipeline/columns/json.js';
+import { cachedPath, lookupPath } from '../../pipeline/columns/path.js';
+import { DEFAULT_NOW_FORMAT, strftime } from '../../pipeline/columns/strftime.js';
+import { canonicalHeaderKey } from '../../pipeline/headers.js';
+import { TemplateError, type CompiledTemplate, type RecordContext, type TemplateEngine } from '../../pipeline/template-engine.js';
+
+/** The reference's "no default given" sentinel of Body() and Header(). */
+const NO_DEFAULT = '<<~~errOnUndefined~~>>';
+const FILE = '(snippet)';
+
+export interface SluiceEngineOptions {
+  /** Time budget of one evaluation (default 100 ms). */
+  timeoutMs?: number;
+  /** Maximum Jsonnet call depth (default 500, as libjsonnet). */
+  maxStack?: number;
+}
+
+/** A failure raised by a global, with its kind (the message alone loses it in the evaluator). */
+class GlobalFailure extends Error {
+  constructor(
+    message: string,
+    readonly kind: MappingErrorKind,
+  ) {
+    super(message);
+  }
+}
+
+export class SluiceTemplateEngine implements TemplateEngine {
+  /** The record the globals read; set for the duration of one synchronous evaluation. */
+  private current: RecordContext | undefined;
+  private lastFailure: GlobalFailure | undefined;
+  private readonly checked = new Map<string, string | undefined>();
+  private readonly globals: Record<string, ReturnType<typeof nativeFunction>>;
+
+  constructor(private readonly options: SluiceEngineOptions = {}) {
+    const fail = (message: string, kind: MappingErrorKind): never => {
+      this.lastFailure = new GlobalFailure(message, kind);
+      throw this.lastFailure;
+    };
+    const ctx = (): RecordContext => {
+      if (!this.current) throw new Error('template global called outside an evaluation');
+      return this.current;
+    };
+    const body = (): unknown => {
+      try {
+        return ctx().parsedBody();
+      } catch (err) {
+        if (err instanceof MappingError) return fail(err.reason, err.kind);
+        throw err;
+      }
+    };
+    this.globals = {
+      Ip: nativeFunction([], () => ctx().record.ip),
+      BodyStr: nativeFunction([], () => ctx().bodyString()),
+      HeaderStr: nativeFunction([], () => ctx().headerStr()),
+      Header: nativeFunction(['header', 'default'], (name, def) => {
+        if (name === '' || name === null) return Object.fromEntries(ctx().headerEntries());
+        const canonical = canonicalHeaderKey(String(name));
+        const value = ctx().header(canonical);
+        if (value !== undefined) return value;
+        return def === NO_DEFAULT ? fail(`header "${canonical}" not found`, 'notFound') : def;
+      }, ['', NO_DEFAULT]),
+      Body: nativeFunction(['path', 'default'], (path, def) => {
+        const parsed = body();
+        if (path === '' || path === null) return toPlain(parsed as never) as Json;
+        const found = lookupPath(parsed as never, cachedPath(String(path)));
+        if (found !== undefined) return toPlain(found) as Json;
+        return def === NO_DEFAULT ? fail(`path "${String(path)}" not found in the body`, 'notFound') : def;
+      }, ['', NO_DEFAULT]),
+      Now: nativeFunction(['format'], (format) => {
+        const c = ctx();
+        if (format === DEFAULT_NOW_FORMAT) return c.datetime();
+        try {
+          return strftime(String(format), c.record.receivedAt);
+        } catch (err) {
+          return fail(err instanceof Error ? err.message : String(err), 'template');
+        }
+      }, [DEFAULT_NOW_FORMAT]),
+    };
+  }
+
+  async check(content: string): Promise<string | undefined> {
+    if (this.checked.has(content)) return this.checked.get(content);
+    let result: string | undefined;
+    try {
+      this.program(content);
+    } catch (err) {
+      if (!(err instanceof StaticError)) throw err;
+      result = goStaticError(err);
+    }
+    this.checked.set(content, result);
+    return result;
+  }
+
+  async compile(content: string): Promise<CompiledTemplate> {
+    let program: Program;
+    try {
+      program = this.program(content);
+    } catch (err) {
+      if (err instanceof StaticError) throw new TemplateError(goStaticError(err), 'invalid');
+      throw err;
+    }
+    return { evaluate: async (record) => this.evaluate(program, record) };
+  }
+
+  private program(content: string): Program {
+    return compile(content, {
+      filename: FILE,
+      globals: this.globals,
+      maxStack: this.options.maxStack ?? 500,
+      timeoutMs: this.options.timeoutMs ?? 100,
+    });
+  }
+
+  private evaluate(program: Program, record: RecordContext): string {
+    this.current = record;
+    this.lastFailure = undefined;
+    try {
+      return compactJson(program.evaluate());
+    } catch (err) {
+      if (err instanceof JsonnetError) {
+        const failure = this.lastFailure as GlobalFailure | undefined;
+        if (failure && err instanceof RuntimeError && err.msg === failure.message) throw new TemplateError(failure.message, failure.kind);
+        throw new TemplateError(err instanceof RuntimeError ? err.msg : err.message.trim(), 'template');
+      }
+      throw err;
+    } finally {
+      this.current = undefined;
+    }
+  }
+}
+
+/** `STATIC ERROR: (snippet):1:1-8: Unknown variable: x` -> `1:1-8 Unknown variable: x`, as go-jsonnet prints it. */
+function goStaticError(err: StaticError): string {
+  const loc = err.loc.startsWith(`${FILE}:`) ? err.loc.slice(FILE.length + 1) : err.loc;
+  const unknown = /^Unknown variable: (\S+)$/.exec(err.msg);
+  // libjsonnet prints a one-character range as a point; go-jsonnet prints "1-2".
+  const point = /^(\d+):(\d+)$/.exec(loc);
+  const shown = point && unknown ? `${loc}-${Number(point[2]) + unknown[1].length}` : loc;
+  return `${shown} ${err.msg}`;
+}
+
+/** The template's value as compact JSON: sorted keys, Jsonnet number and string forms, no spaces. */
+export function compactJson(v: Json): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'number':
+      return formatNumber(v);
+    case 'string':
+      return escapeJsonString(v);
+  }
+  if (Array.isArray(v)) return `[${v.map(compactJson).join(',')}]`;
+  const o = v as Record<string, Json>;
+  return `{${sortedKeys(o).map((k) => `${escapeJsonString(k)}:${compactJson(o[k])}`).join(',')}}`;
+}

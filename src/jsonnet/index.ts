@@ -1,0 +1,351 @@
+/**
+ * Sluice's Jsonnet implementation: compile once, evaluate many times.
+ *
+ *   const p = compile('{a: std.extVar("x") + 1}', { extVars: { x: { kind: 'code', value: '1' } } });
+ *   p.evaluate();          // { a: 2 }
+ *   evaluateToString(code) // text as the `jsonnet` CLI prints it
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { makeBuiltins } from './builtins.js';
+import { Compiler, CompileHooks } from './compile.js';
+import { JsonnetError, Loc, RuntimeError, StaticError } from './errors.js';
+import { escapeJsonStringBody, manifestJson, type Json } from './manifest.js';
+import { parse } from './parser.js';
+import {
+  Code, Env, JFunc, JObject, Lazy, Thunk, Val, callFunction, checkNumber, extendObject, force, materialize,
+  objectField, objectFieldFrom, simpleObject, stackState, typeName, withLoc,
+} from './values.js';
+
+export { JsonnetError, StaticError, RuntimeError };
+
+export interface ExtVar {
+  kind: 'string' | 'code';
+  value: string;
+}
+
+export interface CompileOptions {
+  filename?: string;
+  extVars?: Record<string, ExtVar>;
+  tlaVars?: Record<string, ExtVar>;
+  /** Maximum depth of Jsonnet function calls (libjsonnet default 500). */
+  maxStack?: number;
+  /** Time budget of one evaluation in milliseconds (default: none). */
+  timeoutMs?: number;
+  /** Resolves imports; without it, every import fails. */
+  importCallback?: (base: string, rel: string) => { path: string; content: string; bytes?: Uint8Array } | undefined;
+  /** Native functions for std.native(name); called with materialised JSON arguments. */
+  nativeCallbacks?: Record<string, { params: string[]; fn: (...args: Json[]) => Json }>;
+  /** Where std.trace writes (default: stderr). */
+  traceOut?: (line: string) => void;
+  /**
+   * Extra top-level variables of the program (e.g. template globals): either names whose values
+   * are given to each evaluation (`evaluate(extVars, globals)`; unbound ones are null), or
+   * values bound once (natives that read per-record state kept outside, the fastest), which an
+   * evaluation may still override.
+   */
+  globals?: string[] | Record<string, GlobalValue>;
+}
+
+/** A value for a global: plain JSON, or a native function made with `nativeFunction`. */
+export type GlobalValue = Json | NativeFunction;
+
+/** A JavaScript function callable from Jsonnet; arguments are materialised to JSON. */
+export class NativeFunction {
+  constructor(
+    readonly params: string[],
+    readonly fn: (...args: Json[]) => Json,
+    /** Default values of trailing parameters (undefined = required). */
+    readonly defaults: (Json | undefined)[] = [],
+  ) {}
+}
+
+export function nativeFunction(params: string[], fn: (...args: Json[]) => Json, defaults: (Json | undefined)[] = []): NativeFunction {
+  return new NativeFunction(params, fn, defaults);
+}
+
+const nativeCache = new WeakMap<NativeFunction, JFunc>();
+
+function globalToVal(g: GlobalValue): Val {
+  if (g instanceof NativeFunction) {
+    let f = nativeCache.get(g);
+    if (!f) {
+      const fn = g.fn;
+      f = new JFunc(g.params, g.params.map(() => null), null, null, (args, loc) => {
+        let js: Json[];
+        let r: Json;
+        try {
+          js = args.map((a) => materialize(a));
+        } catch (e) {
+          throw e instanceof RuntimeError ? e.at(loc) : e;
+        }
+        try {
+          r = fn(...js);
+        } catch (e) {
+          if (e instanceof JsonnetError) throw e;
+          throw withLoc(new RuntimeError(e instanceof Error ? e.message : String(e)), loc);
+        }
+        return jsonToVal(r);
+      }, 'native');
+      if (g.defaults.length) f.nativeDefaults = g.params.map((_, i) => (g.defaults[i] === undefined ? undefined : jsonToVal(g.defaults[i]!)));
+      nativeCache.set(g, f);
+    }
+    return f;
+  }
+  return jsonToVal(g);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The standard library source, parsed once per process.
+
+let stdCode: Code | null = null;
+
+function findStdSource(): string {
+  const candidates = [
+    new URL('./stdlib/std.jsonnet', import.meta.url),
+    new URL('../../../src/jsonnet/stdlib/std.jsonnet', import.meta.url),
+  ];
+  for (const c of candidates) {
+    const p = fileURLToPath(c);
+    if (existsSync(p)) return readFileSync(p, 'utf8');
+  }
+  throw new Error('std.jsonnet not found');
+}
+
+function stdlibCode(hooks: CompileHooks): Code {
+  if (!stdCode) {
+    const ast = parse('std.jsonnet', findStdSource());
+    stdCode = new Compiler(hooks, 'std.jsonnet').compileRoot(ast, []);
+  }
+  return stdCode;
+}
+
+function dirName(filename: string): string {
+  const i = filename.lastIndexOf('/');
+  return i < 0 ? '' : filename.slice(0, i + 1);
+}
+
+/** Shared state of one compiled program (and the files it imports). */
+class Runtime implements CompileHooks {
+  stdBase: JObject;
+  private readonly stdCache = new Map<string, JObject>();
+  private readonly importCache = new Map<string, { content: string; bytes?: Uint8Array; value?: Val; code?: Code }>();
+  private readonly extCache = new Map<string, Val>();
+  extVars: Record<string, ExtVar>;
+
+  constructor(readonly options: CompileOptions) {
+    this.extVars = options.extVars ?? {};
+    const base = stdlibCode(this)(new Env([], null, null, 0)) as JObject;
+    const builtins = makeBuiltins({
+      stdJsonnet: (name) => objectFieldFrom(this.stdBase, name, 0) ?? null,
+      extVar: (name, loc) => this.extVar(name, loc),
+      nativeCallback: (name) => this.nativeCallback(name),
+      trace: (msg, loc) => {
+        const line = `TRACE: ${loc?.file ?? ''}:${loc?.line ?? 0} ${msg}`;
+        if (options.traceOut) options.traceOut(line);
+        else process.stderr.write(line + '\n');
+      },
+    });
+    this.stdBase = extendObject(base, simpleObject(builtins, 1));
+  }
+
+  std(file: string): JObject {
+    let s = this.stdCache.get(file);
+    if (!s) {
+      s = extendObject(this.stdBase, simpleObject({ thisFile: file }, 1));
+      this.stdCache.set(file, s);
+    }
+    return s;
+  }
+
+  compileFile(file: string, code: string, globals: string[] = []): Code {
+    const ast = parse(file, code);
+    return new Compiler(this, file).compileRoot(ast, ['std', ...globals]);
+  }
+
+  run(code: Code, file: string, globals: Lazy[] = []): Val {
+    return code(new Env([this.std(file), ...globals], null, null, 0));
+  }
+
+  extVar(name: string, loc?: Loc): Val {
+    const cached = this.extCache.get(name);
+    if (cached !== undefined) return cached;
+    const ev = Object.prototype.hasOwnProperty.call(this.extVars, name) ? this.extVars[name] : undefined;
+    if (!ev) throw withLoc(new RuntimeError(`undefined external variable: ${name}`), loc);
+    let v: Val;
+    if (ev.kind === 'string') v = ev.value;
+    else {
+      const file = `<extvar:${name}>`;
+      v = this.run(this.compileFile(file, ev.value), file);
+    }
+    this.extCache.set(name, v);
+    return v;
+  }
+
+  resetExtVars(extVars: Record<string, ExtVar>): void {
+    this.extVars = extVars;
+    this.extCache.clear();
+  }
+
+  nativeCallback(name: string): Val {
+    const cb = this.options.nativeCallbacks?.[name];
+    if (!cb) return null;
+    return new JFunc(cb.params, cb.params.map(() => null), null, null, (args, loc) => {
+      const js = args.map((a) => {
+        if (a !== null && typeof a === 'object') throw withLoc(new RuntimeError('native extensions can only take primitives.'), loc);
+        return a as Json;
+      });
+      let r: Json;
+      try {
+        r = cb.fn(...js);
+      } catch (e) {
+        throw withLoc(new RuntimeError(e instanceof Error ? e.message : String(e)), loc);
+      }
+      return jsonToVal(r);
+    }, name);
+  }
+
+  percent(a: Val, b: Val, loc: Loc): Val {
+    if (typeof a === 'number' && typeof b === 'number') {
+      if (b === 0) throw withLoc(new RuntimeError('division by zero.'), loc);
+      return checkNumber(a % b, loc);
+    }
+    if (typeof a === 'string') return this.callStd('format', [a, b], loc);
+    throw withLoc(new RuntimeError(`Operator % cannot be used on types ${typeName(a)} and ${typeName(b)}.`), loc);
+  }
+
+  slice(target: Val, from: Val, to: Val, step: Val, loc: Loc): Val {
+    return this.callStd('slice', [target, from, to, step], loc);
+  }
+
+  callStd(name: string, args: Lazy[], loc: Loc): Val {
+    return callFunction(objectField(this.stdBase, name), args, null, loc);
+  }
+
+  importFile(kind: 'import' | 'importstr' | 'importbin', rel: string, from: string, loc: Loc): Val {
+    if (rel === '') throw withLoc(new RuntimeError(`couldn't open import "": the empty string is not a valid filename`), loc);
+    const cb = this.options.importCallback;
+    const found = cb ? cb(dirName(from), rel) : undefined;
+    if (!found) {
+      throw withLoc(new RuntimeError(`couldn't open import "${escapeJsonStringBody(rel)}": no match locally or in the Jsonnet library paths.`), loc);
+    }
+    let entry = this.importCache.get(found.path);
+    if (!entry) {
+      entry = { content: found.content, bytes: found.bytes };
+      this.importCache.set(found.path, entry);
+    }
+    if (kind === 'importstr') return entry.content;
+    if (kind === 'importbin') return Array.from(entry.bytes ?? Buffer.from(entry.content, 'utf8'));
+    if (entry.value === undefined) {
+      entry.code ??= this.compileFile(found.path, entry.content);
+      entry.value = new Thunk(entry.code, new Env([this.std(found.path)], null, null, 0)).get();
+    }
+    return entry.value;
+  }
+}
+
+function jsonToVal(j: Json): Val {
+  if (j === null || typeof j !== 'object') return j;
+  if (Array.isArray(j)) return j.map(jsonToVal);
+  const m = new Map<string, Lazy>();
+  for (const [k, v] of Object.entries(j)) m.set(k, jsonToVal(v));
+  return simpleObject(m);
+}
+
+function normalizeError(e: unknown): unknown {
+  if (e instanceof JsonnetError) return e;
+  if (e instanceof RangeError) return new RuntimeError('max stack frames exceeded.');
+  return e;
+}
+
+/** A compiled Jsonnet program. */
+export class Program {
+  private readonly rt: Runtime;
+  private readonly code: Code;
+  private readonly filename: string;
+
+  constructor(source: string, private readonly options: CompileOptions = {}) {
+    this.filename = options.filename ?? '<cmdline>';
+    this.rt = new Runtime(options);
+    const g = options.globals ?? [];
+    this.globalNames = Array.isArray(g) ? g : Object.keys(g);
+    this.globalDefaults = this.globalNames.map((n) => (Array.isArray(g) ? null : globalToVal(g[n])));
+    this.code = this.rt.compileFile(this.filename, source, this.globalNames);
+  }
+
+  private readonly globalNames: string[];
+  private readonly globalDefaults: Lazy[];
+
+  /** Evaluates to the Jsonnet value (not manifested). */
+  private evalValue(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): Val {
+    if (extVars) this.rt.resetExtVars(extVars);
+    const gv: Lazy[] = globals
+      ? this.globalNames.map((n, i) =>
+          Object.prototype.hasOwnProperty.call(globals, n) ? globalToVal(globals[n]) : this.globalDefaults[i],
+        )
+      : this.globalDefaults;
+    stackState.max = this.options.maxStack ?? 500;
+    // libjsonnet's stack holds a few frames of its own below the program (calibrated: the
+    // deepest recursion accepted is the same).
+    stackState.depth = 4;
+    stackState.budgetMs = this.options.timeoutMs ?? 0;
+    stackState.deadline = stackState.budgetMs > 0 ? Date.now() + stackState.budgetMs : 0;
+    let v = this.rt.run(this.code, this.filename, gv);
+    if (v instanceof JFunc) {
+      const named: { name: string; value: Lazy }[] = [];
+      for (const [name, tv] of Object.entries(this.options.tlaVars ?? {})) {
+        if (tv.kind === 'string') named.push({ name, value: tv.value });
+        else {
+          const file = `<top-level-arg:${name}>`;
+          const code = this.rt.compileFile(file, tv.value);
+          named.push({ name, value: new Thunk(code, new Env([this.rt.std(file)], null, null, 0)) });
+        }
+      }
+      v = callFunction(v, [], named, undefined);
+    }
+    return v;
+  }
+
+  /** Evaluates and materialises to plain JSON. Throws JsonnetError. */
+  evaluate(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): Json {
+    let v: Val;
+    try {
+      v = this.evalValue(extVars, globals);
+    } catch (e) {
+      throw normalizeError(e);
+    }
+    try {
+      return materialize(v);
+    } catch (e) {
+      const n = normalizeError(e);
+      if (n instanceof RuntimeError) n.push('During manifestation');
+      throw n;
+    } finally {
+      stackState.deadline = 0;
+    }
+  }
+
+  /** Evaluates and manifests as the `jsonnet` CLI prints it (3-space indent, final newline). */
+  evaluateToString(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): string {
+    return manifestJson(this.evaluate(extVars, globals), '   ') + '\n';
+  }
+}
+
+export function compile(code: string, options: CompileOptions = {}): Program {
+  return new Program(code, options);
+}
+
+export function evaluateToString(code: string, options: CompileOptions = {}): string {
+  try {
+    return compile(code, options).evaluateToString();
+  } catch (e) {
+    throw normalizeError(e);
+  }
+}
+
+export function evaluate(code: string, options: CompileOptions = {}): Json {
+  return compile(code, options).evaluate();
+}
+
+export type { Json };
+export { force, typeName };
