@@ -4,10 +4,12 @@
  */
 import { startupBench } from './startup.js';
 import { ingestBench } from './ingest.js';
+import { templateBench } from './template.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
   ingest: ingestBench,
+  template: templateBench,
 };
 
 const [name, ...args] = process.argv.slice(2);
