@@ -9,7 +9,8 @@ import { escapeJsonString, sortedKeys } from '../../jsonnet/manifest.js';
 import { formatNumber } from '../../jsonnet/numbers.js';
 import { MappingError, type MappingErrorKind } from '../../pipeline/columns/errors.js';
 import { toPlain } from '../../pipeline/columns/json.js';
-import { cachedPath, lookupPath } from '../../pipeline/columns/path.js';
+import { cachedPath, type BodyPath } from '../../pipeline/columns/path.js';
+import { bodyFormat } from '../../pipeline/columns/record-context.js';
 import { DEFAULT_NOW_FORMAT, strftime } from '../../pipeline/columns/strftime.js';
 import { canonicalHeaderKey } from '../../pipeline/headers.js';
 import { TemplateError, type CompiledTemplate, type RecordContext, type TemplateEngine } from '../../pipeline/template-engine.js';
@@ -40,6 +41,8 @@ export class SluiceTemplateEngine implements TemplateEngine {
   private current: RecordContext | undefined;
   private lastFailure: GlobalFailure | undefined;
   private readonly checked = new Map<string, string | undefined>();
+  /** Bodies as plain values for Body(), per record (shared by every template of the record). */
+  private readonly plainBodies = new WeakMap<RecordContext, unknown>();
   private readonly globals: Record<string, ReturnType<typeof nativeFunction>>;
 
   constructor(private readonly options: SluiceEngineOptions = {}) {
@@ -52,12 +55,29 @@ export class SluiceTemplateEngine implements TemplateEngine {
       return this.current;
     };
     const body = (): unknown => {
-      try {
-        return ctx().parsedBody();
-      } catch (err) {
-        if (err instanceof MappingError) return fail(err.reason, err.kind);
-        throw err;
+      const c = ctx();
+      if (this.plainBodies.has(c)) return this.plainBodies.get(c);
+      // A JSON body goes through the native parser (Jsonnet sees doubles and sorted keys either
+      // way); anything else, and any JSON the native parser refuses, takes the exact parser,
+      // which also words the errors as the reference does.
+      let value: unknown;
+      if (bodyFormat(c.header('Content-Type')) === 'json') {
+        try {
+          value = JSON.parse(c.bodyString());
+        } catch {
+          value = undefined;
+        }
       }
+      if (value === undefined) {
+        try {
+          value = toPlain(c.parsedBody());
+        } catch (err) {
+          if (err instanceof MappingError) return fail(err.reason, err.kind);
+          throw err;
+        }
+      }
+      this.plainBodies.set(c, value);
+      return value;
     };
     this.globals = {
       Ip: nativeFunction([], () => ctx().record.ip),
@@ -71,10 +91,10 @@ export class SluiceTemplateEngine implements TemplateEngine {
         return def === NO_DEFAULT ? fail(`header "${canonical}" not found`, 'notFound') : def;
       }, ['', NO_DEFAULT]),
       Body: nativeFunction(['path', 'default'], (path, def) => {
-        const parsed = body();
-        if (path === '' || path === null) return toPlain(parsed as never) as Json;
-        const found = lookupPath(parsed as never, cachedPath(String(path)));
-        if (found !== undefined) return toPlain(found) as Json;
+        const parsed = body() as Json;
+        if (path === '' || path === null) return parsed;
+        const found = lookupPlain(parsed, cachedPath(String(path)));
+        if (found !== undefined) return found;
         return def === NO_DEFAULT ? fail(`path "${String(path)}" not found in the body`, 'notFound') : def;
       }, ['', NO_DEFAULT]),
       Now: nativeFunction(['format'], (format) => {
@@ -138,6 +158,23 @@ export class SluiceTemplateEngine implements TemplateEngine {
       this.current = undefined;
     }
   }
+}
+
+/** The value at a body path (keys on objects, indexes on arrays), as lookupPath does on the exact tree. */
+function lookupPlain(root: Json, path: BodyPath): Json | undefined {
+  let cur: Json | undefined = root;
+  for (const step of path) {
+    if (Array.isArray(cur)) {
+      if (step.index < 0 || step.index >= cur.length) return undefined;
+      cur = cur[step.index];
+    } else if (cur !== null && typeof cur === 'object') {
+      if (!Object.prototype.hasOwnProperty.call(cur, step.key)) return undefined;
+      cur = (cur as Record<string, Json>)[step.key];
+    } else {
+      return undefined;
+    }
+  }
+  return cur;
 }
 
 /** `STATIC ERROR: (snippet):1:1-8: Unknown variable: x` -> `1:1-8 Unknown variable: x`, as go-jsonnet prints it. */
