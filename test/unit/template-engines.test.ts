@@ -29,6 +29,8 @@ const records = [
   record('not json'),
   record('plain', 'text/plain'),
   record('[1,2,3]'),
+  record('{"user":{"id":"first"},"user":{"id":"last"},"esc":"a\\u00e9\\ud83d\\ude00\\n","__proto__":{"id":"p"}}'),
+  record('{"user": {"id": "charset"}}', 'application/json; charset=utf-8'),
 ];
 
 const templates = [
@@ -87,6 +89,13 @@ describe('Sluice compiler vs libjsonnet as template engines', () => {
       templates.flatMap((t) => records.map(async (r, i) => ({ t, i, sluice: await run(sluice, t, r), oracle: await run(oracle, t, r) }))),
     );
     for (const { t, i, sluice: s, oracle: o } of results) expect({ t, i, ...s }).toEqual({ t, i, ...o });
+  });
+
+  it('fails a record whose JSON body holds a number beyond the double range (libjsonnet aborts the process on it)', async () => {
+    const compiled = await sluice.compile('Body("ok")');
+    const ctx = createRecordContext(record('{"huge":1e400,"ok":1}'));
+    await expect(compiled.evaluate(ctx)).rejects.toMatchObject({ kind: 'invalidBody', message: expect.stringMatching(/out of range/) });
+    expect(await compiled.evaluate(createRecordContext(record('{"small":1e-400,"big":1e300,"ok":1}')))).toBe('1');
   });
 
   it('fails a runaway template for its record only', async () => {

@@ -62,10 +62,16 @@ export class SluiceTemplateEngine implements TemplateEngine {
       // which also words the errors as the reference does.
       let value: unknown;
       if (bodyFormat(c.header('Content-Type')) === 'json') {
+        const text = c.bodyString();
         try {
-          value = JSON.parse(c.bodyString());
+          value = JSON.parse(text);
         } catch {
           value = undefined;
+        }
+        // A number beyond the double range is not a value Jsonnet can hold: the record fails, as
+        // in the reference (only bodies with a large exponent can have one).
+        if (value !== undefined && BIG_EXPONENT.test(text) && !allFinite(value)) {
+          return fail('cannot parse request body: invalid JSON: number out of range', 'invalidBody');
         }
       }
       if (value === undefined) {
@@ -158,6 +164,15 @@ export class SluiceTemplateEngine implements TemplateEngine {
       this.current = undefined;
     }
   }
+}
+
+const BIG_EXPONENT = /[eE][+-]?0*\d{3,}/;
+
+function allFinite(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every(allFinite);
+  if (v !== null && typeof v === 'object') return Object.values(v).every(allFinite);
+  return true;
 }
 
 /** The value at a body path (keys on objects, indexes on arrays), as lookupPath does on the exact tree. */
