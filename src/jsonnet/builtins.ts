@@ -33,20 +33,27 @@ function num(loc: Loc | undefined, n: number): number {
   return checkNumber(n, loc);
 }
 
+const f64 = new Float64Array(1);
+const u32 = new Uint32Array(f64.buffer);
+const HI = (() => {
+  f64[0] = 1;
+  return u32[1] === 0x3ff00000 ? 1 : 0;
+})();
+
+/** C `frexp`: d = m * 2^e with 0.5 <= |m| < 1 (exact, from the bits). */
 export function frexp(d: number): [number, number] {
   if (d === 0 || !Number.isFinite(d)) return [d, 0];
-  const abs = Math.abs(d);
-  let e = Math.max(-1073, Math.floor(Math.log2(abs)) + 1);
-  let m = abs * Math.pow(2, -e);
-  while (m < 0.5) {
-    m *= 2;
-    e--;
+  let scale = 0;
+  f64[0] = d;
+  if (((u32[HI] >>> 20) & 0x7ff) === 0) {
+    // subnormal: normalise first
+    f64[0] = d * 2 ** 64;
+    scale = -64;
   }
-  while (m >= 1) {
-    m /= 2;
-    e++;
-  }
-  return [d < 0 ? -m : m, e];
+  const bexp = (u32[HI] >>> 20) & 0x7ff;
+  const e = bexp - 1022 + scale;
+  u32[HI] = (u32[HI] & 0x800fffff) | (1022 << 20);
+  return [f64[0], e];
 }
 
 export function encodeUtf8(s: string): number[] {

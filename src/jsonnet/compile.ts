@@ -4,7 +4,7 @@ import { Loc, RuntimeError, StaticError, formatLoc } from './errors.js';
 import { escapeJsonStringBody } from './manifest.js';
 import {
   Code, Env, FieldDef, JArr, JFunc, JObject, Layer, Lazy, Thunk, Val,
-  TailCall, callFunction, checkNumber, forceAt, compare, cpArray, cpLength, equals, force, fromInt64, hasSurrogates,
+  TailCall, callFunction, checkNumber, forceAt, compare, cpAt, cpLength, equals, force, fromInt64, hasSurrogates,
   objectField, objectFieldFrom, objectHas, plus, toInt64, toStringValue, typeName, withLoc,
 } from './values.js';
 
@@ -644,7 +644,7 @@ export class Compiler {
     const dynFields: { name: Code; def: FieldDef; loc: Loc }[] = [];
     for (const f of n.fields) {
       const code = f.params ? this.cFunc(f.params, f.body, sc, f.loc, typeof f.name === 'string' ? f.name : 'anonymous') : this.c(f.body, sc);
-      const def: FieldDef = { hide: f.hide, plus: f.plus, code, env: null };
+      const def: FieldDef = { hide: f.hide, plus: f.plus, code, env: null, loc: f.body.loc };
       if (typeof f.name === 'string') staticFields.set(f.name, def);
       else dynFields.push({ name: this.c(f.name, scope), def, loc: f.loc });
     }
@@ -672,6 +672,7 @@ export class Compiler {
     const value = this.c(n.value, sc);
     const plusF = n.plus;
     const loc = n.loc;
+    const valueLoc = n.value.loc;
     return (env) => {
       const fields = new Map<string, FieldDef>();
       run(env, (e) => {
@@ -679,7 +680,7 @@ export class Compiler {
         if (k === null) return;
         if (typeof k !== 'string') throw rt(`field must be string, got: ${typeName(k)}`, loc);
         if (fields.has(k)) throw rt(`duplicate field name: "${k}"`, loc);
-        fields.set(k, { hide: 0, plus: plusF, code: value, env: e });
+        fields.set(k, { hide: 0, plus: plusF, code: value, env: e, loc: valueLoc });
       });
       const layer: Layer = { fields, locals, dollar, asserts: [], env };
       return new JObject([layer]);
@@ -714,7 +715,7 @@ export function indexValue(t: Val, i: Val, loc: Loc | undefined): Val {
     }
     const n = cpLength(t);
     if (idx < 0 || idx >= n) throw rt(`string bounds error: ${idx} not within [0, ${n})`, loc);
-    return cpArray(t)[idx];
+    return cpAt(t, idx);
   }
   throw rt(`can only index objects, strings, and arrays, got ${typeName(t)}.`, loc);
 }

@@ -68,6 +68,14 @@ export class RuntimeError extends JsonnetError {
     this.frames.push({ loc: typeof loc === 'string' ? loc : formatLoc(loc), name: '' });
     this.render();
   }
+  /** Names the outermost frame so far. */
+  rename(name: string): void {
+    const n = this.frames.length;
+    if (n > 0) {
+      this.frames[n - 1].name = name;
+      this.render();
+    }
+  }
   /** Appends an outermost frame (e.g. `During manifestation`). */
   push(loc: string, name = ''): void {
     this.frames.push({ loc, name });

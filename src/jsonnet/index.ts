@@ -1,17 +1,30 @@
 /**
- * Sluice's Jsonnet implementation: compile once, evaluate many times.
+ * Sluice's Jsonnet implementation (libjsonnet 0.20 semantics): lexer → parser → compilation to
+ * JavaScript closures over slot environments (no AST walking at run time) → lazy evaluation
+ * (call-by-need thunks, layered objects with self/super and per-object field caches). The
+ * builtins of libjsonnet's vm.cpp are native (builtins.ts), hot std.jsonnet functions too
+ * (same results and error texts; odd inputs fall back to std.jsonnet), the rest of the standard
+ * library comes from the vendored std.jsonnet, parsed once per process.
  *
  *   const p = compile('{a: std.extVar("x") + 1}', { extVars: { x: { kind: 'code', value: '1' } } });
- *   p.evaluate();          // { a: 2 }
- *   evaluateToString(code) // text as the `jsonnet` CLI prints it
+ *   p.evaluate();                                   // { a: 2 }
+ *   p.evaluate({ x: { kind: 'code', value: '2' } }); // { a: 3 }: compile once, evaluate many times
+ *   evaluateToString(code, options)                 // the text the `jsonnet` CLI prints
+ *
+ * Template globals: `compile(code, { globals: { Body: nativeFunction(['path'], fn) } })` binds
+ * top-level variables once (natives reading per-record state kept by the caller: fastest), or
+ * `globals: ['x']` with per-evaluation values (`p.evaluate(undefined, { x: 1 })`).
+ * Errors are JsonnetError whose message is libjsonnet's text (first line `RUNTIME ERROR: …` or
+ * `STATIC ERROR: …`, then the stack trace, final newline). Limits: `maxStack` (500 frames, as
+ * libjsonnet counts them), `timeoutMs`; imports only through `importCallback`.
+ * Evaluation is synchronous; a native may start another evaluation (its limits are restored after).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { makeBuiltins } from './builtins.js';
 import { Compiler, CompileHooks } from './compile.js';
 import { JsonnetError, Loc, RuntimeError, StaticError } from './errors.js';
 import { escapeJsonStringBody, manifestJson, type Json } from './manifest.js';
 import { parse } from './parser.js';
+import { STD_JSONNET } from './stdlib/std-source.js';
 import {
   Code, Env, JFunc, JObject, Lazy, Thunk, Val, callFunction, checkNumber, extendObject, force, materialize,
   objectField, objectFieldFrom, simpleObject, stackState, typeName, withLoc,
@@ -100,21 +113,9 @@ function globalToVal(g: GlobalValue): Val {
 
 let stdCode: Code | null = null;
 
-function findStdSource(): string {
-  const candidates = [
-    new URL('./stdlib/std.jsonnet', import.meta.url),
-    new URL('../../../src/jsonnet/stdlib/std.jsonnet', import.meta.url),
-  ];
-  for (const c of candidates) {
-    const p = fileURLToPath(c);
-    if (existsSync(p)) return readFileSync(p, 'utf8');
-  }
-  throw new Error('std.jsonnet not found');
-}
-
 function stdlibCode(hooks: CompileHooks): Code {
   if (!stdCode) {
-    const ast = parse('std.jsonnet', findStdSource());
+    const ast = parse('std.jsonnet', STD_JSONNET);
     stdCode = new Compiler(hooks, 'std.jsonnet').compileRoot(ast, []);
   }
   return stdCode;
@@ -254,7 +255,7 @@ function jsonToVal(j: Json): Val {
 
 function normalizeError(e: unknown): unknown {
   if (e instanceof JsonnetError) return e;
-  if (e instanceof RangeError) return new RuntimeError('max stack frames exceeded.');
+  if (e instanceof RangeError) return new RuntimeError(/call stack/i.test(e.message) ? 'max stack frames exceeded.' : e.message);
   return e;
 }
 
@@ -308,20 +309,27 @@ export class Program {
 
   /** Evaluates and materialises to plain JSON. Throws JsonnetError. */
   evaluate(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): Json {
-    let v: Val;
+    // Saved and restored so that a native called by another evaluation may evaluate too.
+    const { depth, max, deadline, budgetMs } = stackState;
     try {
-      v = this.evalValue(extVars, globals);
-    } catch (e) {
-      throw normalizeError(e);
-    }
-    try {
-      return materialize(v);
-    } catch (e) {
-      const n = normalizeError(e);
-      if (n instanceof RuntimeError) n.push('During manifestation');
-      throw n;
+      let v: Val;
+      try {
+        v = this.evalValue(extVars, globals);
+      } catch (e) {
+        throw normalizeError(e);
+      }
+      try {
+        return materialize(v);
+      } catch (e) {
+        const n = normalizeError(e);
+        if (n instanceof RuntimeError) n.push('During manifestation');
+        throw n;
+      }
     } finally {
-      stackState.deadline = 0;
+      stackState.depth = depth;
+      stackState.max = max;
+      stackState.deadline = deadline;
+      stackState.budgetMs = budgetMs;
     }
   }
 

@@ -37,7 +37,7 @@ export function lex(filename: string, input: string): Token[] {
   const out: Token[] = [];
   const at = (k: number): string => (k < n ? input[k] : '\0');
   // libjsonnet counts columns in UTF-8 bytes.
-  const ascii = !/[^\x00-\x7f]/.test(input);
+  const ascii = !/[\u0080-\uffff]/.test(input);
   const colOf = (k: number): number => (ascii ? k - lineStart + 1 : Buffer.byteLength(input.slice(lineStart, k), 'utf8') + 1);
   const err = (l: number, c: number, msg: string): StaticError => new StaticError(`${filename}:${l}:${c}`, msg);
 

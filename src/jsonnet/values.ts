@@ -1,5 +1,5 @@
 /** Runtime values of the Jsonnet evaluator: thunks, environments, objects, functions. */
-import { Loc, RuntimeError } from './errors.js';
+import { Loc, RuntimeError, formatLoc } from './errors.js';
 import { compareCodePoints, manifestJsonInline, type Json } from './manifest.js';
 
 export type Val = null | boolean | number | string | JArr | JObject | JFunc;
@@ -78,6 +78,8 @@ export interface FieldDef {
   env: Env | null;
   /** A pre-made value (native objects). */
   value?: Lazy;
+  /** Location of the body (stack traces). */
+  loc?: Loc;
 }
 
 export interface Layer {
@@ -334,7 +336,9 @@ export function callFunction(
     return r;
   } catch (e) {
     if (e instanceof RangeError) {
-      throw withLoc(new RuntimeError('max stack frames exceeded.'), curLoc);
+      // JS stack overflow, or a too long string / array.
+      const msg = /call stack/i.test(e.message) ? 'max stack frames exceeded.' : e.message;
+      throw withLoc(new RuntimeError(msg), curLoc);
     }
     if (e instanceof RuntimeError && !cur.native) {
       if (e.skipOnce) e.skipOnce = false;
@@ -441,9 +445,24 @@ export function cpLength(s: string): number {
   }
   return n;
 }
+let lastCpString = '';
+let lastCpArray: string[] = [];
+/** Code points of a string (one-entry cache: loops index the same string repeatedly). */
 export function cpArray(s: string): string[] {
   if (!SURROGATE.test(s)) return s.split('');
-  return Array.from(s);
+  if (s === lastCpString) return lastCpArray.slice();
+  lastCpString = s;
+  lastCpArray = Array.from(s);
+  return lastCpArray.slice();
+}
+
+/** i-th code point of a string containing surrogates. */
+export function cpAt(s: string, i: number): string {
+  if (s !== lastCpString) {
+    lastCpString = s;
+    lastCpArray = Array.from(s);
+  }
+  return lastCpArray[i];
 }
 
 /** Materialise a value as plain JSON (runs asserts, drops hidden fields). */
@@ -456,9 +475,30 @@ export function materialize(v: Val, path: string[] = []): Json {
   }
   if (v instanceof JObject) {
     checkAsserts(v);
-    const out: { [k: string]: Json } = Object.create(null) as { [k: string]: Json };
+    const out: { [k: string]: Json } = {};
     // Fields in code-point order, as libjsonnet manifests them (which error comes first).
-    for (const k of visibleFieldsSorted(v)) out[k] = materialize(objectField(v, k), path);
+    for (const k of visibleFieldsSorted(v)) {
+      let fv: Val;
+      try {
+        fv = objectField(v, k);
+      } catch (e) {
+        // The field's frame, as libjsonnet names it.
+        if (e instanceof RuntimeError && e.frames.length > 0) e.rename('object <anonymous>');
+        throw e;
+      }
+      try {
+        const m = materialize(fv, path);
+        if (k === '__proto__') Object.defineProperty(out, k, { value: m, enumerable: true, writable: true, configurable: true });
+        else out[k] = m;
+      } catch (e) {
+        if (e instanceof RuntimeError) {
+          const idx = v.find(k, v.layers.length - 1);
+          const loc = v.layers[idx].fields.get(k)?.loc;
+          if (loc) e.push(formatLoc(loc), 'object <anonymous>');
+        }
+        throw e;
+      }
+    }
     return out;
   }
   throw new RuntimeError("couldn't manifest function in JSON output.");

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { STD_JSONNET } from '../../src/jsonnet/stdlib/std-source.js';
 import { JsonnetError, compile, evaluateToString, nativeFunction, type Json } from '../../src/jsonnet/index.js';
 
 interface JsonnetVm {
@@ -121,6 +123,13 @@ describe('jsonnet evaluator against libjsonnet', () => {
 });
 
 describe('jsonnet evaluator', () => {
+  it('embeds the vendored std.jsonnet unchanged', () => {
+    const file = readFileSync(new URL('../../src/jsonnet/stdlib/std.jsonnet', import.meta.url), 'utf8');
+    // If this fails: node src/jsonnet/stdlib/generate-std-source.mjs
+    expect(STD_JSONNET).toBe(file);
+    expect(file).toContain('Copyright 2015 Google Inc.');
+  });
+
   it('prints like the jsonnet CLI', () => {
     expect(evaluateToString('{a: [], b: {}, c: [[]], d: ""}')).toBe('{\n   "a": [ ],\n   "b": { },\n   "c": [\n      [ ]\n   ],\n   "d": ""\n}\n');
     expect(evaluateToString('0.1')).toBe('0.10000000000000001\n');
@@ -148,6 +157,23 @@ describe('jsonnet evaluator', () => {
     expect(() => evaluateToString('local f(x) = 1 + f(x); f(0)')).toThrow(/^RUNTIME ERROR: max stack frames exceeded\./);
     expect(() => evaluateToString('local f(n) = if n == 0 then 0 else 1 + f(n - 1); f(50)', { maxStack: 10 })).toThrow('max stack frames exceeded.');
     expect(evaluateToString('local f(n) = if n == 0 then 0 else 1 + f(n - 1); f(50)', { maxStack: 100 })).toBe('50\n');
+  });
+
+  it('calls native callbacks through std.native', () => {
+    const out = evaluateToString('[std.native("add")(1, 2), std.native("missing")]', {
+      nativeCallbacks: { add: { params: ['a', 'b'], fn: (a, b) => (a as number) + (b as number) } },
+    });
+    expect(JSON.parse(out)).toEqual([3, null]);
+    expect(() => evaluateToString('std.native("id")([1])', { nativeCallbacks: { id: { params: ['x'], fn: (x) => x } } })).toThrow(
+      'RUNTIME ERROR: native extensions can only take primitives.',
+    );
+  });
+
+  it('imports binary files as bytes when the callback gives them', () => {
+    const out = evaluateToString('importbin "b.bin"', {
+      importCallback: (base, rel) => ({ path: base + rel, content: '', bytes: Uint8Array.from([255, 0, 1]) }),
+    });
+    expect(JSON.parse(out)).toEqual([255, 0, 1]);
   });
 
   it('stops runaway programs at the time budget', () => {
