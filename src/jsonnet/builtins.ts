@@ -75,7 +75,7 @@ interface YamlLib {
   CORE_SCHEMA?: unknown;
 }
 let yamlLib: YamlLib | null | undefined;
-/** js-yaml when installed (optional). */
+/** js-yaml (a dependency; loaded on first use of std.parseYaml). */
 function loadYaml(): YamlLib | null {
   if (yamlLib === undefined) {
     try {
