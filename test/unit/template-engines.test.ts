@@ -98,6 +98,13 @@ describe('Sluice compiler vs libjsonnet as template engines', () => {
     expect(await compiled.evaluate(createRecordContext(record('{"small":1e-400,"big":1e300,"ok":1}')))).toBe('1');
   });
 
+  it('never reads files: an import fails the record', async () => {
+    for (const content of ['import "/etc/hostname"', 'importstr "/etc/hostname"', '(import "lib.libsonnet").x']) {
+      const compiled = await sluice.compile(content);
+      await expect(compiled.evaluate(createRecordContext(records[0]))).rejects.toBeInstanceOf(TemplateError);
+    }
+  });
+
   it('fails a runaway template for its record only', async () => {
     const compiled = await sluice.compile('local f(n) = f(n + 1) + 1; f(0)');
     await expect(compiled.evaluate(createRecordContext(records[0]))).rejects.toThrow(/max stack frames exceeded/);
