@@ -143,6 +143,16 @@ function scalar(v: null | boolean | number | string): string {
 }
 
 /**
+ * Compact JSON with the CLI's escaping and numbers, keys in code-point order, no whitespace:
+ * what a template column writes (the reference compacts go-jsonnet's output).
+ */
+export function manifestJsonCompact(v: Json): string {
+  if (v === null || typeof v !== 'object') return scalar(v);
+  if (Array.isArray(v)) return `[${v.map(manifestJsonCompact).join(',')}]`;
+  return `{${sortedKeys(v).map((k) => `${escapeJsonString(k)}:${manifestJsonCompact(v[k])}`).join(',')}}`;
+}
+
+/**
  * The `jsonnet` output for a materialised value: `indent` per level (libjsonnet:
  * 3 spaces), `[ ]` / `{ }` for empty containers, `"key": value`, keys in code-point
  * order. No trailing newline (the CLI adds one).

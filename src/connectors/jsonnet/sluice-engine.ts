@@ -5,8 +5,7 @@
  * A runaway template fails its record (stack depth, time budget), never the process.
  */
 import { compile, JsonnetError, nativeFunction, RuntimeError, StaticError, type Json, type Program } from '../../jsonnet/index.js';
-import { escapeJsonString, sortedKeys } from '../../jsonnet/manifest.js';
-import { formatNumber } from '../../jsonnet/numbers.js';
+import { manifestJsonCompact } from '../../jsonnet/manifest.js';
 import { MappingError, type MappingErrorKind } from '../../pipeline/columns/errors.js';
 import { toPlain } from '../../pipeline/columns/json.js';
 import { cachedPath, type BodyPath } from '../../pipeline/columns/path.js';
@@ -152,7 +151,7 @@ export class SluiceTemplateEngine implements TemplateEngine {
     this.current = record;
     this.lastFailure = undefined;
     try {
-      return compactJson(program.evaluate());
+      return manifestJsonCompact(program.evaluate());
     } catch (err) {
       if (err instanceof JsonnetError) {
         const failure = this.lastFailure as GlobalFailure | undefined;
@@ -200,20 +199,4 @@ function goStaticError(err: StaticError): string {
   const point = /^(\d+):(\d+)$/.exec(loc);
   const shown = point && unknown ? `${loc}-${Number(point[2]) + unknown[1].length}` : loc;
   return `${shown} ${err.msg}`;
-}
-
-/** The template's value as compact JSON: sorted keys, Jsonnet number and string forms, no spaces. */
-export function compactJson(v: Json): string {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'boolean':
-      return v ? 'true' : 'false';
-    case 'number':
-      return formatNumber(v);
-    case 'string':
-      return escapeJsonString(v);
-  }
-  if (Array.isArray(v)) return `[${v.map(compactJson).join(',')}]`;
-  const o = v as Record<string, Json>;
-  return `{${sortedKeys(o).map((k) => `${escapeJsonString(k)}:${compactJson(o[k])}`).join(',')}}`;
 }
