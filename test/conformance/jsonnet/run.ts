@@ -28,6 +28,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseCliArgs } from 'node:util';
 import {
   ChildProcessEngine,
   ENGINE_NAMES,
@@ -65,36 +66,35 @@ const USAGE =
   'usage: tsx test/conformance/jsonnet/run.ts [testSuiteDir] [--engine sluice|libjsonnet] [--filter <substring>]... [--jobs N] [--isolate] [--verbose]';
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { suiteDir: DEFAULT_SUITE, engine: 'sluice', filters: [], jobs: 2, isolate: false, verbose: false };
-  let positional: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === '--filter') args.filters.push(value());
-    else if (flag === '--engine') {
-      const v = value();
-      if (!(ENGINE_NAMES as readonly string[]).includes(v)) throw new Error(`--engine must be one of ${ENGINE_NAMES.join(', ')}`);
-      args.engine = v as EngineName;
-    } else if (flag === '--jobs' || flag === '-j') {
-      const n = Number(value());
-      if (!Number.isInteger(n) || n < 1) throw new Error('--jobs must be a positive integer');
-      args.jobs = n;
-    } else if (flag === '--isolate') args.isolate = true;
-    else if (flag === '--verbose' || flag === '-v') args.verbose = true;
-    else if (flag === '--help' || flag === '-h') {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    } else if (flag.startsWith('-')) throw new Error(`unknown option ${a}`);
-    else if (positional === undefined) positional = a;
-    else throw new Error(`unexpected argument ${a}`);
+  const { values, positionals } = parseCliArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      filter: { type: 'string', multiple: true },
+      engine: { type: 'string' },
+      jobs: { type: 'string', short: 'j' },
+      isolate: { type: 'boolean' },
+      verbose: { type: 'boolean', short: 'v' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
   }
-  if (positional !== undefined) args.suiteDir = resolve(positional);
-  return args;
+  if (positionals.length > 1) throw new Error(`unexpected argument ${positionals[1]}`);
+  const engine = values.engine ?? 'sluice';
+  if (!(ENGINE_NAMES as readonly string[]).includes(engine)) throw new Error(`--engine must be one of ${ENGINE_NAMES.join(', ')}`);
+  const jobs = values.jobs === undefined ? 2 : Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new Error('--jobs must be a positive integer');
+  return {
+    suiteDir: positionals[0] !== undefined ? resolve(positionals[0]) : DEFAULT_SUITE,
+    engine: engine as EngineName,
+    filters: values.filter ?? [],
+    jobs,
+    isolate: values.isolate ?? false,
+    verbose: values.verbose ?? false,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseCliArgs } from 'node:util';
 import { listScenarios, loadScenario, runScenario, type Vars } from './scenario.js';
 import { SKIPPED, staleSkipWarnings } from './skips.js';
 
@@ -43,30 +44,19 @@ interface Args {
 const USAGE = 'usage: tsx test/conformance/stream-api/run.ts [casesDir] [--filter <substring>]... [--jobs N]';
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { casesDir: DEFAULT_CASES, filters: [], jobs: 2 };
-  let positional: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === '--filter') args.filters.push(value());
-    else if (flag === '--jobs' || flag === '-j') {
-      const n = Number(value());
-      if (!Number.isInteger(n) || n < 1) throw new Error(`--jobs must be a positive integer`);
-      args.jobs = n;
-    } else if (flag === '--help' || flag === '-h') {
-      process.stdout.write(`${USAGE}\n`);
-      process.exit(0);
-    } else if (flag.startsWith('-')) throw new Error(`unknown option ${a}`);
-    else if (positional === undefined) positional = a;
-    else throw new Error(`unexpected argument ${a}`);
+  const { values, positionals } = parseCliArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { filter: { type: 'string', multiple: true }, jobs: { type: 'string', short: 'j' }, help: { type: 'boolean', short: 'h' } },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
   }
-  if (positional !== undefined) args.casesDir = resolve(positional);
-  return args;
+  if (positionals.length > 1) throw new Error(`unexpected argument ${positionals[1]}`);
+  const jobs = values.jobs === undefined ? 2 : Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new Error('--jobs must be a positive integer');
+  return { casesDir: positionals[0] !== undefined ? resolve(positionals[0]) : DEFAULT_CASES, filters: values.filter ?? [], jobs };
 }
 
 // ---------------------------------------------------------------------------------------------
