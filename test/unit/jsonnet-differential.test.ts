@@ -6,21 +6,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { evaluateToString } from '../../src/jsonnet/index.js';
 import { LibjsonnetOracle } from '../../src/jsonnet/engines.js';
+import { mulberry32 as rng } from '../helpers/random.js';
 
 const libjsonnet = new LibjsonnetOracle();
 afterAll(() => libjsonnet.close());
-
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generator(seed: number): () => string {
   const r = rng(seed);

@@ -23,6 +23,7 @@ import {
   stdEscapeStringJson,
   type Json,
 } from '../../src/jsonnet/manifest.js';
+import { mulberry32 } from '../helpers/random.js';
 
 // [Jsonnet expression, the same value in JS, std.toString / top-level output of libjsonnet]
 const NUMBERS: Array<[string, number, string]> = [
@@ -350,17 +351,6 @@ interface JsonnetVm {
   evaluateSnippet(snippet: string, filename?: string): Promise<string>;
 }
 const { Jsonnet } = createRequire(import.meta.url)('@hanazuki/node-jsonnet') as { Jsonnet: new () => JsonnetVm };
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const F64 = new Float64Array(1);
 const U32 = new Uint32Array(F64.buffer);
