@@ -43,7 +43,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(ingestApi, {
     eventLog: services.eventLog,
     sources: services.ingestSources,
-    config: { projectId: services.config.projectId, maxBodyBytes: services.config.maxBodyBytes },
+    config: { projectId: services.config.projectId, maxBodyBytes: services.config.maxBodyBytes, maxBatchBodyBytes: services.config.maxBatchBodyBytes },
     isShuttingDown: services.isShuttingDown,
   });
   app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));

@@ -15,6 +15,7 @@ import { MemoryEventLog } from '../helpers/memory-event-log.js';
 const PROJECT = 11;
 const BRANCH = 22;
 const MAX_BODY = 8000;
+const MAX_BATCH_BODY = 64 * 1024;
 const SECRET = 'a'.repeat(24) + 'B'.repeat(24);
 const SYNC_WAIT = 'storage.level.local.encoding.sync.wait';
 
@@ -79,7 +80,7 @@ beforeAll(async () => {
   await app.register(ingestApi, {
     eventLog: log,
     sources: (ingestSources = new MetadataIngestSources(store, BRANCH)),
-    config: { projectId: PROJECT, maxBodyBytes: MAX_BODY },
+    config: { projectId: PROJECT, maxBodyBytes: MAX_BODY, maxBatchBodyBytes: MAX_BATCH_BODY },
     isShuttingDown: () => shuttingDown,
   });
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ statusCode: 404, error: 'stream.api.endpointNotFound', message: 'root' }));
@@ -463,5 +464,76 @@ describe('MetadataIngestSources', () => {
     expect(sources.lookup('uncached')?.enabledSinks).toEqual([]);
     putSink('uncached', 's1');
     expect(sources.lookup('uncached')?.enabledSinks.map((s) => s.sinkId)).toEqual(['s1']);
+  });
+});
+
+describe('connector batches: POST .../batch', () => {
+  const batchUrl = (sourceId: string, secret = SECRET) => `${url(sourceId, secret)}/batch`;
+
+  it('appends every record of an NDJSON batch as one append, with the request headers, and answers 200 with counts', async () => {
+    const before = log.records(topic('orders')).length;
+    const calls = log.appendCalls;
+    const res = await post(batchUrl('orders'), '{"n":1}\n{"n":2}\n{"n":3}\n', { 'x-kafka-topic': 'orders' });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ statusCode: 200, message: 'Successfully written 3 of 3 records.', accepted: 3, rejected: 0, errors: [] });
+    expect(log.appendCalls).toBe(calls + 1);
+    const records = log.records(topic('orders')).slice(before);
+    expect(records.map((r) => r.record.body.toString())).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+    expect(records.every((r) => r.record.headers['X-Kafka-Topic'] === 'orders')).toBe(true);
+    expect(new Set(records.map((r) => r.record.receivedAt.getTime())).size).toBe(1);
+  });
+
+  it('takes a JSON array whatever the content type says (connectors often send none or text/plain)', async () => {
+    const before = log.records(topic('orders')).length;
+    const res = await post(batchUrl('orders'), '[{"n":1},{"n":2}]', { 'Content-Type': 'text/plain' });
+    expect(res.status).toBe(200);
+    expect(res.json.accepted).toBe(2);
+    expect(log.records(topic('orders')).length).toBe(before + 2);
+  });
+
+  it('answers a partially bad batch 2xx, keeps the good records and reports the bad ones', async () => {
+    const before = log.records(topic('orders')).length;
+    const res = await post(batchUrl('orders'), '{"n":1},{"n":}, {"n":3}');
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ accepted: 2, rejected: 1, message: 'Successfully written 2 of 3 records; 1 rejected.' });
+    expect(res.json.errors).toEqual([{ index: 1, message: expect.stringMatching(/^The record is not valid JSON/) }]);
+    expect(log.records(topic('orders')).slice(before).map((r) => r.record.body.toString())).toEqual(['{"n":1}', '{"n":3}']);
+  });
+
+  it('refuses a Java toString body with 400 and a message that says how to fix the connector', async () => {
+    const before = log.records(topic('orders')).length;
+    const res = await post(batchUrl('orders'), '{customer_name=Ed, trip_cost=29.1}', { 'Content-Type': 'text/plain' });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe('stream.in.invalidBatch');
+    expect(res.json.message).toContain('JsonConverter');
+    expect(log.records(topic('orders')).length).toBe(before);
+  });
+
+  it('refuses an empty batch with 400', async () => {
+    const res = await post(batchUrl('orders'), '\n');
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe('stream.in.emptyBatch');
+  });
+
+  it('answers 202 when nothing waits for sync, 503 with Retry-After when the log is full', async () => {
+    expect((await post(batchUrl('fast'), '{"n":1}\n')).status).toBe(202);
+    log.full = true;
+    const before = log.records(topic('orders')).length;
+    const res = await post(batchUrl('orders'), '{"n":1}\n{"n":2}\n');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(res.json.error).toBe('stream.in.logFull');
+    expect(log.records(topic('orders')).length).toBe(before);
+  });
+
+  it('has its own, larger body limit, and authenticates like the single-record route', async () => {
+    const big = Array.from({ length: 500 }, (_, n) => JSON.stringify({ n, pad: 'x'.repeat(20) })).join('\n');
+    expect(Buffer.byteLength(big)).toBeGreaterThan(MAX_BODY);
+    expect((await post(batchUrl('orders'), big)).json.accepted).toBe(500);
+    const tooBig = await post(batchUrl('orders'), 'x'.repeat(MAX_BATCH_BODY + 1));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.json.message).toBe('Request body size is over the maximum "64KB".');
+    expect((await post(batchUrl('orders', 'wrong'), '{"n":1}')).status).toBe(404);
+    expect((await post(batchUrl('off'), '{"n":1}')).json.error).toBe('stream.in.disabledSource');
   });
 });

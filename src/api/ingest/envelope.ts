@@ -126,3 +126,32 @@ export function logFullResult(req: FastifyRequest, projectId: number, target: In
     }],
   };
 }
+
+/** At most this many rejected records are described in a batch answer; the count covers all. */
+const MAX_REPORTED_REJECTIONS = 10;
+
+export interface BatchResult {
+  statusCode: 200 | 202;
+  message: string;
+  accepted: number;
+  rejected: number;
+  errors: Array<{ index: number; message: string }>;
+}
+
+/**
+ * The answer to a connector batch: 200 once durable (202 with sync.wait=false) with the counts
+ * of accepted and rejected records and the first rejections (OTLP partial_success, Tinybird
+ * successful_rows/quarantined_rows in spirit).
+ */
+export function batchResult(statusCode: 200 | 202, batch: { records: unknown[]; rejected: Array<{ index: number; message: string }> }): BatchResult {
+  const accepted = batch.records.length;
+  const rejected = batch.rejected.length;
+  const verb = statusCode === 200 ? 'Successfully written' : 'Accepted';
+  return {
+    statusCode,
+    message: `${verb} ${accepted} of ${accepted + rejected} records${rejected > 0 ? `; ${rejected} rejected` : ''}.`,
+    accepted,
+    rejected,
+    errors: batch.rejected.slice(0, MAX_REPORTED_REJECTIONS),
+  };
+}

@@ -14,7 +14,8 @@ import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { syncWaitOf } from '../../pipeline/triggers.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from './sources.js';
-import { logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
+import { batchResult, logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
+import { splitBatch } from '../../connectors/http-batch/split.js';
 
 export interface IngestApiOptions {
   eventLog: EventLog;
@@ -24,6 +25,8 @@ export interface IngestApiOptions {
     projectId: number;
     /** Largest accepted request body (reference default 1 MB, configurable 100 B – 4 MB). */
     maxBodyBytes: number;
+    /** Largest accepted body of a connector batch request (default 16 MB). */
+    maxBatchBodyBytes: number;
   };
   /** True once the node stops: new records are refused with 503 shutdown. */
   isShuttingDown: () => boolean;
@@ -79,18 +82,19 @@ function isVerbose(req: FastifyRequest): boolean {
 /** The ingestion routes; registered under the prefix /stream by `ingestApi`. */
 export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, opts) => {
   const { eventLog, sources, isShuttingDown } = opts;
-  const { projectId, maxBodyBytes } = opts.config;
+  const { projectId, maxBodyBytes, maxBatchBodyBytes } = opts.config;
 
   // Any content type is one record's raw bytes; nothing is parsed here.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => done(null, body));
+  // The limit is each route's own bodyLimit (single records and connector batches differ).
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.addHook('onRequest', (_req, reply, done) => {
     reply.header('server', SERVER);
     reply.header('access-control-allow-origin', '*');
     done();
   });
-  app.setErrorHandler((err, req, reply) => renderIngestError(err, req, reply, maxBodyBytes));
+  app.setErrorHandler((err, req, reply) => renderIngestError(err, req, reply, req.routeOptions.bodyLimit ?? maxBodyBytes));
   const routeNotFound = (req: FastifyRequest, reply: FastifyReply) =>
     renderIngestError(new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND), req, reply, maxBodyBytes);
   app.setNotFoundHandler(routeNotFound);
@@ -101,49 +105,87 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     return reply.code(result.statusCode).type('text/plain; charset=utf-8').send('OK');
   };
 
-  app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret', { config: OWN_CORS, bodyLimit: maxBodyBytes, logLevel: 'warn' }, async (req, reply) => {
+  /** Authenticates the request by the path's source secret; only enabled HTTP sources take records. */
+  const resolveTarget = (req: FastifyRequest<{ Params: IngestParams }>): IngestTarget => {
     if (isShuttingDown()) throw new ApiError(503, 'shutdown', SHUTTING_DOWN);
     const { sourceId, secret } = req.params;
     if (!PROJECT_ID.test(req.params.projectId)) throw new ApiError(400, 'badRequest', `Invalid project ID "${req.params.projectId}".`);
     if (Number(req.params.projectId) !== projectId) throw noSourceFound();
     const target = sources.lookup(sourceId);
     if (!target || target.source.type !== 'http' || !secretMatches(secret, target.source.secret)) throw noSourceFound();
-    const { source } = target;
-    if (source.disabled) throw new ApiError(404, 'disabledSource', `The source "${sourceId}" is disabled.`);
+    if (target.source.disabled) throw new ApiError(404, 'disabledSource', `The source "${sourceId}" is disabled.`);
+    return target;
+  };
 
-    const record: IngestRecord = {
-      receivedAt: new Date(),
-      ip: normalizeIp(req.socket.remoteAddress) ?? '',
-      headers: headersFromRaw(req.raw.rawHeaders),
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      signal: '',
-    };
-    const verbose = isVerbose(req);
-    const syncWait = needsSyncWait(target);
-
+  /**
+   * Appends the records to the source's topic as one batch: the acknowledgement point.
+   * Resolves to 200 (durable), 202 (sync.wait=false: answered before durability) or 503 (the
+   * log refused them; nothing is acknowledged).
+   */
+  const appendRecords = async (req: FastifyRequest, target: IngestTarget, records: IngestRecord[]): Promise<200 | 202 | 503> => {
+    const { sourceId, branchId } = target.source;
     let appended: AppendResult;
     try {
-      appended = eventLog.append(sourceTopic(projectId, source.branchId, sourceId), [record]);
+      appended = eventLog.append(sourceTopic(projectId, branchId, sourceId), records);
     } catch (err) {
       if (err instanceof EventLogFullError) {
-        req.log.warn({ sourceId }, 'event log full, record refused');
-        return answer(reply, logFullResult(req, projectId, target), verbose);
+        req.log.warn({ sourceId, records: records.length }, 'event log full, records refused');
+        return 503;
       }
       throw err;
     }
-
-    if (!syncWait) {
+    if (!needsSyncWait(target)) {
       // Answered before the write is durable (sync.wait=false): a later failure is only logged.
-      appended.durable.catch((err: unknown) => req.log.error({ err, sourceId, offset: appended.firstOffset }, 'record acknowledged with 202 was not made durable'));
-      return answer(reply, successResult(projectId, target, 202), verbose);
+      appended.durable.catch((err: unknown) => req.log.error({ err, sourceId, offset: appended.firstOffset }, 'records acknowledged with 202 were not made durable'));
+      return 202;
     }
     try {
       await appended.durable;
     } catch (err) {
-      req.log.warn({ err, sourceId }, 'durable write of the record failed, record refused');
-      return answer(reply, logFullResult(req, projectId, target), verbose);
+      req.log.warn({ err, sourceId }, 'durable write of the records failed, records refused');
+      return 503;
     }
-    return answer(reply, successResult(projectId, target, 200), verbose);
+    return 200;
+  };
+
+  const recordOf = (req: FastifyRequest, receivedAt: Date, body: Buffer): IngestRecord => ({
+    receivedAt,
+    ip: normalizeIp(req.socket.remoteAddress) ?? '',
+    headers: headersFromRaw(req.raw.rawHeaders),
+    body,
+    signal: '',
+  });
+
+  app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret', { config: OWN_CORS, bodyLimit: maxBodyBytes, logLevel: 'warn' }, async (req, reply) => {
+    const target = resolveTarget(req);
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const status = await appendRecords(req, target, [recordOf(req, new Date(), body)]);
+    const verbose = isVerbose(req);
+    if (status === 503) return answer(reply, logFullResult(req, projectId, target), verbose);
+    return answer(reply, successResult(projectId, target, status), verbose);
+  });
+
+  // The Kafka Connect HTTP sink variant: one request carries many records (JSON array, NDJSON,
+  // comma-joined objects). Bad records are rejected one by one and counted in a 2xx answer;
+  // only a request without a single good record is a 400 (connectors retry any 4xx).
+  app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret/batch', { config: OWN_CORS, bodyLimit: maxBatchBodyBytes, logLevel: 'warn' }, async (req, reply) => {
+    const target = resolveTarget(req);
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const batch = splitBatch(body);
+    if (batch.records.length === 0) {
+      if (batch.rejected.length === 0) throw new ApiError(400, 'emptyBatch', 'The request body holds no records.');
+      throw new ApiError(400, 'invalidBatch', `No valid record in the batch (${batch.rejected.length} rejected). First error: record ${batch.rejected[0].index}: ${batch.rejected[0].message}`);
+    }
+    if (batch.rejected.length > 0) {
+      req.log.warn({ sourceId: target.source.sourceId, rejected: batch.rejected.length, first: batch.rejected[0] }, 'batch records rejected');
+    }
+    const receivedAt = new Date();
+    const status = await appendRecords(req, target, batch.records.map((r) => recordOf(req, receivedAt, r.body)));
+    if (status === 503) {
+      reply.header('retry-after', '1');
+      return reply.code(503).type('application/json; charset=utf-8').send(logFullResult(req, projectId, target));
+    }
+    return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));
   });
 
   // CORS preflight of the ingestion URL; no authentication (browsers send no secret-bearing headers).

@@ -1,0 +1,174 @@
+/**
+ * Cuts the body of a Kafka Connect HTTP sink request into records (peers-and-protocols §1.2,
+ * §1.4). The connectors send, depending on their configuration:
+ *
+ * - a JSON array `[{...},{...}]` (Confluent `batch.json.as.array=true`, Aiven with `[`,`,`,`]`);
+ * - newline-delimited JSON, with or without a final newline (Aiven's default);
+ * - objects joined by commas without brackets (Confluent's default separator);
+ * - a single JSON value (`batch.max.size=1`);
+ * - Java `toString()` output such as `{name=Ed, cost=29.1}` or `Struct{f1=v}` when the value
+ *   converter is not JSON: never JSON, refused with a message that says how to fix it.
+ *
+ * Each record keeps the exact bytes of its value (numbers beyond 2^53 and key order survive);
+ * JSON.parse only validates. A record that is not valid JSON is rejected on its own, so one bad
+ * record does not fail the batch (connectors retry any 4xx and then stop the task).
+ */
+
+export interface BatchRecord {
+  /** The record's value, byte for byte as sent. */
+  body: Buffer;
+}
+
+export interface RejectedRecord {
+  /** Position of the record in the request, from 0. */
+  index: number;
+  message: string;
+}
+
+export interface SplitBatch {
+  records: BatchRecord[];
+  rejected: RejectedRecord[];
+}
+
+const JAVA_TO_STRING = /^(?:Struct)?\{\s*[A-Za-z_$][\w$.-]*\s*=/;
+
+export const JAVA_TO_STRING_MESSAGE =
+  'The record looks like the Java toString() form of a Kafka record ({key=value, ...} or Struct{...}), not JSON. ' +
+  'Configure the connector to send JSON: value.converter=org.apache.kafka.connect.json.JsonConverter ' +
+  '(value.converter.schemas.enable=false) and, on the Confluent connector, request.body.format=json.';
+
+interface Segment {
+  start: number;
+  end: number;
+}
+
+const enum Ch {
+  Tab = 9,
+  Newline = 10,
+  Return = 13,
+  Space = 32,
+  Quote = 34,
+  Comma = 44,
+  Backslash = 92,
+  OpenBracket = 91,
+  CloseBracket = 93,
+  OpenBrace = 123,
+  CloseBrace = 125,
+}
+
+function isSpace(c: number): boolean {
+  return c === Ch.Space || c === Ch.Newline || c === Ch.Return || c === Ch.Tab;
+}
+
+/**
+ * Splits `text[from, to)` at the commas (and, when `newlines`, the line ends) that are outside
+ * any string, object or array. Segments are trimmed; empty ones are dropped.
+ */
+function splitTopLevel(text: string, from: number, to: number, newlines: boolean): Segment[] {
+  const segments: Segment[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = from;
+  const push = (end: number) => {
+    let s = start;
+    let e = end;
+    while (s < e && isSpace(text.charCodeAt(s))) s++;
+    while (e > s && isSpace(text.charCodeAt(e - 1))) e--;
+    if (e > s) segments.push({ start: s, end: e });
+  };
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === Ch.Backslash) i++;
+      else if (c === Ch.Quote) inString = false;
+      continue;
+    }
+    if (c === Ch.Quote) inString = true;
+    else if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth++;
+    else if (c === Ch.CloseBrace || c === Ch.CloseBracket) depth = Math.max(0, depth - 1);
+    else if (depth === 0 && (c === Ch.Comma || (newlines && c === Ch.Newline))) {
+      push(i);
+      start = i + 1;
+    }
+  }
+  push(to);
+  return segments;
+}
+
+/** Lines of the text; a trailing comma of a line (separator ",\n") is not part of the record. */
+function splitLines(text: string): Segment[] {
+  const segments: Segment[] = [];
+  let start = 0;
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    let s = start;
+    let e = end;
+    while (s < e && isSpace(text.charCodeAt(s))) s++;
+    while (e > s && isSpace(text.charCodeAt(e - 1))) e--;
+    if (e > s && text.charCodeAt(e - 1) === Ch.Comma) e--;
+    if (e > s) segments.push({ start: s, end: e });
+    start = end + 1;
+  }
+  return segments;
+}
+
+/** Index just past the JSON value that starts at `from` (strings and nesting respected), or -1. */
+function endOfValue(text: string, from: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === Ch.Backslash) i++;
+      else if (c === Ch.Quote) inString = false;
+      continue;
+    }
+    if (c === Ch.Quote) inString = true;
+    else if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth++;
+    else if (c === Ch.CloseBrace || c === Ch.CloseBracket) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+function validate(text: string, segments: Segment[]): SplitBatch {
+  const records: BatchRecord[] = [];
+  const rejected: RejectedRecord[] = [];
+  segments.forEach((segment, index) => {
+    const raw = text.slice(segment.start, segment.end);
+    try {
+      JSON.parse(raw);
+      records.push({ body: Buffer.from(raw, 'utf8') });
+    } catch (err) {
+      const message = JAVA_TO_STRING.test(raw)
+        ? JAVA_TO_STRING_MESSAGE
+        : `The record is not valid JSON: ${(err as Error).message}.`;
+      rejected.push({ index, message });
+    }
+  });
+  return { records, rejected };
+}
+
+/** Splits a connector request body into records; see the module comment for the formats. */
+export function splitBatch(body: Buffer): SplitBatch {
+  const text = body.toString('utf8');
+  let first = 0;
+  while (first < text.length && isSpace(text.charCodeAt(first))) first++;
+  if (first === text.length) return { records: [], rejected: [] };
+
+  // One JSON array that spans the whole body: its elements are the records.
+  if (text.charCodeAt(first) === Ch.OpenBracket) {
+    const end = endOfValue(text, first);
+    if (end > 0 && text.slice(end).trim() === '') return validate(text, splitTopLevel(text, first + 1, end - 1, false));
+  }
+  // Otherwise values joined by commas and/or newlines. Where a broken record unbalances the
+  // brackets, the structural split swallows the rest; splitting by lines then keeps the good
+  // lines of an NDJSON batch. The split that accepts more records wins.
+  const structural = validate(text, splitTopLevel(text, first, text.length, true));
+  if (structural.rejected.length === 0 || !text.includes('\n')) return structural;
+  const byLine = validate(text, splitLines(text));
+  return byLine.records.length > structural.records.length ? byLine : structural;
+}
