@@ -3,10 +3,11 @@ import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 import type { Sink, Source } from '../definition/model.js';
 import { compileMapping, MappingError, type CompiledMapping } from '../pipeline/columns/index.js';
-import type { RecordContext, TemplateEngine } from '../pipeline/template-engine.js';
+import type { TemplateEngine } from '../pipeline/template-engine.js';
 import { effectiveSetting, SETTINGS } from '../pipeline/settings.js';
 import { importReason, triggersOf, uploadReason, type LevelLimits } from '../pipeline/triggers.js';
-import type { FileEntry, SinkKey, SliceEntry } from '../storage/levels/model.js';
+import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../storage/levels/model.js';
+import { markSeen } from '../pipeline/seen-offsets.js';
 import type { LevelRepository, NewFile } from '../storage/levels/repository.js';
 import { SliceAppender } from '../storage/levels/local-slices.js';
 import { MappingFailures, toFailureRecord, type MappingFailure } from '../storage/mapping-failures.js';
@@ -28,7 +29,7 @@ type Message =
   | { type: 'tick'; now: number }
   | { type: 'reload'; sink: Sink; source: Source }
   | { type: 'close' }
-  | { type: 'reprocess'; records: { offset: number; ctx: RecordContext }[]; done: (r: Promise<ReprocessResult>) => void };
+  | { type: 'replay'; records: RoutedRecord[]; markSeen?: [number, number]; done: (r: Promise<ReprocessResult>) => void };
 
 interface Settle {
   resolve: () => void;
@@ -100,10 +101,16 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     });
   }
 
-  reprocess(records: { offset: number; ctx: RecordContext }[]): Promise<ReprocessResult> {
+  /**
+   * Maps records again with the sink's current mapping, out of the log's order (kept failures,
+   * or a replay from the log): what maps is written, what fails is kept as a failure again.
+   * `markSeen` records, in the same transaction, that the sink has now handled that range of
+   * offsets it had never consumed, so a second replay does not write them twice.
+   */
+  replay(records: RoutedRecord[], markSeen?: [number, number]): Promise<ReprocessResult> {
     return new Promise((resolve, reject) => {
       if (this.isStopped) return reject(new Error('sink writer stopped'));
-      this.send({ type: 'reprocess', records, done: (p) => p.then(resolve, reject) });
+      this.send({ type: 'replay', records, markSeen, done: (p) => p.then(resolve, reject) });
     });
   }
 
@@ -125,8 +132,8 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         return this.reload(message.sink, message.source);
       case 'close':
         return this.closeFile();
-      case 'reprocess': {
-        const result = this.doReprocess(message.records);
+      case 'replay': {
+        const result = this.writeReplayed(message.records, message.markSeen);
         message.done(result);
         await result.catch(() => undefined);
         return;
@@ -275,27 +282,28 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     this.slice = undefined;
   }
 
-  /** Maps kept failures again with the current mapping; what maps now is written and forgotten. */
-  private async doReprocess(records: { offset: number; ctx: RecordContext }[]): Promise<ReprocessResult> {
+  /** See {@link replay}. Replayed rows carry old offsets: the consumer offset stays as it is. */
+  private async writeReplayed(records: RoutedRecord[], markSeenRange?: [number, number]): Promise<ReprocessResult> {
     await this.ensureOpen();
     // The mapping of the sink as it is now (the file may have been opened with an older one).
     if (JSON.stringify(this.file!.columns) !== JSON.stringify(this.sink.table.mapping.columns)) await this.rotateFile();
-    const results = await this.mapping!.renderMany(records.map((r) => r.ctx));
+    const results = records.length > 0 ? await this.mapping!.renderMany(records.map((r) => r.ctx)) : [];
     const rows: string[][] = [];
     const written: RoutedRecord[] = [];
+    const failed: MappingFailure[] = [];
     results.forEach((res, i) => {
-      if (!(res instanceof MappingError)) {
+      if (res instanceof MappingError) {
+        failed.push({ offset: records[i].offset, failedAt: new Date().toISOString(), reason: res.message, record: toFailureRecord(records[i].ctx.record) });
+      } else {
         rows.push(res);
         written.push(records[i]);
       }
     });
-    if (rows.length === 0) return { reprocessed: 0, failed: records.length };
-    const length = await this.appender!.append(rows);
-    // Reprocessed rows carry old offsets: the slice's offset range and the consumer offset stay as they are.
+    const length = rows.length > 0 ? await this.appender!.append(rows) : this.slice!.uncompressedSize;
     const { store, levels, failures } = this.deps;
     const sliceKey = { ...this.key, fileOpenedAt: this.slice!.fileOpenedAt, openedAt: this.slice!.openedAt };
     this.slice = store.transact((tx) => {
-      const slice = levels.commitBatch(sliceKey, {
+      const slice = written.length === 0 ? this.slice! : levels.commitBatch(sliceKey, {
         uncompressedSize: length,
         recordsCount: written.length,
         firstRecordAt: written[0].ctx.record.receivedAt.toISOString(),
@@ -303,8 +311,10 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         consumerOffset: this.committedOffset,
       });
       failures.remove(tx, this.key, written.map((w) => w.offset));
+      failures.add(tx, this.key, failed);
+      if (markSeenRange) tx.put(levelKeys.seen(this.key), markSeen(levels.seenOffsets(this.key), ...markSeenRange));
       return slice;
     });
-    return { reprocessed: written.length, failed: records.length - written.length };
+    return { reprocessed: written.length, failed: failed.length };
   }
 }

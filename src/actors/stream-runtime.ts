@@ -9,6 +9,8 @@ import { levelKeys, type SinkKey } from '../storage/levels/model.js';
 import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
 import { SourceRouter } from './source-router.js';
+import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
+import { restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { StorageOperator } from './storage-operator.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
@@ -122,7 +124,11 @@ export class StreamRuntime {
     const start = peers.length > 0
       ? Math.min(...peers.map((w) => w.committedOffset))
       : Math.max(0, ...readSinks(store, sink.branchId, sink.sourceId).map((s) => levels.consumerOffset({ ...key, sinkId: s.sinkId }) ?? 0));
-    store.transact((tx) => tx.put(levelKeys.offset(key), start));
+    const seen = store.get<SeenOffsets>(levelKeys.seen(key)) ?? (committed !== undefined ? SEEN_EVERYTHING : undefined);
+    store.transact((tx) => {
+      tx.put(levelKeys.offset(key), start);
+      tx.put(levelKeys.seen(key), restartAt(seen, committed, start));
+    });
     return start;
   }
 
@@ -148,6 +154,7 @@ export class StreamRuntime {
       this.lastRetentionAt = now;
       const removed = this.deps.eventLog.applyRetention(this.deps.retention, now);
       for (const [topic, n] of removed) if (n > 0) this.deps.logger.info({ topic, removed: n }, 'event log retention removed records');
+      for (const writer of this.writers.values()) this.deps.failures.pruneBelow(writer.key, this.deps.eventLog.tailOffset(this.topicOf(writer.key.sourceId)));
     }
     void this.reconcile();
   }
@@ -159,7 +166,26 @@ export class StreamRuntime {
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
     const kept = this.deps.failures.all(key);
     const signal = (sink.allowedSignals?.[0] ?? '') as '';
-    return writer.reprocess(kept.map((f) => ({ offset: f.offset, ctx: createRecordContext(fromFailureRecord(f.record, signal)) })));
+    return writer.replay(kept.map((f) => ({ offset: f.offset, ctx: createRecordContext(fromFailureRecord(f.record, signal)) })));
+  }
+
+  /**
+   * Re-processes a sink's records from the log, from the first record received at or after
+   * `since` up to what the sink has consumed (later records reach it anyway). See replay.ts.
+   */
+  async replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
+    const writer = this.writers.get(writerKey(sink));
+    if (!writer) throw new Error('The sink is not enabled: enable it before replaying its records.');
+    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    return replaySink({
+      log: this.deps.eventLog,
+      topic: this.topicOf(sink.sourceId),
+      writer,
+      seen: () => this.deps.levels.seenOffsets(key),
+      hasFailed: (offset) => this.deps.failures.hasFailed(key, offset),
+      request,
+      progress,
+    });
   }
 
   /** Stops taking work and lets the actors finish what they hold; writing files stay open for the next start. */

@@ -24,6 +24,14 @@ export interface TaskOutcome {
   outputs: Record<string, unknown>;
 }
 
+/** A task's work; `progress` shows intermediate outputs on the running task. */
+export type TaskWork = (progress: (outputs: Record<string, unknown>) => void) => Promise<TaskOutcome>;
+
+export interface TaskOptions {
+  /** The task fails with "Task timeout." after this long (default 5 minutes). */
+  timeoutMs?: number;
+}
+
 /** Work that fails with this error ends the task with its message (no stack in the log). */
 export class TaskFailure extends Error {}
 
@@ -72,7 +80,7 @@ export class TaskRunner {
    * Creates a task and schedules `work` after the earlier tasks of the same `lockKey`.
    * `objectPath` is the task id's middle part, e.g. "<branchId>/<sourceId>[/<sinkId>]".
    */
-  start(type: string, objectPath: string, lockKey: string, work: () => Promise<TaskOutcome>): Task {
+  start(type: string, objectPath: string, lockKey: string, work: TaskWork, options: TaskOptions = {}): Task {
     const createdAt = new Date();
     const taskId = `${type}/${objectPath}/${createdAt.toISOString()}_${randomSuffix(5)}`;
     const task: Task = {
@@ -86,7 +94,7 @@ export class TaskRunner {
     this.store.transact((tx) => tx.put(KEY + taskId, task));
 
     const previous = this.chains.get(lockKey) ?? Promise.resolve();
-    const run = previous.then(() => this.execute(task, work));
+    const run = previous.then(() => this.execute(task, work, options.timeoutMs ?? TIMEOUT_MS));
     const tail = run.finally(() => {
       if (this.chains.get(lockKey) === tail) this.chains.delete(lockKey);
       this.running.delete(tail);
@@ -115,21 +123,31 @@ export class TaskRunner {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private async execute(task: Task, work: () => Promise<TaskOutcome>): Promise<void> {
+  private async execute(task: Task, work: TaskWork, timeoutMs: number): Promise<void> {
     const log = this.logger.child({ taskId: task.taskId });
     let timer: NodeJS.Timeout | undefined;
     let done: Task;
+    let finished = false;
+    // Progress of a running task is visible in its outputs; stored at most every 500 ms.
+    let lastProgressAt = 0;
+    const progress = (outputs: Record<string, unknown>) => {
+      const now = Date.now();
+      if (finished || now - lastProgressAt < 500) return;
+      lastProgressAt = now;
+      this.store.transact((tx) => tx.put(KEY + task.taskId, { ...task, outputs }));
+    };
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TaskFailure('Task timeout.')), TIMEOUT_MS);
+        timer = setTimeout(() => reject(new TaskFailure('Task timeout.')), timeoutMs);
       });
-      const outcome = await Promise.race([work(), timeout]);
+      const outcome = await Promise.race([work(progress), timeout]);
       done = finish(task, new Date(), { status: 'success', result: outcome.result, outputs: outcome.outputs });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (!(err instanceof TaskFailure)) log.warn({ err }, 'task failed');
       done = finish(task, new Date(), { status: 'error', error: message });
     } finally {
+      finished = true;
       clearTimeout(timer);
     }
     this.store.transact((tx) => tx.put(KEY + task.taskId, done));

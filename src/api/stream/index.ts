@@ -10,6 +10,7 @@ import { taskRoutes } from './tasks.js';
 import { statisticsRoutes } from './statistics.js';
 import { testEndpointRoutes } from './test-endpoint.js';
 import { failureRoutes } from './failures.js';
+import { replayRoutes } from './replay.js';
 
 /**
  * The Stream management API (/v1) and its meta endpoints. Each route family is its own
@@ -43,5 +44,6 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
     await authenticated.register(statisticsRoutes, { services });
     await authenticated.register(testEndpointRoutes, { services });
     await authenticated.register(failureRoutes, { services });
+    await authenticated.register(replayRoutes, { services });
   }, { prefix: '/v1' });
 };

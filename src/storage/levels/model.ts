@@ -84,6 +84,8 @@ export const levelKeys = {
     `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/${fileOpenedAt}/${openedAt}`,
   /** Committed consumer offset of the sink in its source topic. */
   offset: (r: Omit<SinkRef, 'projectId'>) => `storage/offset/${r.branchId}/${r.sourceId}/${r.sinkId}`,
+  /** The offsets the sink has consumed ({@link SeenOffsets}); absent for sinks older than replay. */
+  seen: (r: Omit<SinkRef, 'projectId'>) => `storage/seen/${r.branchId}/${r.sourceId}/${r.sinkId}`,
   /** Every slice of a sink, of all its files (one range scan for statistics). */
   sinkSlices: (r: Omit<SinkRef, 'projectId'>) => `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/`,
   /** The sink's writing file and slice ({@link OpenPointer}); absent while the sink has no writing file. */

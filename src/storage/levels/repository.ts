@@ -14,6 +14,7 @@
 import type { Column, SettingValue } from '../../definition/model.js';
 import type { MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
 import { retryDelayMs } from '../../pipeline/triggers.js';
+import { SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';
 import { localSlicePath } from './local-slices.js';
 import {
   levelKeys,
@@ -133,6 +134,11 @@ export class LevelRepository {
   writingSlice(sink: SinkKey): SliceEntry | undefined {
     const open = this.store.get<OpenPointer>(levelKeys.open(sink));
     return open && this.store.get<SliceEntry>(levelKeys.slice(sink, open.fileOpenedAt, open.sliceOpenedAt));
+  }
+
+  /** The offsets of its topic the sink has consumed (replay skips them unless they failed). */
+  seenOffsets(sink: SinkKey): SeenOffsets {
+    return this.store.get<SeenOffsets>(levelKeys.seen(sink)) ?? SEEN_EVERYTHING;
   }
 
   /** The committed consumer offset of the sink (the last log offset it has processed). */
@@ -328,6 +334,7 @@ export class LevelRepository {
       for (const e of tx.list(levelKeys.sinkSlices(sink))) tx.delete(e.key);
       for (const e of tx.list(levelKeys.files(sink))) tx.delete(e.key);
       tx.delete(levelKeys.offset(sink));
+      tx.delete(levelKeys.seen(sink));
       tx.delete(levelKeys.open(sink));
       tx.delete(levelKeys.statsArchive(sink));
       tx.delete(levelKeys.statsReset(sink.branchId, sink.sourceId, sink.sinkId));

@@ -1,0 +1,67 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { lockKey } from '../../definition/sources.js';
+import { TaskFailure } from '../../actors/task-runner.js';
+import { ApiError } from '../errors.js';
+import { looseObject } from './schemas.js';
+
+type SinkParams = { branchId: string; sourceId: string; sinkId: string };
+interface ReplayBody {
+  since: string;
+  records?: 'all' | 'failed';
+  fullRemap?: boolean;
+}
+
+/** A replay may read a whole topic: it is bounded by the log's retention, not by the 5 minute task timeout. */
+const REPLAY_TIMEOUT_MS = 6 * 60 * 60_000;
+
+/**
+ * POST .../sinks/{sinkId}/replay: re-processes the sink's records from the event log from a point
+ * in time, through its current mapping, as a task whose outputs show the progress. Sluice's own
+ * endpoint (the reference has none); semantics in src/actors/replay.ts.
+ */
+export const replayRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sinks, runtime, tasks } = services;
+
+  app.post<{ Params: SinkParams; Body: ReplayBody }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/replay', {
+    schema: {
+      tags: ['sinks'],
+      summary: 'Re-process the sink\'s records from the event log since a point in time (a task with progress)',
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['since'],
+        properties: {
+          since: { type: 'string', description: 'First receive time to replay, RFC 3339, e.g. 2026-11-20T00:00:00Z.' },
+          records: { type: 'string', enum: ['all', 'failed'], description: '"all" (default): records that failed mapping and records the sink never consumed; "failed": only the former.' },
+          fullRemap: { type: 'boolean', description: 'Also write records already in the table again (duplicates rows). Default false.' },
+        },
+      },
+      response: { 202: looseObject('Task') },
+    },
+  }, async (req, reply) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    const since = new Date(req.body.since);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(req.body.since) || Number.isNaN(since.getTime())) {
+      throw new ApiError(400, 'invalidSince', `Invalid "since" time "${req.body.since}": expected RFC 3339, e.g. 2026-11-20T00:00:00Z.`);
+    }
+    if (sink.disabled) throw new ApiError(409, 'sinkDisabled', `Sink "${sink.sinkId}" is disabled: enable it before replaying its records.`);
+    const request = { since, records: req.body.records ?? 'all', fullRemap: req.body.fullRemap ?? false };
+    const objectPath = `${branchId}/${sink.sourceId}/${sink.sinkId}`;
+    const task = tasks.start('sink.replay', objectPath, lockKey(branchId, sink.sourceId, sink.sinkId) + '/replay', async (progress) => {
+      await runtime.reconcile();
+      let done;
+      try {
+        done = await runtime.replay(sink, request, (p) => progress({ ...p }));
+      } catch (err) {
+        throw new TaskFailure(err instanceof Error ? err.message : String(err));
+      }
+      return {
+        result: `Replayed ${done.written + done.failed} records: ${done.written} written, ${done.failed} failed mapping again, ${done.skipped} skipped.`,
+        outputs: { ...done },
+      };
+    }, { timeoutMs: REPLAY_TIMEOUT_MS });
+    return reply.status(202).send(task);
+  });
+};
