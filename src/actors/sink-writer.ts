@@ -192,16 +192,17 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       }
     });
     const length = rows.length > 0 ? await this.appender!.append(rows) : this.slice!.uncompressedSize;
-    this.commit(written, failed, length, through);
+    await this.commit(written, failed, length, through);
     if (failed.length > 0) this.log.debug({ failed: failed.length, first: failed[0].reason }, 'records not mapped');
   }
 
-  private commit(written: RoutedRecord[], failed: MappingFailure[], length: number, through: number): void {
+  /** The batch's one metadata transaction; its disk flush runs off the event loop (ingestion goes on meanwhile). */
+  private async commit(written: RoutedRecord[], failed: MappingFailure[], length: number, through: number): Promise<void> {
     const { store, levels, failures } = this.deps;
     const sliceKey = { ...this.key, fileOpenedAt: this.slice!.fileOpenedAt, openedAt: this.slice!.openedAt };
     const first = written[0];
     const last = written[written.length - 1];
-    this.slice = store.transact((tx) => {
+    this.slice = await store.transactAsync((tx) => {
       const slice = levels.commitBatch(sliceKey, {
         uncompressedSize: length,
         recordsCount: written.length,

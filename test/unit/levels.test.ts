@@ -44,6 +44,7 @@ function recording(store: MetadataStore): { store: MetadataStore; transactions: 
       };
       return fn(rec);
     }),
+    transactAsync: (fn) => Promise.resolve().then(() => wrapped.transact(fn)),
   };
   return { store: wrapped, transactions };
 }

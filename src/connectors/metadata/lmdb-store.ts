@@ -29,15 +29,22 @@ export class LmdbMetadataStore implements MetadataStore {
     return this.db.getKeysCount({ start: prefix, end: prefix + END });
   }
 
+  private readonly tx: MetadataTx = {
+    get: (k) => this.get(k),
+    list: (p, o) => this.list(p, o),
+    count: (p) => this.count(p),
+    put: (k, v) => void this.db.put(k, v),
+    delete: (k) => void this.db.remove(k),
+  };
+
   transact<R>(fn: (tx: MetadataTx) => R): R {
-    const tx: MetadataTx = {
-      get: (k) => this.get(k),
-      list: (p, o) => this.list(p, o),
-      count: (p) => this.count(p),
-      put: (k, v) => void this.db.put(k, v),
-      delete: (k) => void this.db.remove(k),
-    };
-    return this.db.transactionSync(() => fn(tx));
+    return this.db.transactionSync(() => fn(this.tx));
+  }
+
+  transactAsync<R>(fn: (tx: MetadataTx) => R): Promise<R> {
+    // lmdb runs fn inside the write transaction (reads see its own writes) and resolves after
+    // the commit, flushed by its write thread.
+    return this.db.transaction(() => fn(this.tx)) as Promise<R>;
   }
 
   async close(): Promise<void> {

@@ -32,5 +32,12 @@ export interface MetadataStore extends MetadataReader {
    * fn without interleaving, so check-then-write inside fn is race-free within the process.
    */
   transact<R>(fn: (tx: MetadataTx) => R): R;
+  /**
+   * The same, but the durable commit (the disk flush) happens off the event loop: fn runs when
+   * the store is ready to write, and the promise resolves with its result once the commit is
+   * durable. For the hot path (a sink's batch commits), where a synchronous flush would stall
+   * ingestion on the same thread.
+   */
+  transactAsync<R>(fn: (tx: MetadataTx) => R): Promise<R>;
   close(): Promise<void>;
 }
