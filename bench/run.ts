@@ -5,11 +5,13 @@
 import { startupBench } from './startup.js';
 import { ingestBench } from './ingest.js';
 import { templateBench } from './template.js';
+import { extractorBench } from './extractor.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
   ingest: ingestBench,
   template: templateBench,
+  extractor: extractorBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

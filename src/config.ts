@@ -17,6 +17,10 @@ export interface Config {
   publicApiUrl: string;
   /** Base URL of the ingestion endpoint, written into source ingestion URLs. */
   publicIngestUrl: string;
+  /** Base URL of the job queue API (`/jobs`), written into job URLs; served on the same listener. */
+  publicQueueUrl: string;
+  /** How many jobs run at once (each in its own worker process). */
+  jobWorkers: number;
   logLevel: string;
   /** Largest accepted ingestion body (reference default 1 MB). */
   maxBodyBytes: number;
@@ -91,6 +95,8 @@ export const OPTIONS: Option[] = [
   { flag: '--branch-id', env: 'SLUICE_BRANCH_ID', key: 'defaultBranchId', parse: int('branch id'), help: 'id of the default branch (default 1)' },
   { flag: '--public-api-url', env: 'SLUICE_PUBLIC_API_URL', key: 'publicApiUrl', parse: url('public API URL'), help: 'public base URL of the API (default http://localhost:<port>)' },
   { flag: '--public-ingest-url', env: 'SLUICE_PUBLIC_INGEST_URL', key: 'publicIngestUrl', parse: url('public ingest URL'), help: 'public base URL of ingestion (default: the API URL)' },
+  { flag: '--public-queue-url', env: 'SLUICE_PUBLIC_QUEUE_URL', key: 'publicQueueUrl', parse: url('public queue URL'), help: 'public base URL of the job queue API (default: the API URL)' },
+  { flag: '--job-workers', env: 'SLUICE_JOB_WORKERS', key: 'jobWorkers', parse: int('job workers'), help: 'how many jobs run at once, each in its own process (default 2)' },
   { flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (default info)' },
   { flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body (default 1MB)' },
   { flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch (default 16MB)' },
@@ -131,6 +137,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     defaultBranchId: (raw.defaultBranchId as number | undefined) ?? 1,
     publicApiUrl,
     publicIngestUrl: (raw.publicIngestUrl as string | undefined) ?? publicApiUrl,
+    publicQueueUrl: (raw.publicQueueUrl as string | undefined) ?? publicApiUrl,
+    jobWorkers: Math.max(1, (raw.jobWorkers as number | undefined) ?? 2),
     logLevel: (raw.logLevel as string | undefined) ?? 'info',
     maxBodyBytes: (raw.maxBodyBytes as number | undefined) ?? 1024 * 1024,
     maxBatchBodyBytes: (raw.maxBatchBodyBytes as number | undefined) ?? 16 * 1024 * 1024,

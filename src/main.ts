@@ -2,6 +2,7 @@
 /** The `sluice` command line: `sluice serve [options]`. */
 import { ConfigError, loadConfig, optionsHelp } from './config.js';
 import { runJsonnetCli } from './jsonnet/cli.js';
+import { runExtractorCli } from './components/generic-extractor/cli.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
@@ -10,6 +11,7 @@ const USAGE = `Usage: sluice <command> [options]
 Commands:
   serve     run the service (management API, storage API) on embedded defaults
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
+  extractor run the generic extractor: sluice extractor run --data DIR (sluice extractor --help)
 
 Options of serve (flag, environment variable):
 ${optionsHelp()}
@@ -48,6 +50,9 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'jsonnet':
       process.exitCode = await runJsonnetCli(rest, process);
+      return;
+    case 'extractor':
+      process.exitCode = await runExtractorCli(rest);
       return;
     case undefined:
     case 'help':

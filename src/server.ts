@@ -25,6 +25,7 @@ import { StorageOperator } from './actors/storage-operator.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
+import { createJobQueue } from './queue/index.js';
 import type { Services } from './services.js';
 
 export interface RunningServer {
@@ -96,6 +97,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
+  const queue = createJobQueue({ config, metadata, tables, logger });
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {
     ingestSources.invalidate();
@@ -105,8 +107,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const services: Services = {
     config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
     eventLog, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
+    configurations: queue.configurations, events: queue.events, jobs: queue.jobs,
   };
   runtime.start();
+  queue.pool.start();
   const app = await buildApp(services);
   const address = await app.listen({ host: config.host, port: config.port });
   if (master.generated) {
@@ -125,6 +129,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         shuttingDown = true;
         await app.close();
         await tasks.drain();
+        await queue.pool.stop();
         await runtime.stop();
         await eventLog.close();
         await target.close();

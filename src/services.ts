@@ -18,6 +18,9 @@ import type { EventLog } from './connectors/event-log/event-log.js';
 import type { IngestSources } from './api/ingest/index.js';
 import type { StreamRuntime } from './actors/stream-runtime.js';
 import type { MappingFailures } from './storage/mapping-failures.js';
+import type { ConfigurationService } from './storage/configurations/service.js';
+import type { EventService } from './storage/events.js';
+import type { JobService } from './queue/job-service.js';
 
 export interface Services {
   config: Config;
@@ -36,6 +39,12 @@ export interface Services {
   ingestSources: IngestSources;
   runtime: StreamRuntime;
   failures: MappingFailures;
+  /** Component configurations and rows (Storage API). */
+  configurations: ConfigurationService;
+  /** Storage events: the job log. */
+  events: EventService;
+  /** The job queue's jobs. */
+  jobs: JobService;
   /** True from the moment a graceful shutdown starts: ingestion answers 503. */
   isShuttingDown: () => boolean;
 }

@@ -5,6 +5,7 @@ import { streamApi } from './stream/index.js';
 import { storageApi } from './storage/index.js';
 import { documentation } from './documentation.js';
 import { ingestApi } from './ingest/index.js';
+import { queueApi } from './queue/index.js';
 import { renderStreamError, streamNotFound } from './stream/envelope.js';
 
 /**
@@ -40,6 +41,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(documentation, { services });
   await app.register(streamApi, { services });
   await app.register(storageApi, { services, prefix: '/v2/storage' });
+  // The job queue (/jobs, /search/jobs) on the same listener; its public URL is SLUICE_PUBLIC_QUEUE_URL.
+  await app.register(queueApi, { services });
   await app.register(ingestApi, {
     eventLog: services.eventLog,
     sources: services.ingestSources,

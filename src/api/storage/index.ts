@@ -4,6 +4,8 @@ import { storageAuthHook } from './auth.js';
 import { renderStorageError, storageNotFound } from './envelope.js';
 import { tokenRoutes } from './tokens.js';
 import { tableRoutes } from './tables.js';
+import { configurationRoutes } from './configurations.js';
+import { eventRoutes } from './events.js';
 
 /**
  * Storage API subset under /v2/storage (tokens, buckets, tables). Everything here, unknown
@@ -17,4 +19,9 @@ export const storageApi: FastifyPluginAsync<{ services: Services }> = async (app
   app.setNotFoundHandler((req, reply) => storageNotFound(req, reply));
   await app.register(tokenRoutes, { services });
   await app.register(tableRoutes, { services });
+  // Configurations and events exist under /v2/storage and /v2/storage/branch/{branchId}.
+  for (const prefix of ['', '/branch/:branchId']) {
+    await app.register(configurationRoutes, { services, prefix });
+    await app.register(eventRoutes, { services, prefix });
+  }
 };

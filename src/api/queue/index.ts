@@ -1,0 +1,109 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import { canWriteComponent } from '../../storage/configurations/permissions.js';
+import { QueueError } from '../../queue/errors.js';
+import { jobJson } from '../../queue/job-json.js';
+import { searchJobs, type SearchQuery } from '../../queue/job-search.js';
+import { requireToken, tokenFromRequest } from '../auth.js';
+import { renderQueueError } from './envelope.js';
+
+const TAGS = ['job queue'];
+
+const errorSchema = {
+  type: 'object',
+  description: 'Queue API error',
+  properties: {
+    error: { type: 'string' },
+    code: { type: 'integer' },
+    exceptionId: { type: 'string' },
+    status: { type: 'string' },
+    context: { type: 'object', additionalProperties: true },
+  },
+} as const;
+const errorResponses = { '4xx': errorSchema, '5xx': errorSchema } as const;
+
+/** The job object; listed fields plus anything else as is (configData, result are free-form). */
+const jobSchema = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    id: { type: 'string' },
+    runId: { type: 'string' },
+    status: { type: 'string', enum: ['created', 'waiting', 'processing', 'terminating', 'success', 'error', 'warning', 'terminated', 'cancelled'] },
+    desiredStatus: { type: 'string', enum: ['processing', 'terminating'] },
+    component: { type: 'string' },
+    config: { type: ['string', 'null'] },
+    isFinished: { type: 'boolean' },
+    url: { type: 'string' },
+  },
+} as const;
+
+const jobParams = { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string' } } } as const;
+
+/**
+ * The Job Queue API (reference §3): POST /jobs, GET /jobs/{jobId}, GET /search/jobs (and the
+ * deprecated GET /jobs), POST /jobs/{jobId}/kill. Served on the API's listener; its public base
+ * URL (job `url`) is SLUICE_PUBLIC_QUEUE_URL. Errors use the Queue envelope.
+ */
+export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  app.setErrorHandler((err, req, reply) => renderQueueError(err, req, reply));
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    const secret = tokenFromRequest(req);
+    const token = secret === undefined ? undefined : services.tokens.authenticate(secret);
+    if (!token) throw new QueueError(401, 'Invalid access token');
+    req.token = token;
+  });
+  const ctx = { queueUrl: services.config.publicQueueUrl, projectId: services.config.projectId };
+  const show = (job: Parameters<typeof jobJson>[0]) => jobJson(job, ctx);
+
+  app.post('/jobs', {
+    schema: {
+      tags: TAGS,
+      summary: 'Create a job',
+      description: 'JSON body: component (required), config or configData, mode (run|forceRun|debug), configRowIds, tag, ' +
+        'branchId, variableValuesId or variableValuesData {values:[{name,value}]}. Optional header X-KBC-RunId: parent run id.',
+      response: { 201: jobSchema, ...errorResponses },
+    },
+  }, async (req, reply) => {
+    const token = requireToken(req);
+    const body = req.body as { component?: unknown } | undefined;
+    if (body && typeof body.component === 'string' && !canWriteComponent(token, body.component)) {
+      throw new QueueError(403, "You don't have access to the resource.");
+    }
+    const parent = req.headers['x-kbc-runid'];
+    const job = services.jobs.create(req.body, token, typeof parent === 'string' ? parent : '');
+    return reply.status(201).send(show(job));
+  });
+
+  app.get<{ Params: { jobId: string } }>('/jobs/:jobId', {
+    schema: { tags: TAGS, summary: 'Job detail (poll it to follow progress)', params: jobParams, response: { 200: jobSchema, ...errorResponses } },
+  }, async (req) => show(services.jobs.require(req.params.jobId)));
+
+  app.post<{ Params: { jobId: string } }>('/jobs/:jobId/kill', {
+    schema: {
+      tags: TAGS,
+      summary: 'Kill a job',
+      description: 'A created or waiting job is cancelled; a processing job becomes terminating, then terminated.',
+      params: jobParams,
+      response: { 202: jobSchema, ...errorResponses },
+    },
+  }, async (req, reply) => {
+    const job = services.jobs.require(req.params.jobId);
+    if (!canWriteComponent(requireToken(req), job.component)) throw new QueueError(403, "You don't have access to the resource.");
+    return reply.status(202).send(show(services.jobs.kill(job.id)));
+  });
+
+  const search = {
+    schema: {
+      tags: TAGS,
+      summary: 'Search jobs',
+      description: 'Filters (each may repeat as x[]): id, runId, branchId, tokenId, tokenDescription, component/componentId, ' +
+        'config/configId, configRowIds, mode, status, type, parentRunId, createdTimeFrom/To, startTimeFrom/To, endTimeFrom/To, ' +
+        'durationSecondsFrom/To; offset (0), limit (100), sortBy (id), sortOrder (desc).',
+      response: { 200: { type: 'array', items: jobSchema }, ...errorResponses },
+    },
+  };
+  const handler = async (req: FastifyRequest) => searchJobs(services.jobs.all(), req.query as SearchQuery).map(show);
+  app.get('/search/jobs', search, handler);
+  app.get('/jobs', { schema: { ...search.schema, summary: 'List jobs (deprecated; same as /search/jobs)' } }, handler);
+};

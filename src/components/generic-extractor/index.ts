@@ -1,0 +1,36 @@
+/**
+ * `keboola.ex-generic-v2`: the generic extractor as a component of the job queue (see
+ * ../contract.ts). Reads `config.json` from the job directory, writes `out/tables/*.csv` with
+ * manifests; progress and stop reasons go to the job log.
+ */
+import type { Component, ComponentContext, ComponentResult } from '../contract.js';
+import { runExtraction } from './runner.js';
+
+export const COMPONENT_ID = 'keboola.ex-generic-v2';
+
+export function summary(r: { pages: number; items: number; tables: { file: string }[] }): string {
+  return `Extracted ${r.items} items from ${r.pages} pages into ${r.tables.length} table(s)`;
+}
+
+export const component: Component = {
+  id: COMPONENT_ID,
+  async run(ctx: ComponentContext): Promise<ComponentResult> {
+    // A progress line in the job log at most every 10 s (the job's events stay few).
+    let lastProgress = Date.now();
+    const result = await runExtraction({
+      dataDir: ctx.dataDir,
+      log: (m, level) => ctx.log(m, level),
+      signal: ctx.signal,
+      onProgress: (p) => {
+        if (Date.now() - lastProgress < 10_000) return;
+        lastProgress = Date.now();
+        ctx.log(`Progress: ${p.pages} pages, ${p.items} items, ${p.bytes} bytes`);
+      },
+    });
+    for (const reason of result.stopReasons) ctx.log(`Stop reason: ${reason}`);
+    return { message: summary(result) };
+  },
+};
+
+export { runExtraction } from './runner.js';
+export type { ExtractionOptions, ExtractionResult, Progress } from './runner.js';

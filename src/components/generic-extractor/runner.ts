@@ -1,0 +1,331 @@
+/**
+ * The extraction (reference §1): for every job, page through the API with the job's scroller;
+ * per page drop a response equal to the previous one (and stop), locate and filter the data,
+ * analyse it into the JSON parser, run the child jobs for its items, then ask the scroller for
+ * the next request. At the end write every table with its manifest.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UserError } from '../contract.js';
+import { fillEndpoint, mergeParentParams, parentColumns, resolvePlaceholders, type PlaceholderValue } from './children.js';
+import { expandIterations, parseConfig, type ExtractorConfig, type JobConfig } from './config.js';
+import { readState, stateStructure, stateTime, writeState } from './state.js';
+import { locateData, parseDataField } from './data-path.js';
+import { HttpClient } from './http-client.js';
+import { JsonParserError } from './json-parser.js';
+import { ResultCollector } from './results.js';
+import { writeTables, type WrittenTable } from './output.js';
+import { createScroller, hasPagesBound, selectScroller } from './pagination.js';
+import { isObject, phpEmpty, type Json, type JsonObject } from './php.js';
+import { compileRecursionFilter } from './recursion-filter.js';
+import { prepareRequest, type JobRequestConfig, type RequestDefaults } from './request.js';
+import { createAuthenticator, type Authenticator } from './auth.js';
+import { buildValues, type FunctionContexts } from './functions.js';
+import { applyResponseFilter } from './response-filter.js';
+import type { Scroller } from './scrollers.js';
+
+export type LogLevel = 'info' | 'warning' | 'error';
+
+export interface Progress {
+  pages: number;
+  items: number;
+  bytes: number;
+}
+
+export interface ExtractionOptions {
+  dataDir: string;
+  log: (message: string, level?: LogLevel) => void;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  /** First retry delay in ms (tests and the conformance runner shorten it). */
+  backoffBaseMs?: number;
+  /** Replaces `api.baseUrl` (the conformance runner points it at its mock server). */
+  baseUrlOverride?: (baseUrl: string) => string;
+}
+
+export interface ExtractionResult extends Progress {
+  tables: WrittenTable[];
+  stopReasons: string[];
+}
+
+interface Shared {
+  config: ExtractorConfig;
+  client: HttpClient;
+  results: ResultCollector;
+  defaults: RequestDefaults;
+  progress: Progress;
+  stopReasons: string[];
+  log: (message: string, level?: LogLevel) => void;
+  onProgress?: (p: Progress) => void;
+  signal?: AbortSignal;
+  pagesBound: number | null;
+  jobCounter: number;
+  auth: Authenticator;
+  /** Contexts of user functions in job parameters and userData (attr, time). */
+  contexts: FunctionContexts;
+}
+
+/**
+ * The reference compares sha1(serialize(response)) of consecutive pages: equal values with keys
+ * in the same order. A direct comparison gives the same answer and stops at the first
+ * difference (usually the first item), instead of hashing every page whole.
+ */
+export function sameResponse(a: Json | undefined, b: Json): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as Json[];
+    if (a.length !== bb.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameResponse(a[i], bb[i])) return false;
+    return true;
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i] || !sameResponse((a as JsonObject)[ka[i]], (b as JsonObject)[kb[i]])) return false;
+  }
+  return true;
+}
+
+/** One job instance: a top-level job or a child job for one parent item. */
+class JobRun {
+  private readonly id: string;
+
+  constructor(
+    private readonly shared: Shared,
+    private readonly job: JobConfig,
+    private readonly scroller: Scroller,
+    private readonly parentResults: Json[],
+    private readonly parentParams: PlaceholderValue[],
+    private readonly userParentId: JsonObject | null,
+  ) {
+    this.id = `${job.endpoint}#${++shared.jobCounter}`;
+  }
+
+  private parentId(): JsonObject | null {
+    let jobUserData: JsonObject = {};
+    if (!phpEmpty(this.job.userData)) {
+      jobUserData = isObject(this.job.userData) ? this.job.userData : { job_parent_id: this.job.userData as Json };
+    }
+    const merged = { ...(this.userParentId ?? {}), ...jobUserData };
+    return Object.keys(merged).length === 0 ? null : buildValues(merged, this.shared.contexts);
+  }
+
+  async run(): Promise<void> {
+    const { shared, job } = this;
+    const endpoint = fillEndpoint(job.endpoint, this.parentParams);
+    const params = buildValues(structuredClone(job.params), shared.contexts);
+    const config: JobRequestConfig = { endpoint, params, method: job.method, id: this.id };
+    const dataType = job.dataType ?? job.endpoint;
+    const dataField = parseDataField(job.dataField);
+    const parentCols = { ...(this.parentId() ?? {}), ...parentColumns(this.parentParams) };
+    selectScroller(this.scroller, job.scroller);
+    this.scroller.onStop = (reason) => {
+      shared.stopReasons.push(`${dataType}: ${reason}`);
+      shared.log(`Job '${endpoint}': ${reason}`);
+    };
+
+    let request = this.scroller.first(config);
+    let previous: Json | undefined;
+    let pages = 0;
+    while (request !== null) {
+      if (shared.signal?.aborted) throw new UserError('Extraction aborted');
+      const prepared = await shared.auth.apply(prepareRequest(request, shared.defaults));
+      let downloaded;
+      try {
+        downloaded = await shared.client.download(prepared);
+      } catch (err) {
+        // Seed, Errors 1: an API that answers an error for a page past the last one needs
+        // another stopping condition; say so instead of only reporting the failed request.
+        if (err instanceof UserError && pages > 0 && /API request failed: \[4\d\d\]/.test(err.message)) {
+          throw new UserError(
+            `${err.message} (after ${pages} page(s) of '${endpoint}'. If the API answers an error for a page past the last one, ` +
+              'configure a stopping condition that ends paging before it: pagination.nextPageFlag, forceStop or limitStop.)',
+          );
+        }
+        throw err;
+      }
+      const { body, bytes } = downloaded;
+      pages++;
+      shared.progress.pages++;
+      shared.progress.bytes += bytes;
+
+      if (pages > 1 && sameResponse(previous, body)) {
+        const reason = `Job '${endpoint}' finished when last response matched the previous!`;
+        shared.stopReasons.push(`${dataType}: ${reason}`);
+        shared.log(reason);
+        this.scroller.reset();
+        break;
+      }
+      const located = locateData(body, dataField, endpoint);
+      if (located.warning) shared.log(located.warning, 'warning');
+      const data = applyResponseFilter(located.data, job.responseFilter, job.responseFilterDelimiter, shared.config.compatLevel);
+      shared.progress.items += data.length;
+      shared.onProgress?.(shared.progress);
+      try {
+        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null) && shared.config.debug) {
+          shared.log(`No data returned in '${dataType}'`);
+        }
+      } catch (err) {
+        if (err instanceof JsonParserError) throw new UserError(`Error parsing response JSON: ${err.message}`);
+        throw err;
+      }
+      await this.runChildren(data);
+      previous = body;
+
+      if (shared.pagesBound !== null && pages >= shared.pagesBound) {
+        const reason = `Stopped after ${pages} pages: the default bound (config.maxPages); set pagination.forceStop.pages or config.maxPages to change it.`;
+        shared.stopReasons.push(`${dataType}: ${reason}`);
+        shared.log(reason, 'warning');
+        break;
+      }
+      request = this.scroller.next(config, body, data);
+    }
+  }
+
+  private async runChildren(data: Json[]): Promise<void> {
+    for (const child of this.job.children) {
+      const filter = child.recursionFilter ? compileRecursionFilter(child.recursionFilter) : null;
+      if (Object.keys(child.placeholders).length === 0) {
+        this.shared.log(`No 'placeholders' set for '${child.endpoint}'`, 'warning');
+      }
+      for (const item of data) {
+        if (filter && !filter(item)) continue;
+        const parentResults = [item, ...this.parentResults];
+        // One reset clone of the parent's scroller serves all child jobs of one parent item.
+        const scroller = this.scroller.clone();
+        scroller.reset();
+        for (const own of resolvePlaceholders(child.placeholders, parentResults)) {
+          const params = mergeParentParams(this.parentParams, own);
+          await new JobRun(this.shared, child, scroller, parentResults, params, null).run();
+        }
+      }
+    }
+  }
+}
+
+export async function readConfigFile(dataDir: string): Promise<unknown> {
+  const file = join(dataDir, 'config.json');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`Cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UserError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function secretsOf(config: ExtractorConfig, raw: unknown): string[] {
+  const secrets: string[] = [];
+  const walk = (v: unknown, key = ''): void => {
+    if (isObject(v)) for (const [k, x] of Object.entries(v)) walk(x, k);
+    else if (Array.isArray(v)) v.forEach((x) => walk(x, key));
+    else if (key.startsWith('#') && typeof v === 'string') secrets.push(v);
+  };
+  walk(raw);
+  if (config.auth.type === 'basic') {
+    secrets.push(config.auth.password, Buffer.from(`${config.auth.username}:${config.auth.password}`).toString('base64'));
+  }
+  return secrets.filter((s) => s.length > 0);
+}
+
+/** Runs the extraction of `dataDir/config.json` into `dataDir/out/tables`. */
+export async function runExtraction(opts: ExtractionOptions): Promise<ExtractionResult> {
+  const raw = await readConfigFile(opts.dataDir);
+  const state = await readState(opts.dataDir);
+  const currentStart = Math.floor(Date.now() / 1000);
+  const time = stateTime(state, currentStart);
+  const struct = stateStructure(state);
+
+  const configs = expandIterations(raw).map((c) => parseConfig(c));
+  const parsers = new Map<string, { results: ResultCollector; incremental: boolean }>();
+  const progress: Progress = { pages: 0, items: 0, bytes: 0 };
+  const stopReasons: string[] = [];
+  for (const config of configs) {
+    if (opts.baseUrlOverride) config.baseUrl = opts.baseUrlOverride(config.baseUrl);
+    let entry = parsers.get(config.outputBucket);
+    if (!entry) {
+      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings);
+      if (struct !== undefined) results.parser.load(struct);
+      parsers.set(config.outputBucket, (entry = { results, incremental: config.incrementalOutput }));
+    }
+    entry.incremental = config.incrementalOutput;
+    await runConfig(config, raw, entry.results, time, progress, stopReasons, opts);
+  }
+
+  const written: WrittenTable[] = [];
+  const structs: JsonObject[] = [];
+  for (const [bucket, { results, incremental }] of parsers) {
+    let tables;
+    try {
+      tables = results.tables();
+    } catch (err) {
+      if (err instanceof JsonParserError) throw new UserError(`Error parsing response JSON: ${err.message}`);
+      throw err;
+    }
+    written.push(...(await writeTables(join(opts.dataDir, 'out'), bucket, incremental, tables)));
+    structs.push(results.parser.dump());
+  }
+  await writeState(opts.dataDir, state, currentStart, structs[0] ?? {});
+  return { ...progress, tables: written, stopReasons };
+}
+
+/** Runs the jobs of one (iteration's) configuration into `parser`. */
+async function runConfig(
+  config: ExtractorConfig,
+  raw: unknown,
+  results: ResultCollector,
+  time: Record<string, Json>,
+  progress: Progress,
+  stopReasons: string[],
+  opts: ExtractionOptions,
+): Promise<void> {
+  const headers: Record<string, string> = { ...config.defaultHeaders, ...config.headers };
+  if (config.auth.type === 'basic') {
+    headers.Authorization = `Basic ${Buffer.from(`${config.auth.username}:${config.auth.password}`).toString('base64')}`;
+  }
+  const client = new HttpClient({
+    retry: config.retry,
+    timeoutMs: config.timeoutSeconds * 1000,
+    ignoreErrors: config.ignoreErrors,
+    debug: config.debug,
+    secrets: secretsOf(config, raw),
+    log: opts.log,
+    signal: opts.signal,
+    backoffBaseMs: opts.backoffBaseMs,
+  });
+  const defaults: RequestDefaults = { baseUrl: config.baseUrl, defaultParams: config.defaultParams, headers };
+  const shared: Shared = {
+    config,
+    client,
+    results,
+    defaults,
+    progress,
+    stopReasons,
+    log: opts.log,
+    onProgress: opts.onProgress,
+    signal: opts.signal,
+    pagesBound: hasPagesBound(config.pagination) ? null : config.maxPages,
+    jobCounter: 0,
+    auth: createAuthenticator({ config, client, defaults, log: opts.log }),
+    contexts: { attr: config.attributes, time },
+  };
+  // Validate the pagination configuration before the first request.
+  createScroller(config.pagination);
+  // A scalar userData becomes the column `userData`, as in the reference.
+  const userParentId = phpEmpty(config.userData) ? null : isObject(config.userData) ? config.userData : { userData: config.userData };
+  try {
+    for (const job of config.jobs) {
+      // Every top-level job gets a fresh scroller: counters (forceStop.pages) are per job.
+      await new JobRun(shared, job, createScroller(config.pagination), [], [], userParentId).run();
+    }
+  } finally {
+    await client.close();
+  }
+}

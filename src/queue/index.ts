@@ -1,0 +1,33 @@
+/**
+ * The configurations, events and job queue of one node, built together: the job store recovers
+ * jobs interrupted by the previous stop, and the worker pool starts the queued ones.
+ */
+import type { Config } from '../config.js';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { Logger } from '../logger.js';
+import { ConfigurationService } from '../storage/configurations/service.js';
+import { EventService } from '../storage/events.js';
+import type { TableService } from '../storage/tables.js';
+import { JobRunner } from './job-runner.js';
+import { JobService } from './job-service.js';
+import { WorkerPool } from './worker-pool.js';
+
+export interface JobQueue {
+  configurations: ConfigurationService;
+  events: EventService;
+  jobs: JobService;
+  pool: WorkerPool;
+}
+
+export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; logger: Logger }): JobQueue {
+  const { config, metadata, tables } = deps;
+  const logger = deps.logger.child({ component: 'jobs' });
+  const configurations = new ConfigurationService(metadata);
+  const events = new EventService(metadata);
+  const jobs = new JobService(metadata, configurations, config.defaultBranchId);
+  const interrupted = jobs.recoverInterrupted();
+  if (interrupted > 0) logger.warn({ interrupted }, 'jobs interrupted by the previous stop were marked as failed');
+  const runner = new JobRunner({ jobs, configurations, events, tables, dataDir: config.dataDir, logger });
+  const pool = new WorkerPool(jobs, runner, config.jobWorkers, logger);
+  return { configurations, events, jobs, pool };
+}

@@ -1,0 +1,142 @@
+/**
+ * Loads a finished component's output tables into Storage (the contract in
+ * src/components/contract.ts): every `out/tables/<name>.csv` (header row, RFC 4180) goes to the
+ * table its manifest names, or to `in.c-<component>-<config>.<name>`; a full load replaces the
+ * table, an incremental one appends (the columns must match).
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { UserError } from '../components/contract.js';
+import { ApiError } from '../api/errors.js';
+import { parseTableId, validateColumns, type TableService } from '../storage/tables.js';
+
+export interface LoadedTable {
+  id: string;
+  name: string;
+  columns: string[];
+  rows: number;
+}
+
+interface Manifest {
+  destination?: string;
+  incremental?: boolean;
+}
+
+/** The bucket a component's tables go to when their manifest names none (Keboola's default bucket). */
+export function defaultBucket(componentId: string, configId: string | null): string {
+  const name = [componentId, configId].filter(Boolean).join('-').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 96);
+  return `in.c-${name}`;
+}
+
+/**
+ * The header of an RFC 4180 file: its column names and the byte offset where the data begins.
+ * Reads only as much of the file as the header takes.
+ */
+export async function readCsvHeader(path: string): Promise<{ columns: string[]; dataOffset: number }> {
+  const handle = await open(path, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let position = 0;
+    for (;;) {
+      const buf = Buffer.alloc(64 * 1024);
+      const { bytesRead } = await handle.read(buf, 0, buf.length, position);
+      if (bytesRead > 0) chunks.push(buf.subarray(0, bytesRead));
+      position += bytesRead;
+      const header = parseHeader(Buffer.concat(chunks), bytesRead === 0);
+      if (header) return header;
+      if (bytesRead === 0 || position > 16 * 1024 * 1024) throw new UserError(`The output table "${path}" has no header row.`);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseHeader(bytes: Buffer, atEnd: boolean): { columns: string[]; dataOffset: number } | undefined {
+  const fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  let i = 0;
+  const text = bytes.toString('utf8');
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { fields.push(field); field = ''; } else if (c === '\n' || c === '\r') {
+      fields.push(field);
+      const end = c === '\r' && text[i + 1] === '\n' ? i + 2 : i + 1;
+      return { columns: fields, dataOffset: Buffer.byteLength(text.slice(0, end), 'utf8') };
+    } else field += c;
+  }
+  if (!atEnd || quoted) return undefined;
+  fields.push(field);
+  return { columns: fields, dataOffset: bytes.length };
+}
+
+async function readManifest(dir: string, file: string): Promise<Manifest> {
+  for (const candidate of [`${file}.manifest`, `${file.replace(/\.csv$/, '')}.manifest`]) {
+    let text: string;
+    try {
+      text = await readFile(join(dir, candidate), 'utf8');
+    } catch {
+      continue;
+    }
+    try {
+      const m = JSON.parse(text) as Manifest;
+      if (m === null || typeof m !== 'object') throw new Error('not an object');
+      return m;
+    } catch (err) {
+      throw new UserError(`The manifest "${candidate}" is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  return {};
+}
+
+export async function loadOutputTables(opts: {
+  jobDir: string;
+  tables: TableService;
+  componentId: string;
+  configId: string | null;
+  signal?: AbortSignal;
+}): Promise<LoadedTable[]> {
+  const dir = join(opts.jobDir, 'out', 'tables');
+  let files: string[];
+  try {
+    files = (await readdir(dir)).filter((f) => f.endsWith('.csv')).sort();
+  } catch {
+    return [];
+  }
+  const loaded: LoadedTable[] = [];
+  for (const file of files) {
+    if (opts.signal?.aborted) break;
+    const path = join(dir, file);
+    if (!(await stat(path)).isFile()) continue;
+    const manifest = await readManifest(dir, file);
+    const tableId = manifest.destination || `${defaultBucket(opts.componentId, opts.configId)}.${file.replace(/\.csv$/, '')}`;
+    const { columns, dataOffset } = await readCsvHeader(path);
+    const size = (await stat(path)).size;
+    try {
+      // Checked before a full load drops the old table, so that bad output does not lose it.
+      parseTableId(tableId);
+      validateColumns(columns);
+      if (manifest.incremental !== true && (await opts.tables.findTable(tableId))) await opts.tables.dropTable(tableId);
+      await opts.tables.ensureTable(tableId, columns, { 'sluice.source': `component ${opts.componentId}` });
+      let rows = 0;
+      if (size > dataOffset) {
+        // The target loads header-less CSV: the data part is copied out once.
+        const data = `${path}.data`;
+        await pipeline(createReadStream(path, { start: dataOffset }), createWriteStream(data));
+        rows = (await opts.tables.importCsv(tableId, data, { columns })).inserted;
+        await rm(data, { force: true });
+      }
+      loaded.push({ id: tableId, name: file.replace(/\.csv$/, ''), columns, rows });
+    } catch (err) {
+      // Storage refused the table (bad id, columns, schema): the component's output is at fault.
+      if (err instanceof ApiError && err.statusCode < 500) throw new UserError(`Cannot load the output table "${file}" into "${tableId}": ${err.message}`);
+      throw err;
+    }
+  }
+  return loaded;
+}

@@ -1,0 +1,69 @@
+import { StorageValidationError } from '../../api/storage/envelope.js';
+import { invalidConfigurationFormat, invalidStateFormat } from './errors.js';
+import type { JsonObject } from './model.js';
+
+/**
+ * Turns a create or update body (JSON, or form-urlencoded where `configuration` and `state` are
+ * JSON strings and booleans are "1"/"0") into typed fields. Unknown fields are ignored, as the
+ * reference's clients send extra ones; a field of the wrong type is a 400 in the Storage envelope.
+ */
+export interface ParsedBody {
+  name?: string;
+  description?: string;
+  configuration?: JsonObject;
+  state?: JsonObject;
+  isDisabled?: boolean;
+  changeDescription?: string;
+  configurationId?: string;
+  rowId?: string;
+}
+
+export function parseConfigurationBody(body: unknown, validationCode: string): ParsedBody {
+  const raw = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  const errors: { key: string; message: string }[] = [];
+  const out: ParsedBody = {};
+  const text = (key: 'name' | 'description' | 'changeDescription' | 'configurationId' | 'rowId') => {
+    const v = raw[key];
+    if (v === undefined || v === null) return;
+    if (typeof v === 'number') out[key] = String(v);
+    else if (typeof v === 'string') out[key] = v;
+    else errors.push({ key, message: 'This value should be of type string.' });
+  };
+  text('name');
+  text('description');
+  text('changeDescription');
+  text('configurationId');
+  text('rowId');
+  if (raw.configuration !== undefined) out.configuration = jsonObject(raw.configuration, invalidConfigurationFormat);
+  if (raw.state !== undefined) out.state = jsonObject(raw.state, invalidStateFormat);
+  if (raw.isDisabled !== undefined) {
+    const b = toBoolean(raw.isDisabled);
+    if (b === undefined) errors.push({ key: 'isDisabled', message: 'This value should be of type boolean.' });
+    else out.isDisabled = b;
+  }
+  if (errors.length > 0) throw new StorageValidationError(validationCode, errors);
+  return out;
+}
+
+/** An object given as is (JSON body) or as a JSON string (form body). PHP's empty `[]` is `{}`. */
+function jsonObject(value: unknown, error: (detail: string) => Error): JsonObject {
+  let v = value;
+  if (typeof v === 'string') {
+    if (v.trim() === '') return {};
+    try {
+      v = JSON.parse(v);
+    } catch (err) {
+      throw error((err as Error).message);
+    }
+  }
+  if (Array.isArray(v) && v.length === 0) return {};
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw error(`expected a JSON object, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+  return v as JsonObject;
+}
+
+function toBoolean(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (v === '1' || v === 'true' || v === 1) return true;
+  if (v === '0' || v === 'false' || v === '' || v === 0) return false;
+  return undefined;
+}
