@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { parseByteSize, parseDuration } from './pipeline/units.js';
+import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
 
 export interface Config {
   host: string;
@@ -44,6 +45,16 @@ export interface Config {
   retryBaseMs: number;
   /** Staged data of a file that could not be imported is kept this long (7 days). */
   stagingRetentionMs: number;
+  /** Kafka bootstrap servers: the event log is Kafka (README "Kafka"); undefined: the embedded LMDB log. */
+  kafkaBrokers?: string[];
+  /** Partitions of the source topics Sluice creates (1 until cluster mode). */
+  kafkaPartitions: number;
+  /** Replicas of each partition of the source topics Sluice creates (-1: the broker's default). */
+  kafkaReplication: number;
+  /** Prefix of the source topics: `<prefix><projectId>.<branchId>.<sourceId>`. */
+  kafkaTopicPrefix: string;
+  /** Sources bound to existing topics: source id -> topic. */
+  kafkaTopics: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -80,6 +91,29 @@ const duration = (name: string) => (raw: string): number => {
   if (ms === undefined || ms < 0) throw new ConfigError(`${name} must be a duration like 30s, 5m or 168h, got "${raw}".`);
   return ms;
 };
+const brokers = (raw: string): string[] => {
+  const list = raw.split(',').map((b) => b.trim()).filter(Boolean);
+  if (list.length === 0 || list.some((b) => !/^[^\s:]+:\d{1,5}$/.test(b))) throw new ConfigError(`Kafka brokers must be host:port[,host:port...], got "${raw}".`);
+  return list;
+};
+const partitions = (raw: string): number => {
+  const n = int('Kafka partitions')(raw);
+  // A sink's position in its source is one offset: more partitions need per-partition positions (cluster mode).
+  if (n !== 1) throw new ConfigError(`Kafka partitions: only 1 partition per source topic is supported so far, got "${raw}".`);
+  return n;
+};
+const replication = (raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || !(n === -1 || n >= 1)) throw new ConfigError(`Kafka replication must be a positive integer or -1 (broker default), got "${raw}".`);
+  return n;
+};
+const topicBindings = (raw: string): Record<string, string> => {
+  try {
+    return parseTopicBindings(raw);
+  } catch (err) {
+    throw new ConfigError(`Kafka topic bindings: ${(err as Error).message}.`);
+  }
+};
 const bytes = (name: string) => (raw: string): number => {
   const n = parseByteSize(raw);
   if (n === undefined || n <= 0) throw new ConfigError(`${name} must be a size like 1MB or 512KB, got "${raw}".`);
@@ -109,6 +143,11 @@ export const OPTIONS: Option[] = [
   { flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (default 60s)' },
   { flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (default 2m)' },
   { flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept (default 168h)' },
+  { flag: '--kafka', env: 'SLUICE_KAFKA_BROKERS', key: 'kafkaBrokers', parse: brokers, help: 'Kafka bootstrap servers host:port,...: the event log is Kafka (default: embedded LMDB log)' },
+  { flag: '--kafka-partitions', env: 'SLUICE_KAFKA_PARTITIONS', key: 'kafkaPartitions', parse: partitions, help: 'partitions of the source topics Sluice creates (default 1; only 1 so far)' },
+  { flag: '--kafka-replication', env: 'SLUICE_KAFKA_REPLICATION', key: 'kafkaReplication', parse: replication, help: 'replicas of the source topics Sluice creates (default -1: the broker default)' },
+  { flag: '--kafka-topic-prefix', env: 'SLUICE_KAFKA_TOPIC_PREFIX', key: 'kafkaTopicPrefix', parse: str, help: 'prefix of the source topics (default "sluice.")' },
+  { flag: '--kafka-topics', env: 'SLUICE_KAFKA_TOPICS', key: 'kafkaTopics', parse: topicBindings, help: 'bind sources to existing topics: sourceId=topic,...' },
 ];
 
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
@@ -151,6 +190,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     importMinIntervalMs: (raw.importMinIntervalMs as number | undefined) ?? 60_000,
     retryBaseMs: (raw.retryBaseMs as number | undefined) ?? 120_000,
     stagingRetentionMs: (raw.stagingRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
+    kafkaBrokers: raw.kafkaBrokers as string[] | undefined,
+    kafkaPartitions: (raw.kafkaPartitions as number | undefined) ?? 1,
+    kafkaReplication: (raw.kafkaReplication as number | undefined) ?? -1,
+    kafkaTopicPrefix: (raw.kafkaTopicPrefix as string | undefined) ?? DEFAULT_TOPIC_PREFIX,
+    kafkaTopics: (raw.kafkaTopics as Record<string, string> | undefined) ?? {},
   };
 }
 

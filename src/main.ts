@@ -3,6 +3,7 @@
 import { ConfigError, loadConfig, optionsHelp } from './config.js';
 import { runJsonnetCli } from './jsonnet/cli.js';
 import { runExtractorCli } from './components/generic-extractor/cli.js';
+import { runKafkaCli } from './connectors/kafka/broker/cli.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
@@ -12,6 +13,7 @@ Commands:
   serve     run the service (management API, storage API) on embedded defaults
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
   extractor run the generic extractor: sluice extractor run --data DIR (sluice extractor --help)
+  kafka     start|stop|status a local single-node Kafka broker for development and tests (sluice kafka --help)
 
 Options of serve (flag, environment variable):
 ${optionsHelp()}
@@ -48,6 +50,9 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'serve':
       return serve(rest);
+    case 'kafka':
+      process.exitCode = await runKafkaCli(rest);
+      return;
     case 'jsonnet':
       process.exitCode = await runJsonnetCli(rest, process);
       return;

@@ -18,7 +18,7 @@ import type { MappingChecker } from './definition/columns.js';
 import { SluiceTemplateEngine } from './connectors/jsonnet/sluice-engine.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
-import { LmdbEventLog } from './connectors/event-log/lmdb-log.js';
+import { openEventLog } from './connectors/event-log/open-event-log.js';
 import { LevelRepository } from './storage/levels/repository.js';
 import { MappingFailures } from './storage/mapping-failures.js';
 import { StorageOperator } from './actors/storage-operator.js';
@@ -83,7 +83,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   const statistics = new StatisticsService(metadata);
-  const eventLog = LmdbEventLog.open(join(config.dataDir, 'log'), { maxBytes: config.logMaxBytes, minFreeDiskBytes: config.logMinFreeDiskBytes });
+  const eventLog = await openEventLog(config, logger);
   const levels = new LevelRepository(metadata);
   const failures = new MappingFailures(metadata);
   const operator = new StorageOperator({

@@ -1,7 +1,8 @@
 /**
  * Replay: re-processes a sink's records from its source's event log, from a point in time,
  * through the sink's current mapping (DESIGN.md: "kept ... so that it can be inspected and
- * replayed after the mapping is fixed"). Works on any EventLog adapter: it only reads.
+ * replayed after the mapping is fixed"). Works on any EventLog adapter: it reads with `fetch`,
+ * which does not move the sinks' own reading position.
  *
  * Without `fullRemap`, nothing is written twice:
  * - a record the sink consumed and wrote is skipped (it is in the table, or on its way);
@@ -70,7 +71,7 @@ async function firstOffsetSince(log: EventLog, topic: string, since: Date, tail:
   let hi = upTo + 1;
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    const [next] = await log.read(topic, mid - 1, 1);
+    const [next] = await log.fetch(topic, mid - 1, 1);
     if (!next || next.offset > upTo || next.record.receivedAt >= since) hi = mid;
     else lo = next.offset + 1;
   }
@@ -89,7 +90,7 @@ export async function replaySink(deps: ReplayDeps): Promise<ReplayProgress> {
 
   let after = from - 1;
   while (after < upTo) {
-    const batch = (await log.read(topic, after, CHUNK)).filter((r) => r.offset <= upTo);
+    const batch = (await log.fetch(topic, after, CHUNK)).filter((r) => r.offset <= upTo);
     if (batch.length === 0) break;
     after = batch[batch.length - 1].offset;
     const chosen: RoutedRecord[] = [];

@@ -94,8 +94,19 @@ export class SourceRouter extends Actor<Message> {
       const batch = this.eventLog.read(this.topic, from, BATCH);
       if (batch.length === 0) return;
       await this.fanOut(batch, targets);
+      this.acknowledge();
       if (batch.length < BATCH) return;
     }
+  }
+
+  /**
+   * Tells the log how far every sink has durably committed (a sink's offset moves only after
+   * its metadata commit): a remote log may let those records go (Kafka commits its group offset).
+   * Sinks added meanwhile count too, so that nothing they still need is let go.
+   */
+  private acknowledge(): void {
+    if (this.targets.size === 0) return;
+    this.eventLog.acknowledge(this.topic, Math.min(...[...this.targets.values()].map((t) => t.committedOffset)));
   }
 
   private async fanOut(batch: LoggedRecord[], targets: RouterTarget[]): Promise<void> {

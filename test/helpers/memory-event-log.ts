@@ -107,6 +107,12 @@ export class MemoryEventLog implements EventLog {
     return out;
   }
 
+  acknowledge(): void {}
+
+  async fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
+    return this.read(topic, afterOffset, limit);
+  }
+
   headOffset(topic: string): number {
     return this.topics.get(topic)?.durableHead ?? 0;
   }

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { At, By, Column, Sink, Source, Version } from '../../definition/model.js';
 import type { Token } from '../../storage/token-model.js';
+import { kafkaTopicName } from '../../connectors/event-log/kafka-topics.js';
 
 /** The `by` block of versions and timestamps: who called the API. */
 export function byToken(token: Token): By {
@@ -44,6 +45,8 @@ export function sourceView(s: Source, config: Config): Record<string, unknown> {
     name: s.name,
     description: s.description,
     ...transport,
+    // With the Kafka event log: the topic that holds the source's records (producers may write to it).
+    ...(config.kafkaBrokers ? { kafka: { topic: kafkaTopicName({ prefix: config.kafkaTopicPrefix, bindings: config.kafkaTopics }, s.projectId, s.branchId, s.sourceId) } } : {}),
     ...lifecycle(s),
   };
 }

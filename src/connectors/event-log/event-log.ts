@@ -12,7 +12,10 @@ export interface LoggedRecord {
 }
 
 export interface AppendResult {
-  /** Offset of the first and the last appended record. */
+  /**
+   * Offset of the first and the last appended record; -1 when the adapter learns offsets only
+   * from the broker's acknowledgement (Kafka).
+   */
   firstOffset: number;
   lastOffset: number;
   /**
@@ -32,20 +35,41 @@ export interface RetentionPolicy {
 
 export interface EventLog {
   /**
-   * Appends records to a topic as one batch. Offsets are assigned synchronously, so that
-   * callers of one topic see their records in call order. Appends of the same moment are
-   * committed together (group commit). Throws EventLogFullError when the log cannot take more.
+   * Appends records to a topic as one batch. The records of one topic are stored in call order
+   * (the embedded log assigns offsets synchronously; Kafka keeps one send in flight). Appends
+   * of the same moment are committed together (group commit). Throws EventLogFullError when
+   * the log cannot take more.
    */
   append(topic: string, records: IngestRecord[]): AppendResult;
-  /** Records with offset > afterOffset, ascending, at most `limit`. Only durable records are returned. */
+  /**
+   * Records with offset > afterOffset, ascending, at most `limit`, of those available to this
+   * process now. Only durable records are returned. The embedded log has every record at hand;
+   * a remote log (Kafka) answers from what its consumer fetched, so fewer or none may come back
+   * while it fetches: onDurable listeners are called when more arrive.
+   */
   read(topic: string, afterOffset: number, limit: number): LoggedRecord[];
+  /**
+   * Random access for replays and inspections: the records with offset > afterOffset,
+   * ascending, at most `limit`, waiting until they are fetched (the embedded log answers at
+   * once). Fewer than `limit` only when the topic has no more records after `afterOffset` at
+   * the time of the call. Independent of the sinks' reading (a Kafka adapter uses a consumer of
+   * its own).
+   */
+  fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]>;
+  /**
+   * Every consumer of the topic has durably committed its records through `throughOffset`: a
+   * remote log may drop them from its buffers and record the position with the broker (Kafka
+   * consumer group offset). Consumers' own positions stay authoritative; the embedded log
+   * ignores this.
+   */
+  acknowledge(topic: string, throughOffset: number): void;
   /** Highest durable offset of a topic (0 when empty). */
   headOffset(topic: string): number;
   /** Lowest offset still kept (retention may have removed older ones); head + 1 when empty. */
   tailOffset(topic: string): number;
   /** Called (asynchronously) after records of the topic became durable. Returns an unsubscribe function. */
   onDurable(topic: string, listener: (headOffset: number) => void): () => void;
-  /** Removes records by age and size; returns how many records were removed per topic. */
+  /** Removes records by age and size; returns how many records were removed per topic (Kafka: the broker does it, by the topic's retention settings). */
   applyRetention(policy: RetentionPolicy, now?: number): Map<string, number>;
   /**
    * Removes a topic completely (source deleted for good): reads see it empty at once; resolves

@@ -288,6 +288,13 @@ export class LmdbEventLog implements EventLog {
     return out;
   }
 
+  async fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
+    return this.read(topic, afterOffset, limit);
+  }
+
+  /** Nothing to do: every record is at hand, and consumers keep their own positions. */
+  acknowledge(): void {}
+
   headOffset(topic: string): number {
     return this.topics.get(topic)?.durable ?? 0;
   }

@@ -1,0 +1,145 @@
+/**
+ * The write side of the Kafka event log: group commit over one idempotent kafkajs producer.
+ *
+ * Appends of one event-loop turn, and those that arrive while a send is in flight, go to the
+ * broker together in one `sendBatch` with acks=-1 (every in-sync replica has them before the
+ * broker answers), and only one send is in flight at a time. That keeps each topic's records in
+ * call order (an idempotent producer with one request in flight never reorders) and makes one
+ * round trip carry many requests' records, as the embedded log's group commit does.
+ *
+ * The idempotent producer retries for ever (kafkajs: a limited retry count breaks its
+ * guarantees), so a broker that is down would hold an append's durability open indefinitely.
+ * An append therefore reports failure after `timeoutMs` (ingestion answers 503; the send may
+ * still succeed later, so a client's retry can duplicate it: at least once), and appends are
+ * refused at once while more than `maxPendingBytes` wait.
+ */
+import type { Producer, RecordMetadata, TopicMessages } from 'kafkajs';
+import { EventLogFullError } from './event-log.js';
+import type { KafkaOutMessage } from './kafka-record.js';
+
+export interface AppenderOptions {
+  /** An append that is not acknowledged within this time fails (default 10 s). */
+  timeoutMs?: number;
+  /** Bytes of appends waiting for the broker beyond which appends are refused (default 64 MiB). */
+  maxPendingBytes?: number;
+}
+
+interface PendingAppend {
+  topic: string;
+  messages: KafkaOutMessage[];
+  bytes: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/** The broker did not take the records in time (down, no leader, too few in-sync replicas). */
+export class EventLogUnavailableError extends EventLogFullError {}
+
+export class KafkaAppender {
+  private queue: PendingAppend[] = [];
+  private pendingBytes = 0;
+  private sending: Promise<void> | undefined;
+  private flushScheduled = false;
+  private closed = false;
+  private readonly timeoutMs: number;
+  private readonly maxPendingBytes: number;
+
+  constructor(
+    private readonly producer: Producer,
+    /** Told the highest offset (Kafka offset + 1) acknowledged per topic after each send. */
+    private readonly onAcked: (topic: string, headOffset: number) => void,
+    options: AppenderOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxPendingBytes = options.maxPendingBytes ?? 64 * 1024 ** 2;
+  }
+
+  /** Queues the messages; the promise resolves once every in-sync replica has them. */
+  append(topic: string, messages: KafkaOutMessage[], before: Promise<void>): Promise<void> {
+    if (this.closed) throw new Error('event log is closed');
+    let bytes = 0;
+    for (const m of messages) bytes += m.value.length + 64;
+    if (this.pendingBytes + bytes > this.maxPendingBytes) {
+      throw new EventLogUnavailableError(`event log: ${this.pendingBytes} bytes wait for the Kafka broker; try again later`);
+    }
+    this.pendingBytes += bytes;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new EventLogUnavailableError(`event log: Kafka did not acknowledge the records within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const entry: PendingAppend = {
+        topic,
+        messages,
+        bytes,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      // The topic must exist first (created on its first append); order is kept because the
+      // topic's later appends wait for the same promise, and promise reactions run in order.
+      before.then(
+        () => this.enqueue(entry),
+        (err: unknown) => {
+          this.pendingBytes -= bytes;
+          entry.reject(new EventLogUnavailableError(`event log: ${(err as Error).message}`, { cause: err }));
+        },
+      );
+    });
+  }
+
+  /** Waits for the appends queued so far; later appends are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.sending || this.queue.length > 0) {
+      if (!this.sending) this.flush();
+      await this.sending;
+    }
+  }
+
+  private enqueue(entry: PendingAppend): void {
+    this.queue.push(entry);
+    if (this.flushScheduled || this.sending) return;
+    this.flushScheduled = true;
+    // The rest of this turn's appends join the same send.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (!this.sending) this.flush();
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    if (batch.length === 0) return;
+    this.queue = [];
+    const byTopic = new Map<string, KafkaOutMessage[]>();
+    for (const entry of batch) {
+      const list = byTopic.get(entry.topic);
+      if (list) list.push(...entry.messages);
+      else byTopic.set(entry.topic, [...entry.messages]);
+    }
+    const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages: messages.map((m) => ({ ...m, partition: 0 })) }));
+    this.sending = this.producer
+      .sendBatch({ acks: -1, topicMessages })
+      .then(
+        (metadata: RecordMetadata[]) => {
+          for (const m of metadata) {
+            const count = byTopic.get(m.topicName)?.length ?? 0;
+            if (m.baseOffset !== undefined) this.onAcked(m.topicName, Number(m.baseOffset) + count);
+          }
+          for (const entry of batch) entry.resolve();
+        },
+        (err: unknown) => {
+          const error = new EventLogUnavailableError(`event log: Kafka refused the records: ${(err as Error).message}`, { cause: err });
+          for (const entry of batch) entry.reject(error);
+        },
+      )
+      .finally(() => {
+        for (const entry of batch) this.pendingBytes -= entry.bytes;
+        this.sending = undefined;
+        if (this.queue.length > 0) this.flush();
+      });
+  }
+}

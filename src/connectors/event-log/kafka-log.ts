@@ -1,0 +1,254 @@
+/**
+ * The Kafka adapter of the EventLog port (DESIGN.md "Ports and adapters"): each event-log topic
+ * (one per source) is a Kafka topic of one partition (kafka-topics.ts names them), records are
+ * Kafka records in the format producers can write themselves (kafka-record.ts), appends go
+ * through one idempotent producer with acks=-1 and group commit (kafka-appender.ts), and each
+ * topic that is read has a consumer feeding a buffer (kafka-reader.ts).
+ *
+ * Offsets: port offset = Kafka offset + 1 (the port counts from 1). Append results carry -1
+ * offsets: Kafka assigns them when it acknowledges. Retention is the broker's (the topics are
+ * created with retention.ms and retention.bytes); applyRetention removes nothing here.
+ */
+import { Kafka, logLevel, Partitioners, type Admin, type Producer, type SASLOptions } from 'kafkajs';
+import type { Logger } from '../../logger.js';
+import type { IngestRecord } from '../../pipeline/record.js';
+import type { AppendResult, EventLog, LoggedRecord } from './event-log.js';
+import { KafkaAppender, type AppenderOptions } from './kafka-appender.js';
+import { encodeKafkaRecord } from './kafka-record.js';
+import { TopicReader, type ReaderOptions } from './kafka-reader.js';
+import { kafkaTopicOf, TopicManager, type KafkaTopicOptions, type TopicSettings } from './kafka-topics.js';
+
+/** How long close() waits for consumers and connections to end. */
+const CLOSE_WAIT_MS = 5000;
+/** A random-access reader unused this long is closed. */
+const RANDOM_READER_IDLE_MS = 30_000;
+
+export interface KafkaEventLogOptions extends AppenderOptions, ReaderOptions {
+  brokers: string[];
+  clientId?: string;
+  topics: KafkaTopicOptions;
+  settings: TopicSettings;
+  /**
+   * The sinks read a topic in consumer group `<groupPrefix><topic>` (default prefix
+   * `sluice-log.`), whose offset is their acknowledged position; replays in throwaway groups
+   * `<groupPrefix>random.<topic>.<uuid>`.
+   */
+  groupPrefix?: string;
+  ssl?: boolean;
+  sasl?: SASLOptions;
+}
+
+export class KafkaEventLog implements EventLog {
+  private readonly readers = new Map<string, TopicReader>();
+  /** Readers of random access (fetch), closed when unused for a while. */
+  private readonly randomReaders = new Map<string, { reader: TopicReader; idle?: NodeJS.Timeout }>();
+  private readonly listeners = new Map<string, Set<(head: number) => void>>();
+  /** Highest offset known per event-log topic (acknowledged appends, fetched high watermarks). */
+  private readonly heads = new Map<string, number>();
+  /** Kafka topic -> event-log topic, for acknowledgements that name the Kafka topic. */
+  private readonly logTopics = new Map<string, string>();
+  private closed = false;
+  private readonly appender: KafkaAppender;
+  private readonly topicManager: TopicManager;
+
+  private constructor(
+    private readonly kafka: Kafka,
+    private readonly admin: Admin,
+    private readonly producer: Producer,
+    private readonly options: KafkaEventLogOptions,
+    private readonly log: Logger,
+  ) {
+    this.appender = new KafkaAppender(producer, (kafkaTopic, head) => this.noteHead(kafkaTopic, head), options);
+    this.topicManager = new TopicManager(admin, options.settings);
+  }
+
+  /** Connects the producer and the admin client; fails when no broker answers. */
+  static async open(options: KafkaEventLogOptions, logger: Logger): Promise<KafkaEventLog> {
+    const log = logger.child({ component: 'kafka-log' });
+    const kafka = new Kafka({
+      clientId: options.clientId ?? 'sluice',
+      brokers: options.brokers,
+      ssl: options.ssl,
+      sasl: options.sasl,
+      logLevel: logLevel.WARN,
+      logCreator: kafkajsLogs(log),
+      connectionTimeout: 3000,
+    });
+    const admin = kafka.admin();
+    // Idempotent: the broker drops duplicates of retried sends; one request in flight keeps order.
+    // Partitions are chosen explicitly (0): the partitioner only matters for its v2 warning.
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    try {
+      await admin.connect();
+      await producer.connect();
+    } catch (err) {
+      await producer.disconnect().catch(() => undefined);
+      await admin.disconnect().catch(() => undefined);
+      throw new Error(`Cannot reach Kafka at ${options.brokers.join(',')}: ${(err as Error).message}`, { cause: err });
+    }
+    const self = new KafkaEventLog(kafka, admin, producer, options, log);
+    log.info({ brokers: options.brokers, partitions: options.settings.partitions, replication: options.settings.replication }, 'event log: Kafka');
+    return self;
+  }
+
+  private get groupPrefix(): string {
+    return this.options.groupPrefix ?? 'sluice-log.';
+  }
+
+  /** The Kafka topic of an event-log topic (what the source's detail shows). */
+  kafkaTopic(topic: string): string {
+    return kafkaTopicOf(this.options.topics, topic).name;
+  }
+
+  append(topic: string, records: IngestRecord[]): AppendResult {
+    if (this.closed) throw new Error('event log is closed');
+    if (records.length === 0) return { firstOffset: -1, lastOffset: -1, durable: Promise.resolve() };
+    const { name, bound } = kafkaTopicOf(this.options.topics, topic);
+    this.logTopics.set(name, topic);
+    const durable = this.appender.append(name, records.map(encodeKafkaRecord), this.topicManager.ensure(name, bound));
+    // A failed append may mean the topic is gone (deleted with its source): check it again next time.
+    durable.catch(() => this.topicManager.forget(name));
+    return { firstOffset: -1, lastOffset: -1, durable };
+  }
+
+  read(topic: string, afterOffset: number, limit: number): LoggedRecord[] {
+    if (this.closed || limit <= 0) return [];
+    return this.reader(topic).read(afterOffset, limit);
+  }
+
+  /**
+   * Random access: a consumer of its own per topic (group `<groupPrefix>random.<topic>.<uuid>`,
+   * never committed), so that a replay does not move the sinks' reading. Ends at the topic's high
+   * watermark of the moment of the call.
+   */
+  async fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
+    if (this.closed || limit <= 0) return [];
+    const { name, bound } = kafkaTopicOf(this.options.topics, topic);
+    await this.topicManager.ensure(name, bound);
+    const offsets = await this.admin.fetchTopicOffsets(name);
+    const head = Number(offsets.find((p) => p.partition === 0)?.high ?? 0);
+    if (afterOffset >= head) return [];
+    let entry = this.randomReaders.get(topic);
+    if (!entry) {
+      const reader = new TopicReader(this.kafka, name, undefined, `${this.groupPrefix}random.${name}.`, async () => undefined, () => undefined, this.log, this.options);
+      entry = { reader };
+      this.randomReaders.set(topic, entry);
+    }
+    clearTimeout(entry.idle);
+    try {
+      return await entry.reader.fetch(afterOffset, limit, head);
+    } finally {
+      const current = entry;
+      current.idle = setTimeout(() => {
+        if (this.randomReaders.get(topic) === current) this.randomReaders.delete(topic);
+        void current.reader.close();
+      }, RANDOM_READER_IDLE_MS);
+      current.idle.unref();
+    }
+  }
+
+  acknowledge(topic: string, throughOffset: number): void {
+    this.readers.get(topic)?.acknowledge(throughOffset);
+  }
+
+  headOffset(topic: string): number {
+    return this.heads.get(topic) ?? 0;
+  }
+
+  /** Not tracked locally (the broker's retention moves it): 1, or what a reader was given. */
+  tailOffset(): number {
+    return 1;
+  }
+
+  onDurable(topic: string, listener: (headOffset: number) => void): () => void {
+    let set = this.listeners.get(topic);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(topic, set);
+    }
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  applyRetention(): Map<string, number> {
+    return new Map();
+  }
+
+  async dropTopic(topic: string): Promise<void> {
+    const reader = this.readers.get(topic);
+    this.readers.delete(topic);
+    this.heads.delete(topic);
+    await reader?.close();
+    const random = this.randomReaders.get(topic);
+    this.randomReaders.delete(topic);
+    clearTimeout(random?.idle);
+    await random?.reader.close();
+    const { name, bound } = kafkaTopicOf(this.options.topics, topic);
+    // A bound topic belongs to its producers: the source only stops reading it.
+    if (!bound) await this.topicManager.delete(name);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Bounded: with the broker down, sends retry and disconnects wait; the process must still stop.
+    await within(this.appender.close(), this.options.timeoutMs ?? 10_000);
+    const readers = [...this.readers.values(), ...[...this.randomReaders.values()].map((e) => (clearTimeout(e.idle), e.reader))];
+    await within(Promise.all(readers.map((r) => r.close())), CLOSE_WAIT_MS);
+    await within(Promise.all([this.producer.disconnect(), this.admin.disconnect()]), CLOSE_WAIT_MS);
+  }
+
+  private reader(topic: string): TopicReader {
+    let reader = this.readers.get(topic);
+    if (!reader) {
+      const { name, bound } = kafkaTopicOf(this.options.topics, topic);
+      this.logTopics.set(name, topic);
+      reader = new TopicReader(
+        this.kafka,
+        name,
+        `${this.groupPrefix}${name}`,
+        '',
+        () => this.topicManager.ensure(name, bound),
+        (head) => this.recordsArrived(topic, head),
+        this.log,
+        this.options,
+      );
+      this.readers.set(topic, reader);
+    }
+    return reader;
+  }
+
+  private noteHead(kafkaTopic: string, head: number): void {
+    const topic = this.logTopics.get(kafkaTopic);
+    if (topic !== undefined && head > (this.heads.get(topic) ?? 0)) this.heads.set(topic, head);
+  }
+
+  private recordsArrived(topic: string, head: number): void {
+    if (head > (this.heads.get(topic) ?? 0)) this.heads.set(topic, head);
+    for (const listener of this.listeners.get(topic) ?? []) {
+      try {
+        listener(head);
+      } catch {
+        // A listener's failure is its own.
+      }
+    }
+  }
+}
+
+/** Waits for `work` (its failure ignored), but at most `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** kafkajs log entries as pino lines of the adapter's logger. */
+function kafkajsLogs(log: Logger) {
+  return () =>
+    ({ level, log: entry }: { level: number; log: { message: string } & Record<string, unknown> }) => {
+      const { message, timestamp: _t, logger: _l, ...rest } = entry;
+      if (level <= logLevel.ERROR) log.error(rest, `kafkajs: ${message}`);
+      else if (level === logLevel.WARN) log.warn(rest, `kafkajs: ${message}`);
+      else log.debug(rest, `kafkajs: ${message}`);
+    };
+}

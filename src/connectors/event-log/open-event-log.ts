@@ -1,0 +1,30 @@
+/**
+ * The event log a node runs on (DESIGN.md "One process, every role; many processes, one
+ * Kafka"): the embedded LMDB log under `<dataDir>/log`, or Kafka when brokers are configured.
+ */
+import { join } from 'node:path';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import type { EventLog } from './event-log.js';
+import { KafkaEventLog } from './kafka-log.js';
+import { LmdbEventLog } from './lmdb-log.js';
+
+export async function openEventLog(config: Config, logger: Logger): Promise<EventLog> {
+  if (!config.kafkaBrokers) {
+    return LmdbEventLog.open(join(config.dataDir, 'log'), { maxBytes: config.logMaxBytes, minFreeDiskBytes: config.logMinFreeDiskBytes });
+  }
+  return KafkaEventLog.open(
+    {
+      brokers: config.kafkaBrokers,
+      clientId: `sluice-${config.projectId}`,
+      topics: { prefix: config.kafkaTopicPrefix, bindings: config.kafkaTopics },
+      settings: {
+        partitions: config.kafkaPartitions,
+        replication: config.kafkaReplication,
+        retentionMs: config.logRetentionMs,
+        retentionBytes: config.logMaxBytesPerTopic,
+      },
+    },
+    logger,
+  );
+}
