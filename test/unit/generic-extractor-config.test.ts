@@ -24,6 +24,10 @@ describe('generic extractor: configuration validation', () => {
     expect(c.retry.maxRetries).toBe(10);
     expect(c.incrementalOutput).toBe(false);
     expect(c.compatLevel).toBe(3);
+    // compatLevel: an empty value (0) is the latest; 1 (the legacy JSON parser) is accepted.
+    expect(parseConfig(base({}, { compatLevel: 0 })).compatLevel).toBe(3);
+    expect(parseConfig(base({}, { compatLevel: 1 })).compatLevel).toBe(1);
+    expect(error(base({}, { compatLevel: 'x' }))).toMatch(/compatLevel must be an integer/);
     expect(c.outputBucket).toBe('');
     expect(parseConfig(base({ name: 'shop' }, { id: 7 })).outputBucket).toBe('ex-api-shop-7');
     expect(parseConfig(base({}, { id: 7, outputBucket: 'b' })).outputBucket).toBe('b');
@@ -46,7 +50,6 @@ describe('generic extractor: configuration validation', () => {
     expect(error(base({ authentication: { type: 'login' } }))).toMatch(/'loginRequest' is not configured/);
     expect(error(base({}, { mappings: 'x' }))).toMatch(/mappings must be an object/);
     expect(error({ parameters: { ...base().parameters, sshProxy: {} } })).toMatch(/sshProxy is not supported/);
-    expect(error(base({}, { compatLevel: 1 }))).toMatch(/legacy JSON parser/);
     expect(error(base({ baseUrl: { function: 'nope', args: [] } }))).toMatch(/Illegal function 'nope'/);
   });
 
@@ -77,5 +80,11 @@ describe('generic extractor: configuration validation', () => {
     expect(stateTime({ time: { previousStart: 5 } }, 9)).toEqual({ previousStart: 5, currentStart: 9 });
     expect(stateTime({}, 9)).toEqual({ previousStart: 0, currentStart: 9 });
     expect(stateStructure({ 'json_parser.structVersion': 2, 'json_parser.struct': {} })).toBeUndefined();
+    expect(stateStructure({ 'json_parser.structVersion': 2, 'json_parser.struct': { users: { id: 'scalar' } } })).toEqual({
+      version: 2,
+      struct: { users: { id: 'scalar' } },
+    });
+    expect(stateStructure({ 'json_parser.structVersion': 3, 'json_parser.struct': { data: {} } })).toEqual({ version: 3, struct: { data: {} } });
+    expect(stateStructure({ 'json_parser.structVersion': 1, 'json_parser.struct': { users: {} } })).toBeUndefined();
   });
 });

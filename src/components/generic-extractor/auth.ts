@@ -45,15 +45,24 @@ function serializeQuery(base: string, query: Map<string, QueryValue>, hash: stri
   return `${base}${parts.length > 0 ? `?${parts.join('&')}` : ''}${hash}`;
 }
 
-/** Guzzle's `Query::merge`: a new key is appended, an existing one becomes a list of values. */
-function mergeQuery(url: string, extra: JsonObject): string {
+/**
+ * Merges the login response's query parameters into a request URL as the reference does
+ * (example 081): the request's own parameters that the login does not set keep their place;
+ * the login parameters follow in their configured order. A parameter the request already has
+ * becomes a list, the request's value(s) first and the login value last, and moves to the
+ * login parameter's position:
+ * `?debug=1&secretKey=none` + `{apiToken, secretKey}` → `?debug=1&apiToken=…&secretKey[0]=none&secretKey[1]=…`.
+ */
+export function mergeLoginQuery(url: string, extra: JsonObject): string {
   const { base, query, hash } = parseUrlQuery(url);
+  const merged = new Map<string, QueryValue>();
   for (const [k, raw] of Object.entries(extra)) {
     const v = csvCell(raw);
     const old = query.get(k);
-    if (old === undefined) query.set(k, v);
-    else query.set(k, Array.isArray(old) ? [...old, v] : [old, v]);
+    merged.set(k, old === undefined ? v : Array.isArray(old) ? [...old, v] : [old, v]);
+    query.delete(k);
   }
+  for (const [k, v] of merged) query.set(k, v);
   return serializeQuery(base, query, hash);
 }
 
@@ -191,7 +200,7 @@ class LoginAuth implements Authenticator {
     if (!this.session || (this.session.expires !== null && this.nowSeconds() > this.session.expires)) {
       this.session = await this.logIn();
     }
-    const url = Object.keys(this.session.query).length > 0 ? mergeQuery(req.url, this.session.query) : req.url;
+    const url = Object.keys(this.session.query).length > 0 ? mergeLoginQuery(req.url, this.session.query) : req.url;
     return { ...req, url, headers: { ...req.headers, ...this.session.headers } };
   }
 }

@@ -275,9 +275,11 @@ export function parseConfig(root: unknown): ExtractorConfig {
   if (!Number.isInteger(maxPages) || (maxPages as number) < 1) fail('config.maxPages must be a positive integer');
   if (config.outputBucket !== undefined && typeof config.outputBucket !== 'string') fail('config.outputBucket must be a string');
 
-  const compatLevel = config.compatLevel === undefined ? 3 : config.compatLevel;
+  // Reference §10.8: an empty compatLevel (unset, 0) means the latest (3); 1 or less selects
+  // the legacy JSON parser (php-jsonparser 2.x), 2 the current parser with the old
+  // responseFilter behaviour.
+  const compatLevel = phpEmpty(config.compatLevel) ? 3 : config.compatLevel;
   if (typeof compatLevel !== 'number' || !Number.isInteger(compatLevel)) fail('config.compatLevel must be an integer');
-  if ((compatLevel as number) <= 1) fail('config.compatLevel 1 (the legacy JSON parser) is not supported; use 2 or 3');
 
   return {
     baseUrl: baseUrlValue as string,

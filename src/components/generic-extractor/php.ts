@@ -62,34 +62,44 @@ function isPhpFloat(n: number): boolean {
 /**
  * A float as PHP prints it with the given precision (`%.<p>G` in zend_gcvt): 14 for string casts
  * (`precision`), 17 for `serialize`/`json_encode` (`serialize_precision`, set by the parser).
+ * -1 is PHP's default `serialize_precision`: the shortest digits that read back to the same
+ * float (zend_gcvt mode 0), laid out as with precision 17 (the legacy JSON parser leaves the
+ * setting at its default).
  */
 export function phpFloatToString(x: number, precision: number): string {
   if (Number.isNaN(x)) return 'NAN';
   if (!Number.isFinite(x)) return x > 0 ? 'INF' : '-INF';
   if (x === 0) return Object.is(x, -0) ? '-0' : '0';
-  const [mantissa, e] = x.toExponential(precision - 1).split('e');
+  const shortest = precision === -1;
+  const layout = shortest ? 17 : precision;
+  const [mantissa, e] = (shortest ? x.toExponential() : x.toExponential(precision - 1)).split('e');
   const exponent = Number(e);
   const digits = mantissa.replace(/\.?0+$/, '');
-  if (exponent < -4 || exponent >= precision) {
+  if (exponent < -4 || exponent >= layout) {
     const m = digits.includes('.') ? digits : `${digits}.0`;
     return `${m}E${exponent < 0 ? '-' : '+'}${Math.abs(exponent)}`;
   }
-  // Fixed notation with the same significant digits.
+  // Fixed notation with the same significant digits (JS prints the shortest form in fixed
+  // notation for every exponent of this range).
+  if (shortest) return String(x);
   const fixed = x.toFixed(Math.max(0, precision - 1 - exponent));
   return fixed.includes('.') ? fixed.replace(/\.?0+$/, '') : fixed;
 }
 
-/** PHP `serialize()` of a decoded JSON value (objects are stdClass). */
-export function phpSerialize(v: unknown): string {
+/**
+ * PHP `serialize()` of a decoded JSON value (objects are stdClass); floats with
+ * `serialize_precision` (17 as the current parser sets it, -1 for PHP's default).
+ */
+export function phpSerialize(v: unknown, precision = 17): string {
   if (v === null || v === undefined) return 'N;';
   if (typeof v === 'boolean') return v ? 'b:1;' : 'b:0;';
-  if (typeof v === 'number') return isPhpFloat(v) ? `d:${phpFloatToString(v, 17)};` : `i:${v};`;
+  if (typeof v === 'number') return isPhpFloat(v) ? `d:${phpFloatToString(v, precision)};` : `i:${v};`;
   if (typeof v === 'string') return `s:${Buffer.byteLength(v, 'utf8')}:"${v}";`;
   if (Array.isArray(v)) {
-    return `a:${v.length}:{${v.map((item, i) => `i:${i};${phpSerialize(item)}`).join('')}}`;
+    return `a:${v.length}:{${v.map((item, i) => `i:${i};${phpSerialize(item, precision)}`).join('')}}`;
   }
   const entries = Object.entries(v as Record<string, unknown>);
-  const body = entries.map(([k, item]) => `s:${Buffer.byteLength(k, 'utf8')}:"${k}";${phpSerialize(item)}`).join('');
+  const body = entries.map(([k, item]) => `s:${Buffer.byteLength(k, 'utf8')}:"${k}";${phpSerialize(item, precision)}`).join('');
   return `O:8:"stdClass":${entries.length}:{${body}}`;
 }
 
@@ -112,19 +122,22 @@ function jsonEncodeString(s: string): string {
   return `${out}"`;
 }
 
-/** PHP `json_encode()` with default flags: `\/`, `\uXXXX`, floats at precision 17. */
-export function phpJsonEncode(v: unknown): string {
+/**
+ * PHP `json_encode()` with default flags: `\/`, `\uXXXX`, floats at `serialize_precision`
+ * (17 as the current parser sets it; -1, PHP's default, for the legacy parser).
+ */
+export function phpJsonEncode(v: unknown, precision = 17): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (typeof v === 'number') {
     if (!isPhpFloat(v)) return String(v);
-    const s = phpFloatToString(v, 17);
+    const s = phpFloatToString(v, precision);
     return /[.E]/.test(s) ? s.replace('E+', 'e+').replace('E-', 'e-') : `${s}.0`;
   }
   if (typeof v === 'string') return jsonEncodeString(v);
-  if (Array.isArray(v)) return `[${v.map(phpJsonEncode).join(',')}]`;
+  if (Array.isArray(v)) return `[${v.map((item) => phpJsonEncode(item, precision)).join(',')}]`;
   const entries = Object.entries(v as Record<string, unknown>);
-  return `{${entries.map(([k, item]) => `${jsonEncodeString(k)}:${phpJsonEncode(item)}`).join(',')}}`;
+  return `{${entries.map(([k, item]) => `${jsonEncodeString(k)}:${phpJsonEncode(item, precision)}`).join(',')}}`;
 }
 
 /** PHP `urlencode()`: everything but `A-Za-z0-9-_.` percent-encoded, space as `+`. */

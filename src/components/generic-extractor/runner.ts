@@ -161,7 +161,14 @@ class JobRun {
       }
       const located = locateData(body, dataField, endpoint);
       if (located.warning) shared.log(located.warning, 'warning');
-      const data = applyResponseFilter(located.data, job.responseFilter, job.responseFilterDelimiter, shared.config.compatLevel);
+      const data = applyResponseFilter(
+        located.data,
+        job.responseFilter,
+        job.responseFilterDelimiter,
+        shared.config.compatLevel,
+        // The legacy parser leaves PHP's serialize_precision at its default (-1).
+        shared.results.structVersion === 2 ? -1 : 17,
+      );
       shared.progress.items += data.length;
       shared.onProgress?.(shared.progress);
       try {
@@ -251,8 +258,7 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
     if (opts.baseUrlOverride) config.baseUrl = opts.baseUrlOverride(config.baseUrl);
     let entry = parsers.get(config.outputBucket);
     if (!entry) {
-      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings);
-      if (struct !== undefined) results.parser.load(struct);
+      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings, config.compatLevel, struct);
       parsers.set(config.outputBucket, (entry = { results, incremental: config.incrementalOutput }));
     }
     entry.incremental = config.incrementalOutput;
@@ -260,7 +266,7 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
   }
 
   const written: WrittenTable[] = [];
-  const structs: JsonObject[] = [];
+  const structs: { struct: JsonObject; version: 2 | 3 }[] = [];
   for (const [bucket, { results, incremental }] of parsers) {
     let tables;
     try {
@@ -270,9 +276,9 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
       throw err;
     }
     written.push(...(await writeTables(join(opts.dataDir, 'out'), bucket, incremental, tables)));
-    structs.push(results.parser.dump());
+    structs.push({ struct: results.parser.dump(), version: results.structVersion });
   }
-  await writeState(opts.dataDir, state, currentStart, structs[0] ?? {});
+  await writeState(opts.dataDir, state, currentStart, structs[0]?.struct ?? {}, structs[0]?.version ?? 3);
   return { ...progress, tables: written, stopReasons };
 }
 

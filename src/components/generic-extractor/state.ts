@@ -30,13 +30,38 @@ export function stateTime(state: JsonObject, currentStart: number): Record<strin
   return { previousStart: typeof time.previousStart === 'number' ? time.previousStart : 0, currentStart };
 }
 
-/** The stored structure, if it is the current parser's (version 3); version 2 is the legacy parser's. */
-export function stateStructure(state: JsonObject): Json | undefined {
-  return state['json_parser.structVersion'] === 3 ? state['json_parser.struct'] : undefined;
+export interface StoredStructure {
+  /** 3: the current parser's structure; 2: the legacy parser's (php-jsonparser 2.x). */
+  version: 2 | 3;
+  struct: JsonObject;
 }
 
-export async function writeState(dataDir: string, previous: JsonObject, currentStart: number, struct: JsonObject): Promise<void> {
-  const state: JsonObject = { ...previous, time: { previousStart: currentStart }, 'json_parser.struct': struct, 'json_parser.structVersion': 3 };
+/**
+ * The parser structure stored by the previous run, if any (juicer's Json parser: a non-empty
+ * `json_parser.struct` with `json_parser.structVersion` 2 or 3). Version 2 selects the legacy
+ * parser whatever `compatLevel` says (reference §10.8).
+ */
+export function stateStructure(state: JsonObject): StoredStructure | undefined {
+  const struct = state['json_parser.struct'];
+  const version = state['json_parser.structVersion'];
+  if (!isObject(struct) || Object.keys(struct).length === 0) return undefined;
+  if (version === 2 || version === 3) return { version, struct };
+  return undefined;
+}
+
+export async function writeState(
+  dataDir: string,
+  previous: JsonObject,
+  currentStart: number,
+  struct: JsonObject,
+  structVersion: 2 | 3 = 3,
+): Promise<void> {
+  const state: JsonObject = {
+    ...previous,
+    time: { previousStart: currentStart },
+    'json_parser.struct': struct,
+    'json_parser.structVersion': structVersion,
+  };
   await mkdir(join(dataDir, 'out'), { recursive: true });
   await writeFile(join(dataDir, 'out', 'state.json'), JSON.stringify(state));
 }
