@@ -6,12 +6,14 @@ import { startupBench } from './startup.js';
 import { ingestBench } from './ingest.js';
 import { templateBench } from './template.js';
 import { extractorBench } from './extractor.js';
+import { otlpBench } from './otlp.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
   ingest: ingestBench,
   template: templateBench,
   extractor: extractorBench,
+  otlp: otlpBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

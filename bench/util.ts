@@ -1,4 +1,5 @@
 /** Small helpers shared by the benchmarks. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** A loopback port that was free a moment ago. */
@@ -19,4 +20,95 @@ export function median(xs: number[]): number {
 
 export function round2(x: number): number {
   return Math.round(x * 100) / 100;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A Sluice server in a child process and its management API (used by the otlp bench).
+
+/** A server in a child process; keeps the tail of its output to explain a death. */
+export class ServerProcess {
+  private readonly proc: ChildProcess;
+  private output = '';
+  exited = false;
+  private readonly exitPromise: Promise<void>;
+
+  constructor(argv: string[], env: Record<string, string>) {
+    this.proc = spawn(process.execPath, argv, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (chunk: Buffer): void => {
+      this.output = (this.output + chunk.toString('utf8')).slice(-4000);
+    };
+    this.proc.stdout?.on('data', keep);
+    this.proc.stderr?.on('data', keep);
+    this.exitPromise = new Promise((res) =>
+      this.proc.once('exit', () => {
+        this.exited = true;
+        res();
+      }),
+    );
+  }
+
+  get pid(): number {
+    return this.proc.pid ?? 0;
+  }
+
+  lastOutput(): string {
+    return this.output.trim().slice(-1500) || '(none)';
+  }
+
+  /** Waits until GET /health-check answers. */
+  async ready(base: string, timeoutMs = 30_000): Promise<void> {
+    const started = performance.now();
+    for (;;) {
+      if (this.exited) throw new Error(`the server exited before it was ready: ${this.lastOutput()}`);
+      try {
+        if ((await fetch(`${base}/health-check`)).ok) return;
+      } catch {
+        // not listening yet
+      }
+      if (performance.now() - started > timeoutMs) throw new Error('the server was not ready within 30 s');
+      await sleep(20);
+    }
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  async stop(graceMs = 15_000): Promise<void> {
+    if (this.exited) return;
+    this.proc.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([this.exitPromise.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), graceMs)))]);
+    clearTimeout(timer);
+    if (!inTime) {
+      this.proc.kill('SIGKILL');
+      await this.exitPromise;
+    }
+  }
+}
+
+/** Calls the management API with the master token; throws on an error status. */
+export async function apiCall(base: string, token: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { 'x-storageapi-token': token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+/** Polls a management task until it is no longer processing; a task that failed throws. */
+export async function waitTask(base: string, token: string, started: unknown): Promise<void> {
+  let t = started as { url: string; status: string };
+  const path = new URL(t.url).pathname;
+  const deadline = performance.now() + 30_000;
+  while (t.status === 'processing') {
+    if (performance.now() > deadline) throw new Error(`task ${path} still processing after 30 s`);
+    await sleep(20);
+    t = (await apiCall(base, token, 'GET', path)) as { url: string; status: string };
+  }
+  if (t.status !== 'success') throw new Error(`task ${path} ended ${JSON.stringify(t)}`);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
 }

@@ -27,6 +27,8 @@ export interface Config {
   maxBodyBytes: number;
   /** Largest accepted body of a connector batch request (.../batch; default 16 MB). */
   maxBatchBodyBytes: number;
+  /** Largest OTLP request body, compressed and after decompression (default 16 MB; OTLP recommends a cap). */
+  otlpMaxBodyBytes: number;
   /** The event log keeps records this long (default 7 days) and ... */
   logRetentionMs: number;
   /** ... at most this many bytes per source topic. */
@@ -134,6 +136,7 @@ export const OPTIONS: Option[] = [
   { flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (default info)' },
   { flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body (default 1MB)' },
   { flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch (default 16MB)' },
+  { flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after gzip decompression (default 16MB)' },
   { flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records (default 168h)' },
   { flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log (default 10GB)' },
   { flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the data the event log holds (default 64GB)' },
@@ -181,6 +184,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logLevel: (raw.logLevel as string | undefined) ?? 'info',
     maxBodyBytes: (raw.maxBodyBytes as number | undefined) ?? 1024 * 1024,
     maxBatchBodyBytes: (raw.maxBatchBodyBytes as number | undefined) ?? 16 * 1024 * 1024,
+    otlpMaxBodyBytes: (raw.otlpMaxBodyBytes as number | undefined) ?? 16 * 1024 * 1024,
     logRetentionMs: (raw.logRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
     logMaxBytesPerTopic: (raw.logMaxBytesPerTopic as number | undefined) ?? 10 * 1024 ** 3,
     logMaxBytes: (raw.logMaxBytes as number | undefined) ?? 64 * 1024 ** 3,

@@ -6,6 +6,7 @@ import { storageApi } from './storage/index.js';
 import { documentation } from './documentation.js';
 import { ingestApi } from './ingest/index.js';
 import { queueApi } from './queue/index.js';
+import { otlpApi } from './otlp/index.js';
 import { renderStreamError, streamNotFound } from './stream/envelope.js';
 
 /**
@@ -47,6 +48,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     eventLog: services.eventLog,
     sources: services.ingestSources,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.maxBodyBytes, maxBatchBodyBytes: services.config.maxBatchBodyBytes },
+    isShuttingDown: services.isShuttingDown,
+  });
+  await app.register(otlpApi, {
+    eventLog: services.eventLog,
+    sources: services.ingestSources,
+    mappings: services.mappings,
+    config: { projectId: services.config.projectId, maxBodyBytes: services.config.otlpMaxBodyBytes },
     isShuttingDown: services.isShuttingDown,
   });
   app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));

@@ -10,6 +10,7 @@ import { taskRoutes } from './tasks.js';
 import { statisticsRoutes } from './statistics.js';
 import { testEndpointRoutes } from './test-endpoint.js';
 import { failureRoutes } from './failures.js';
+import { otlpSinkRoutes } from './otlp-sinks.js';
 import { replayRoutes } from './replay.js';
 
 /**
@@ -44,6 +45,7 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
     await authenticated.register(statisticsRoutes, { services });
     await authenticated.register(testEndpointRoutes, { services });
     await authenticated.register(failureRoutes, { services });
+    await authenticated.register(otlpSinkRoutes, { services });
     await authenticated.register(replayRoutes, { services });
   }, { prefix: '/v1' });
 };

@@ -82,7 +82,10 @@ export class LazyRecordContext implements RecordContext {
     let p = this.parsed;
     if (p === UNSET) {
       try {
-        p = parseBody(this.header('Content-Type'), this.bodyString());
+        // An OTLP record's body is its flattened JSON whatever the request's Content-Type
+        // (protobuf, or the test endpoint's payload); HTTP records follow their Content-Type.
+        const contentType = this.record.signal === '' ? this.header('Content-Type') : 'application/json';
+        p = parseBody(contentType, this.bodyString());
       } catch (e) {
         if (!(e instanceof MappingError)) throw e;
         p = e;

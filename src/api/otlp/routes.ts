@@ -1,0 +1,261 @@
+/**
+ * OTLP/HTTP ingestion (stream-api §18, peers-and-protocols §2):
+ *
+ *   POST /otlp/<projectId>/<sourceId>/<secret>/v1/{logs|metrics|traces}
+ *   POST /otlp/<projectId>/<sourceId>/v1/{logs|metrics|traces}   (Authorization: Bearer <secret>)
+ *
+ * In order: authenticate (before anything is decoded), pick the encoding from Content-Type
+ * (415 otherwise), inflate gzip within the size limit (413), decode (400), flatten into one
+ * record per log record / data point / span, append all records of the request to the
+ * source's topic as ONE batch (the acknowledgement point), find meanwhile the records a sink
+ * will not be able to map (partial_success; see pipeline/otlp/rejections.ts) and answer the
+ * Export*ServiceResponse in the request's encoding.
+ * Backpressure: 503 + Retry-After when the log cannot keep more or the node stops, 429 +
+ * Retry-After when too many request bytes are being processed at once.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
+import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
+import { encodeExportResponse } from '../../connectors/otlp/encode.js';
+import { SIGNALS, type Signal, type Sink } from '../../definition/model.js';
+import { createRecordContext } from '../../pipeline/columns/index.js';
+import { normalizeIp } from '../../pipeline/columns/ip.js';
+import { headersFromRaw } from '../../pipeline/headers.js';
+import type { MappingCache } from '../../pipeline/mapping-cache.js';
+import { flatten } from '../../pipeline/otlp/flatten.js';
+import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
+import type { IngestRecord } from '../../pipeline/record.js';
+import { syncWaitOf } from '../../pipeline/triggers.js';
+import { ApiError } from '../errors.js';
+import type { IngestSources, IngestTarget } from '../ingest/index.js';
+import { inflate, isSupportedEncoding } from './body.js';
+import { LOG_FULL, renderOtlpError } from './answers.js';
+import { InflightBudget } from './inflight.js';
+
+export interface OtlpApiOptions {
+  eventLog: EventLog;
+  sources: IngestSources;
+  /** Compiled sink mappings, to tell the client which records a sink will reject. */
+  mappings: Pick<MappingCache, 'get'>;
+  config: {
+    projectId: number;
+    /** Largest request body, compressed and after decompression (413 above). */
+    maxBodyBytes: number;
+    /** Request bytes (inflated) processed at once, over all requests; 429 above. Default 4 × maxBodyBytes, at least 64 MiB. */
+    maxInflightBytes?: number;
+  };
+  isShuttingDown: () => boolean;
+}
+
+interface Params {
+  projectId: string;
+  sourceId: string;
+  secret?: string;
+  signal: string;
+}
+
+const SERVER = 'Sluice/Stream/OTLPSource';
+const PROJECT_ID = /^-?\d+$/;
+const BEARER = /^bearer\s+(\S+)\s*$/i;
+/** Headers the mappings never see: the secret (§18.1). */
+const OMITTED_HEADERS: ReadonlySet<string> = new Set(['Authorization']);
+const OWN_CORS = { cors: false } as Record<string, unknown>;
+const CORS_PREFLIGHT = {
+  allow: 'OPTIONS, POST',
+  'access-control-allow-methods': 'OPTIONS, POST',
+  'access-control-allow-headers': '*',
+  'access-control-expose-headers': '*',
+  'access-control-allow-origin': '*',
+};
+export const ROUTE_NOT_FOUND = 'Not found, please send OTLP data using POST /otlp/<projectID>/<sourceID>/<secret>/v1/{logs|metrics|traces}';
+const NO_SOURCE_FOUND = 'The specified combination of projectID, sourceID and secret was not found.';
+
+function secretMatches(given: string, expected: string): boolean {
+  const a = Buffer.from(given, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  if (a.length !== b.length) {
+    timingSafeEqual(b, b);
+    return false;
+  }
+  return timingSafeEqual(a, b);
+}
+
+function needsSyncWait(target: IngestTarget): boolean {
+  const own = target.source.config;
+  if (target.enabledSinks.length === 0) return syncWaitOf(own);
+  return target.enabledSinks.some((sink) => syncWaitOf(own, sink.config));
+}
+
+function acceptsSignal(sink: Sink, signal: Signal): boolean {
+  return !sink.allowedSignals || sink.allowedSignals.length === 0 || sink.allowedSignals.includes(signal);
+}
+
+export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) => {
+  const { eventLog, sources, mappings, isShuttingDown } = opts;
+  const { projectId, maxBodyBytes } = opts.config;
+  const budget = new InflightBudget(opts.config.maxInflightBytes ?? Math.max(64 * 1024 * 1024, 4 * maxBodyBytes));
+  // Flattening copies resource and scope into every record: bound the growth (413 beyond).
+  const maxFlattenedBytes = Math.max(64 * 1024 * 1024, 8 * maxBodyBytes);
+
+  // The body stays bytes until the source is authenticated; decoding happens in the handler.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_req, body, done) => done(null, body));
+  app.addHook('onRequest', (_req, reply, done) => {
+    reply.header('server', SERVER);
+    reply.header('access-control-allow-origin', '*');
+    done();
+  });
+  app.setErrorHandler((err, req, reply) => renderOtlpError(err, req, reply, maxBodyBytes));
+  const routeNotFound = (req: FastifyRequest, reply: FastifyReply) => renderOtlpError(new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND), req, reply, maxBodyBytes);
+  app.setNotFoundHandler(routeNotFound);
+
+  /** The authenticated, enabled OTLP source of the request; 404 otherwise (before any decoding). */
+  function authenticate(req: FastifyRequest<{ Params: Params }>): IngestTarget {
+    const { sourceId } = req.params;
+    if (!PROJECT_ID.test(req.params.projectId)) throw new ApiError(400, 'badRequest', `Invalid project ID "${req.params.projectId}".`);
+    let secret = req.params.secret;
+    if (secret === undefined) {
+      const m = BEARER.exec(req.headers.authorization ?? '');
+      if (!m) throw new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+      secret = m[1];
+    }
+    if (Number(req.params.projectId) !== projectId) throw new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+    const target = sources.lookup(sourceId);
+    // Secrets are namespaced by transport: an HTTP source's secret is not valid here.
+    if (!target || target.source.type !== 'otlp' || !secretMatches(secret, target.source.secret)) throw new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+    if (target.source.disabled) throw new ApiError(404, 'disabledSource', `The source "${sourceId}" is disabled.`);
+    return target;
+  }
+
+  /**
+   * The mappings to check: of the enabled sinks that take the signal and can fail at all. A sink
+   * whose mapping does not compile is left to its writer (which reports it).
+   */
+  async function sinkMappings(target: IngestTarget, signal: Signal, req: FastifyRequest): Promise<SinkMapping[]> {
+    const out: SinkMapping[] = [];
+    for (const sink of target.enabledSinks) {
+      if (!acceptsSignal(sink, signal) || !mappingCanFail(sink.table.mapping.columns)) continue;
+      try {
+        out.push({ sinkId: sink.sinkId, mapping: await mappings.get(sink) });
+      } catch (err) {
+        req.log.warn({ err, sinkId: sink.sinkId }, 'sink mapping does not compile; OTLP records are not checked against it');
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Appends the records of one request as one batch to the source's topic (the acknowledgement
+   * point); throws a 503 at once when the log cannot keep them. The promise resolves once the
+   * write is durable when a sink (or, without sinks, the source) wants that, at once otherwise;
+   * it rejects with a 503 when the durable write fails. Nothing is acknowledged that is not kept.
+   */
+  function appendRecords(target: IngestTarget, records: IngestRecord[], req: FastifyRequest): Promise<void> {
+    const { source } = target;
+    let appended: AppendResult;
+    try {
+      appended = eventLog.append(sourceTopic(projectId, source.branchId, source.sourceId), records);
+    } catch (err) {
+      if (err instanceof EventLogFullError) throw new ApiError(503, 'logFull', LOG_FULL);
+      throw err;
+    }
+    if (!needsSyncWait(target)) {
+      // Answered before the write is durable (sync.wait=false): a later failure is only logged.
+      appended.durable.catch((err: unknown) => req.log.error({ err, sourceId: source.sourceId, offset: appended.firstOffset }, 'OTLP records acknowledged before sync were not made durable'));
+      return Promise.resolve();
+    }
+    return appended.durable.catch((err: unknown) => {
+      req.log.warn({ err, sourceId: source.sourceId }, 'durable write of OTLP records failed, request refused');
+      throw new ApiError(503, 'logFull', LOG_FULL);
+    });
+  }
+
+  async function handle(req: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> {
+    if (isShuttingDown()) throw new ApiError(503, 'shutdown', 'The node is shutting down, please retry later.');
+    const signal = req.params.signal as Signal;
+    if (!SIGNALS.includes(signal)) throw new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND);
+    const target = authenticate(req);
+    const encoding = encodingOf(req.headers['content-type']);
+    if (!encoding) {
+      throw new ApiError(415, 'unsupportedMediaType', `Unsupported Content-Type "${req.headers['content-type'] ?? ''}": use application/x-protobuf or application/json.`);
+    }
+    const contentEncoding = req.headers['content-encoding'];
+    if (!isSupportedEncoding(contentEncoding)) throw new ApiError(415, 'unsupportedMediaType', `Unsupported Content-Encoding "${contentEncoding}": use gzip or none.`);
+
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    // The request's share of the in-flight budget grows with what it holds: raw, inflated, flattened.
+    let reserved = 0;
+    const holdAtLeast = (bytes: number): void => {
+      if (bytes <= reserved) return;
+      if (!budget.tryReserve(bytes - reserved, reserved)) throw tooManyRequests();
+      reserved = bytes;
+    };
+    try {
+      holdAtLeast(raw.length);
+      const body = await inflate(raw, contentEncoding, maxBodyBytes);
+      holdAtLeast(body.length);
+      const flattened = flatten(signal, decodeExportRequest(signal, encoding, body), maxFlattenedBytes);
+      if (flattened.length === 0) return send(reply, encodeExportResponse(signal, encoding), encoding);
+      // From here on the records are what the request holds (resource and scope are copied into each).
+      holdAtLeast(flattened.reduce((n, r) => n + r.length, 0));
+
+      const receivedAt = new Date();
+      const ip = normalizeIp(req.socket.remoteAddress) ?? '';
+      const headers = headersFromRaw(req.raw.rawHeaders, OMITTED_HEADERS);
+      const records: IngestRecord[] = flattened.map((json) => ({ receivedAt, ip, headers, body: Buffer.from(json), signal }));
+      // The records are appended first (the acknowledgement point); the rejection check runs
+      // while the write becomes durable, and gives up after CHECK_DEADLINE_MS so that slow
+      // templates cannot push the answer past the exporter's timeout (a retry would duplicate).
+      const durable = appendRecords(target, records, req).then(() => undefined, (err: unknown) => err);
+      // The records are acknowledged whatever the check finds: it must never fail the request.
+      const check = findRejections(records.map(createRecordContext), await sinkMappings(target, signal, req)).catch((err: unknown) => {
+        req.log.error({ err }, 'OTLP rejection check failed; answered without partial_success');
+        return { rejected: 0 };
+      });
+      const rejections = await withDeadline(check, CHECK_DEADLINE_MS, () => req.log.warn({ sourceId: target.source.sourceId }, 'OTLP rejection check took too long; answered without partial_success'));
+      const failed = await durable;
+      if (failed !== undefined) throw failed;
+      const partial = rejections.rejected > 0 ? { rejected: rejections.rejected, errorMessage: rejectionMessage(rejections, records.length) } : undefined;
+      return send(reply, encodeExportResponse(signal, encoding, partial), encoding);
+    } finally {
+      budget.release(reserved);
+    }
+  }
+
+  function send(reply: FastifyReply, body: Buffer, encoding: 'protobuf' | 'json'): FastifyReply {
+    return reply.code(200).type(encoding === 'json' ? 'application/json' : 'application/x-protobuf').send(body);
+  }
+
+  const route = { config: OWN_CORS, bodyLimit: maxBodyBytes, logLevel: 'warn' as const };
+  app.post<{ Params: Params }>('/:projectId/:sourceId/:secret/v1/:signal', route, handle);
+  app.post<{ Params: Params }>('/:projectId/:sourceId/v1/:signal', route, handle);
+  const preflight = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(200).headers(CORS_PREFLIGHT).send();
+  app.options('/:projectId/:sourceId/:secret/v1/:signal', { config: OWN_CORS, logLevel: 'warn' }, preflight);
+  app.options('/:projectId/:sourceId/v1/:signal', { config: OWN_CORS, logLevel: 'warn' }, preflight);
+  // Other OPTIONS under /otlp would otherwise reach @fastify/cors's global `OPTIONS *`.
+  app.options('/*', { config: OWN_CORS }, routeNotFound);
+};
+
+/** How long the answer waits for the rejection check at most. */
+const CHECK_DEADLINE_MS = 2000;
+
+/** The check's result, or "none rejected" (unknown) once the deadline passed. */
+async function withDeadline(check: Promise<Rejections>, ms: number, onLate: () => void): Promise<Rejections> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Rejections>((resolve) => {
+    timer = setTimeout(() => {
+      onLate();
+      resolve({ rejected: 0 });
+    }, ms);
+  });
+  try {
+    return await Promise.race([check, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function tooManyRequests(): ApiError {
+  return new ApiError(429, 'tooManyRequests', 'Too many OTLP request bytes are being processed at the moment, please retry later.');
+}

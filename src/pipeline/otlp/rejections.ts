@@ -1,0 +1,61 @@
+/**
+ * Which records of an OTLP request the sinks will not be able to map, known at ingest time.
+ *
+ * Sinks map records after the event log, asynchronously; but an OTLP client expects to learn
+ * in the answer (partial_success) how many of its records were rejected. So ingestion renders
+ * the flattened records through the current mapping of every enabled sink that takes the
+ * signal, as the sink writers will a moment later, and counts a record as rejected when at
+ * least one of those sinks cannot map it. The answer is exact unless a sink's mapping changes
+ * between the request and the write (the sink's failures list is the authoritative record).
+ * Rejected records are still appended to the log: the sinks that can map them write them, the
+ * others keep them as mapping failures, which can be replayed once the mapping is fixed.
+ */
+import type { Column } from '../../definition/model.js';
+import type { CompiledMapping } from '../columns/mapping.js';
+import { MappingError } from '../columns/errors.js';
+import type { RecordContext } from '../template-engine.js';
+
+export interface SinkMapping {
+  sinkId: string;
+  mapping: CompiledMapping;
+}
+
+export interface Rejections {
+  /** Records at least one sink cannot map. */
+  rejected: number;
+  /** The error of the first rejected record (in request order), naming its sink. */
+  firstError?: string;
+}
+
+/**
+ * Whether a mapping can fail on a flattened OTLP record at all. The body is JSON Sluice wrote
+ * itself, so only templates and `path` columns without a default can fail; sinks with neither
+ * need no check (which saves a mapping pass per record at ingestion).
+ */
+export function mappingCanFail(columns: readonly Column[]): boolean {
+  return columns.some((c) => c.type === 'template' || (c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null)));
+}
+
+export async function findRejections(ctxs: readonly RecordContext[], sinks: readonly SinkMapping[]): Promise<Rejections> {
+  if (ctxs.length === 0 || sinks.length === 0) return { rejected: 0 };
+  const failed = new Array<string | undefined>(ctxs.length);
+  const results = await Promise.all(sinks.map((s) => s.mapping.renderMany(ctxs)));
+  results.forEach((rows, k) => {
+    rows.forEach((row, i) => {
+      if (row instanceof MappingError && failed[i] === undefined) failed[i] = `sink "${sinks[k].sinkId}": ${row.message}`;
+    });
+  });
+  let rejected = 0;
+  let firstError: string | undefined;
+  for (const f of failed) {
+    if (f === undefined) continue;
+    rejected++;
+    firstError ??= f;
+  }
+  return firstError === undefined ? { rejected } : { rejected, firstError };
+}
+
+/** The partial_success error message of the reference: `N of M records rejected; first error: ...`. */
+export function rejectionMessage(r: Rejections, total: number): string {
+  return `${r.rejected} of ${total} records rejected; first error: ${r.firstError ?? ''}`;
+}
