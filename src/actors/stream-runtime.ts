@@ -88,24 +88,31 @@ export class StreamRuntime {
     }
   }
 
-  /** Sinks deleted for good (cascade): their files, slices, offsets and failures go too. */
+  /**
+   * Sinks deleted for good (cascade): their files, slices, offsets and failures go too, and the
+   * topic of a source deleted for good. The local and staged files are removed last, so that
+   * once they are gone everything else is (a source created again under the same id starts
+   * empty, its sinks cannot read the old topic).
+   */
   private async purgeDeleted(defined: Set<string>, sourceIds: Set<string>): Promise<void> {
     const { store, levels, failures, dataDir, branchId, eventLog } = this.deps;
     const prefix = `storage/offset/${branchId}/`;
+    const dropped = new Set<string>();
     for (const { key } of store.list(prefix)) {
       const [sourceId, sinkId] = key.slice(prefix.length).split('/');
       const sink = { branchId, sourceId, sinkId };
       if (defined.has(writerKey(sink))) continue;
-      levels.purgeSink(sink);
-      failures.purge(sink);
-      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, sinkId), { recursive: true, force: true });
-      this.deps.logger.info({ sink: writerKey(sink) }, 'deleted sink purged: its unimported data is removed');
-      if (!sourceIds.has(sourceId)) {
+      if (!sourceIds.has(sourceId) && !dropped.has(sourceId)) {
+        dropped.add(sourceId);
         const topic = this.topicOf(sourceId);
         await this.routers.get(topic)?.stop();
         this.routers.delete(topic);
         await eventLog.dropTopic(topic);
       }
+      levels.purgeSink(sink);
+      failures.purge(sink);
+      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, sinkId), { recursive: true, force: true });
+      this.deps.logger.info({ sink: writerKey(sink) }, 'deleted sink purged: its unimported data is removed');
     }
   }
 
