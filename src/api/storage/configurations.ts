@@ -191,14 +191,14 @@ export const configurationRoutes: FastifyPluginAsync<{ services: Services }> = a
     schema: {
       tags: TAGS,
       summary: 'Roll back to a version',
-      description: 'Creates a new version with the content and rows of the given one; answers the configuration.',
+      description: 'Creates a new version with the content and rows of the given one; answers its number, as the reference: {"version": n}.',
       params: versionParams,
-      response: { 201: configurationSchema, ...errorResponses },
+      response: { 201: { type: 'object', properties: { version: { type: 'integer' } } }, ...errorResponses },
     },
   }, async (req, reply) => {
     const { changeDescription } = parseConfigurationBody(req.body, 'storage.components.validation');
     const config = configs.rollback(req.params.componentId, req.params.configId, req.params.version, requireToken(req), changeDescription);
-    return reply.status(201).send(configurationJson(config));
+    return reply.status(201).send({ version: config.current.version });
   });
 
   app.post<{ Params: VersionParams }>('/components/:componentId/configs/:configId/versions/:version/create', {
@@ -206,15 +206,15 @@ export const configurationRoutes: FastifyPluginAsync<{ services: Services }> = a
     schema: {
       tags: TAGS,
       summary: 'Copy a version to a new configuration',
-      description: 'Optional fields: name (default: the version\'s), description, changeDescription. Answers the new configuration.',
+      description: 'Optional fields: name (default: the version\'s), description, changeDescription. Answers the new configuration\'s id, as the reference: {"id": "..."}.',
       params: versionParams,
-      response: { 201: configurationSchema, ...errorResponses },
+      response: { 201: { type: 'object', properties: { id: { type: 'string' } } }, ...errorResponses },
     },
   }, async (req, reply) => {
     const { name, description, changeDescription } = parseConfigurationBody(req.body, 'storage.components.validation');
     const copy = configs.copyVersion(req.params.componentId, req.params.configId, req.params.version,
       { name, description, changeDescription }, requireToken(req));
-    return reply.status(201).send(configurationJson(copy));
+    return reply.status(201).send({ id: copy.id });
   });
 
   app.get<{ Params: ConfigParams }>('/components/:componentId/configs/:configId/rows', {
