@@ -24,6 +24,8 @@ import {
 import { parseForm } from '../../src/pipeline/columns/form.js';
 import { compilePathColumn, renderPath, renderUuid } from '../../src/pipeline/columns/renderers.js';
 import { TEST_ENDPOINT_OMITTED_HEADERS, headersFromRaw } from '../../src/pipeline/headers.js';
+import { pathToFileURL } from 'node:url';
+import { sharedPath } from '../helpers/shared-dir.js';
 
 const RECEIVED = new Date('2024-01-02T03:04:05.678Z'); // a Tuesday
 
@@ -373,8 +375,8 @@ describe('compiled mappings', () => {
     ).rejects.toThrow('no TemplateEngine');
   });
 
-  const fixtureDir = new URL('../../../shared/conformance/stream-api/cases/source/test-mapping/', import.meta.url);
-  // The conformance cases are read in place beside the project (../shared); a missing folder fails these tests.
+  const fixtureDir = pathToFileURL(sharedPath('conformance/stream-api/cases/source/test-mapping') + '/');
+  // The conformance cases are read in place (test/helpers/shared-dir.ts); a missing folder fails these tests.
 
   /** The sink of fixture 003, rendered for the request of a test-mapping case. */
   async function renderFixture(caseDir: string): Promise<string[]> {

@@ -15,14 +15,13 @@ import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs as parseCliArgs } from 'node:util';
 import { runExtraction } from '../../../src/components/generic-extractor/runner.js';
 import { startMockServer } from './mock-server.js';
 import { SKIPPED } from './skips.js';
+import { sharedPath } from '../../helpers/shared-dir.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const DEFAULT_EXAMPLES = resolve(ROOT, '../shared/conformance/generic-extractor/examples');
+const DEFAULT_EXAMPLES = sharedPath('conformance/generic-extractor/examples');
 const MOCK_BASE = /^https?:\/\/mock-server(:80)?\//;
 /** Retries against the mock (a duplicate definition answers 500) need not wait long. */
 const BACKOFF_MS = 5;

@@ -40,9 +40,9 @@ import {
   type JsonnetEngine,
 } from '../../../src/jsonnet/engines.js';
 import { SKIPPED, staleSkipWarnings } from './skips.js';
+import { sharedPath } from '../../helpers/shared-dir.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const DEFAULT_SUITE = resolve(ROOT, '../shared/conformance/jsonnet/test_suite');
+const DEFAULT_SUITE = sharedPath('conformance/jsonnet/test_suite');
 const TIMEOUT_MS = 60_000;
 
 const VARS: Record<string, ExtVar> = {

@@ -19,10 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs as parseCliArgs } from 'node:util';
 import { listScenarios, loadScenario, runScenario, type Vars } from './scenario.js';
 import { SKIPPED, staleSkipWarnings } from './skips.js';
+import { sharedPath } from '../../helpers/shared-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = join(ROOT, 'dist', 'main.js');
-const DEFAULT_CASES = resolve(ROOT, '../shared/conformance/stream-api/cases');
+const DEFAULT_CASES = sharedPath('conformance/stream-api/cases');
 
 const HOST = '127.0.0.1';
 const PUBLIC_API_URL = 'https://stream.keboola.local';
