@@ -1,9 +1,9 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { freePort, median, round2 } from './util.js';
+import { apiCall, freePort, median, round2, ServerProcess, waitTask } from './util.js';
 
 /**
  * Ingestion throughput and latency of single-event requests: autocannon (in this process, the
@@ -214,7 +214,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dir = c.syncWait === undefined ? undefined : mkdtempSync(join(tmpdir(), 'sluice-bench-ingest-'));
-  const server = new Child(
+  const server = new ServerProcess(
     c.syncWait === undefined ? ['-e', BARE_SERVER] : [main, 'serve'],
     {
       PORT: String(port),
@@ -227,7 +227,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
   );
   const problems: string[] = [];
   try {
-    await waitReady(base, server);
+    await server.ready(base);
     const path = c.syncWait === undefined ? '/' : await setUpSource(base, c);
     const url = base + path;
 
@@ -258,7 +258,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
 
     let sinkRecords: number | undefined;
     if (c.syncWait !== undefined) {
-      const stats = (await api(base, 'GET', '/v1/branches/default/sources/bench/sinks/bench/statistics/total')) as { total?: { recordsCount?: number } };
+      const stats = (await apiCall(base, TOKEN, 'GET', '/v1/branches/default/sources/bench/sinks/bench/statistics/total')) as { total?: { recordsCount?: number } };
       sinkRecords = stats.total?.recordsCount ?? 0;
     }
     if (server.exited) problems.push(`the server exited during the run: ${server.describeExit()}`);
@@ -299,44 +299,20 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
 /** Creates source `bench` and its sink `bench` with the case's columns and sync.wait; returns the ingestion path. */
 async function setUpSource(base: string, c: Case): Promise<string> {
   const sources = '/v1/branches/default/sources';
-  await task(base, await api(base, 'POST', sources, { sourceId: 'bench', name: 'bench', type: 'http' }));
+  await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'POST', sources, { sourceId: 'bench', name: 'bench', type: 'http' }));
   const sink = {
     sinkId: 'bench',
     name: 'bench',
     type: 'table',
     table: { type: 'keboola', tableId: 'in.c-bench.events', mapping: { columns: c.columns } },
   };
-  await task(base, await api(base, 'POST', `${sources}/bench/sinks`, sink));
+  await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'POST', `${sources}/bench/sinks`, sink));
   const setting = { settings: [{ key: 'storage.level.local.encoding.sync.wait', value: c.syncWait }] };
-  await task(base, await api(base, 'PATCH', `${sources}/bench/sinks/bench/settings`, setting));
-  const source = (await api(base, 'GET', `${sources}/bench`)) as { http?: { url?: string } };
+  await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'PATCH', `${sources}/bench/sinks/bench/settings`, setting));
+  const source = (await apiCall(base, TOKEN, 'GET', `${sources}/bench`)) as { http?: { url?: string } };
   if (!source.http?.url) throw new Error(`source has no http.url: ${JSON.stringify(source)}`);
   // The URL's host is the public one; the path is what this server routes.
   return new URL(source.http.url).pathname;
-}
-
-async function api(base: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { 'x-storageapi-token': TOKEN, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-  return JSON.parse(text) as unknown;
-}
-
-/** Polls a management task until it is no longer processing; a task that failed throws. */
-async function task(base: string, started: unknown): Promise<void> {
-  let t = started as { url: string; status: string };
-  const path = new URL(t.url).pathname;
-  const deadline = performance.now() + 30_000;
-  while (t.status === 'processing') {
-    if (performance.now() > deadline) throw new Error(`task ${path} still processing after 30 s`);
-    await sleep(20);
-    t = (await api(base, 'GET', path)) as { url: string; status: string };
-  }
-  if (t.status !== 'success') throw new Error(`task ${path} ended ${JSON.stringify(t)}`);
 }
 
 interface Load {
@@ -396,70 +372,6 @@ function describeBad(res: autocannon.Result, expect: number): string {
   );
 }
 
-async function waitReady(base: string, child: Child): Promise<void> {
-  const started = performance.now();
-  for (;;) {
-    if (child.exited) throw new Error(`exited before it was ready: ${child.describeExit()}`);
-    try {
-      const res = await fetch(`${base}/health-check`);
-      if (res.ok) return;
-    } catch {
-      // not yet listening
-    }
-    if (performance.now() - started > 30_000) throw new Error('not ready within 30 s');
-    await sleep(20);
-  }
-}
-
-/** A server in a child process; keeps the tail of its output to explain a death. */
-class Child {
-  private readonly proc: ChildProcess;
-  private output = '';
-  exited = false;
-  exitCode: number | null = null;
-  exitSignal: NodeJS.Signals | null = null;
-  private readonly exitPromise: Promise<void>;
-
-  constructor(argv: string[], env: Record<string, string>) {
-    this.proc = spawn(process.execPath, argv, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const keep = (chunk: Buffer): void => {
-      this.output = (this.output + chunk.toString('utf8')).slice(-4000);
-    };
-    this.proc.stdout?.on('data', keep);
-    this.proc.stderr?.on('data', keep);
-    this.exitPromise = new Promise((res) =>
-      this.proc.once('exit', (code, signal) => {
-        this.exited = true;
-        this.exitCode = code;
-        this.exitSignal = signal;
-        res();
-      }),
-    );
-  }
-
-  get pid(): number {
-    return this.proc.pid ?? 0;
-  }
-
-  describeExit(): string {
-    return `code ${this.exitCode}, signal ${this.exitSignal}; last output: ${this.output.trim().slice(-1500) || '(none)'}`;
-  }
-
-  /** SIGTERM, then SIGKILL after `graceMs`; true when it stopped by itself. */
-  async stop(graceMs: number): Promise<boolean> {
-    if (this.exited) return true;
-    this.proc.kill('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([this.exitPromise.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), graceMs)))]);
-    clearTimeout(timer);
-    if (!inTime) {
-      this.proc.kill('SIGKILL');
-      await this.exitPromise;
-    }
-    return inTime;
-  }
-}
-
 /** User + system CPU seconds of a process (all its threads) from /proc; 0 where /proc is missing. */
 function procCpuSec(pid: number): number {
   try {
@@ -490,10 +402,6 @@ function clockTicks(): number {
   } catch {
     return 100;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 function fmt(x: number, digits: number): string {

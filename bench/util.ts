@@ -23,13 +23,15 @@ export function round2(x: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A Sluice server in a child process and its management API (used by the otlp bench).
+// A Sluice server in a child process and its management API (used by the benches).
 
 /** A server in a child process; keeps the tail of its output to explain a death. */
 export class ServerProcess {
   private readonly proc: ChildProcess;
   private output = '';
   exited = false;
+  exitCode: number | null = null;
+  exitSignal: NodeJS.Signals | null = null;
   private readonly exitPromise: Promise<void>;
 
   constructor(argv: string[], env: Record<string, string>) {
@@ -40,8 +42,10 @@ export class ServerProcess {
     this.proc.stdout?.on('data', keep);
     this.proc.stderr?.on('data', keep);
     this.exitPromise = new Promise((res) =>
-      this.proc.once('exit', () => {
+      this.proc.once('exit', (code, signal) => {
         this.exited = true;
+        this.exitCode = code;
+        this.exitSignal = signal;
         res();
       }),
     );
@@ -55,11 +59,15 @@ export class ServerProcess {
     return this.output.trim().slice(-1500) || '(none)';
   }
 
+  describeExit(): string {
+    return `code ${this.exitCode}, signal ${this.exitSignal}; last output: ${this.lastOutput()}`;
+  }
+
   /** Waits until GET /health-check answers. */
   async ready(base: string, timeoutMs = 30_000): Promise<void> {
     const started = performance.now();
     for (;;) {
-      if (this.exited) throw new Error(`the server exited before it was ready: ${this.lastOutput()}`);
+      if (this.exited) throw new Error(`the server exited before it was ready: ${this.describeExit()}`);
       try {
         if ((await fetch(`${base}/health-check`)).ok) return;
       } catch {
@@ -70,9 +78,9 @@ export class ServerProcess {
     }
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`. */
-  async stop(graceMs = 15_000): Promise<void> {
-    if (this.exited) return;
+  /** SIGTERM, then SIGKILL after `graceMs`; true when it stopped by itself. */
+  async stop(graceMs = 15_000): Promise<boolean> {
+    if (this.exited) return true;
     this.proc.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const inTime = await Promise.race([this.exitPromise.then(() => true), new Promise<boolean>((res) => (timer = setTimeout(() => res(false), graceMs)))]);
@@ -81,6 +89,7 @@ export class ServerProcess {
       this.proc.kill('SIGKILL');
       await this.exitPromise;
     }
+    return inTime;
   }
 }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
-import type { Sink, Source } from '../definition/model.js';
+import { acceptsSignal, type Signal, type Sink, type Source } from '../definition/model.js';
 import { compileMapping, MappingError, type CompiledMapping } from '../pipeline/columns/index.js';
 import type { TemplateEngine } from '../pipeline/template-engine.js';
 import { effectiveSetting, SETTINGS } from '../pipeline/settings.js';
@@ -90,8 +90,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   }
 
   accepts(signal: string): boolean {
-    const allowed = this.sink.allowedSignals;
-    return signal === '' || !allowed || allowed.length === 0 || allowed.includes(signal as never);
+    return acceptsSignal(this.sink, signal as Signal | '');
   }
 
   deliver(records: RoutedRecord[], through: number): Promise<void> {

@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChildService, sleep, tail, type SendResult } from '../helpers/child-service.js';
+import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 
 /**
  * Short intervals, so that slices are closed, staged and imported all the time while events
@@ -138,68 +139,15 @@ describe('crash safety', () => {
     // Two kills at random-ish moments: after ~800 and ~1600 acknowledged events.
     const killAt = [700 + Math.floor(Math.random() * 200), 1500 + Math.floor(Math.random() * 200)];
 
-    const acked = new Set<string>();
-    const attempts = new Map<string, number>();
-    const retried = new Set<string>();
-    const unexpected: string[] = [];
-    const kills: { acked: number; exit: string; downMs: number }[] = [];
-    let killsStarted = 0;
-    let up: Promise<void> = Promise.resolve();
-    let cycle: Promise<void> = Promise.resolve();
-    const deadline = Date.now() + 40_000;
-
-    /** SIGKILL, then start again on the same data dir and port; clients wait for `up` meanwhile. */
-    const killAndRestart = (): void => {
-      let open!: () => void;
-      up = new Promise((r) => (open = r));
-      cycle = (async () => {
-        const at = acked.size;
-        const t0 = Date.now();
+    const { acked, attempts, retried, unexpected, kills } = await streamWhileKilling({
+      service: svc, path, ids, killAt, concurrency: CONCURRENCY, deadlineMs: 40_000,
+      killAndRestart: async () => {
         const exit = await svc.kill('SIGKILL');
         await sleep(Math.floor(Math.random() * 200));
         await svc.start();
-        kills.push({ acked: at, exit: `${exit.code}/${exit.signal}`, downMs: Date.now() - t0 });
-        open();
-      })();
-      cycle.catch(() => open());
-    };
-
-    const deliver = async (id: string): Promise<void> => {
-      for (let attempt = 1; attempt <= 40; attempt++) {
-        if (Date.now() > deadline) throw new Error(`event ${id}: no 200 before the deadline`);
-        await up;
-        attempts.set(id, attempt);
-        const res: SendResult = await svc.send(path, JSON.stringify({ n: id }));
-        if (res.answered && res.status === 200) {
-          acked.add(id);
-          if (killsStarted < killAt.length && acked.size >= killAt[killsStarted]) {
-            killsStarted++;
-            killAndRestart();
-          }
-          return;
-        }
-        if (res.answered) {
-          // Any answer but 200 is a refusal the client did not expect here.
-          unexpected.push(`${id}: HTTP ${res.status} ${res.text.slice(0, 300)}`);
-          return;
-        }
-        // No answer: the server may or may not have logged it; send it again (to the new process).
-        retried.add(id);
-        await sleep(20);
-      }
-      throw new Error(`event ${id}: no answer after 40 attempts`);
-    };
-
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < ids.length) {
-          const id = ids[next++];
-          await deliver(id);
-        }
-      }),
-    );
-    await cycle;
+        return { exit: `${exit.code}/${exit.signal}` };
+      },
+    });
     const streamedMs = Date.now() - started;
 
     expect(unexpected, tail(svc.output())).toEqual([]);

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChildService, sleep, tail, type SendResult } from '../helpers/child-service.js';
+import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 
 const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
@@ -61,61 +62,14 @@ describe('crash safety with Kafka', () => {
     const run = Math.random().toString(36).slice(2, 8);
     const ids = Array.from({ length: TOTAL }, (_, i) => `${run}-${String(i).padStart(4, '0')}`);
     const killAt = [300 + Math.floor(Math.random() * 100), 800 + Math.floor(Math.random() * 100)];
-    const acked = new Set<string>();
-    const attempts = new Map<string, number>();
-    const retried = new Set<string>();
-    const unexpected: string[] = [];
-    const kills: { acked: number; downMs: number }[] = [];
-    let killsStarted = 0;
-    let up: Promise<void> = Promise.resolve();
-    let cycle: Promise<void> = Promise.resolve();
-    const deadline = Date.now() + 90_000;
-
-    const killAndRestart = (): void => {
-      let open!: () => void;
-      up = new Promise((r) => (open = r));
-      cycle = (async () => {
-        const at = acked.size;
-        const t0 = Date.now();
+    const { acked, attempts, retried, unexpected, kills } = await streamWhileKilling({
+      service, path, ids, killAt, concurrency: 8, deadlineMs: 90_000,
+      killAndRestart: async () => {
         await service.kill('SIGKILL');
         await service.start(30_000);
-        kills.push({ acked: at, downMs: Date.now() - t0 });
-        open();
-      })();
-      cycle.catch(() => open());
-    };
-
-    const deliver = async (id: string): Promise<void> => {
-      for (let attempt = 1; attempt <= 40; attempt++) {
-        if (Date.now() > deadline) throw new Error(`event ${id}: no 200 before the deadline`);
-        await up;
-        attempts.set(id, attempt);
-        const res: SendResult = await service.send(path, JSON.stringify({ n: id }));
-        if (res.answered && res.status === 200) {
-          acked.add(id);
-          if (killsStarted < killAt.length && acked.size >= killAt[killsStarted]) {
-            killsStarted++;
-            killAndRestart();
-          }
-          return;
-        }
-        if (res.answered) {
-          unexpected.push(`${id}: HTTP ${res.status} ${res.text.slice(0, 300)}`);
-          return;
-        }
-        retried.add(id);
-        await sleep(20);
-      }
-      throw new Error(`event ${id}: no answer after 40 attempts`);
-    };
-
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < ids.length) await deliver(ids[next++]);
-      }),
-    );
-    await cycle;
+        return {};
+      },
+    });
     expect(unexpected, tail(service.output())).toEqual([]);
     expect(kills).toHaveLength(2);
     expect(acked.size).toBe(TOTAL);

@@ -5,15 +5,14 @@
  * (sync.wait) or 202 at once. Everything after the log (fan-out to sinks, mapping) happens in
  * the actors; this route does nothing more.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { headersFromRaw } from '../../pipeline/headers.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
-import { syncWaitOf } from '../../pipeline/triggers.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from './sources.js';
+import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, secretMatches } from './admission.js';
 import { batchResult, logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
 import { splitBatch } from '../../connectors/http-batch/split.js';
 
@@ -42,37 +41,6 @@ const SERVER = 'Sluice/Stream/HTTPSource';
 const PROJECT_ID = /^-?\d+$/;
 /** Go's strconv.ParseBool true values. */
 const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
-
-// @fastify/cors (registered globally for the management API) skips routes with `cors: false`;
-// these routes answer CORS themselves, with the ingestion policy of §14.1.
-const OWN_CORS = { cors: false } as Record<string, unknown>;
-
-const CORS_PREFLIGHT = {
-  allow: 'OPTIONS, POST',
-  'access-control-allow-methods': 'OPTIONS, POST',
-  'access-control-allow-headers': '*',
-  'access-control-expose-headers': '*',
-  'access-control-allow-origin': '*',
-};
-
-/** Compares in time independent of where the strings differ (a length mismatch is not a secret). */
-function secretMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  if (a.length !== b.length) {
-    timingSafeEqual(b, b);
-    return false;
-  }
-  return timingSafeEqual(a, b);
-}
-
-/** Waits for durability if any enabled sink wants it; with no enabled sink the source's own setting decides. */
-function needsSyncWait(target: IngestTarget): boolean {
-  const own = target.source.config;
-  if (target.enabledSinks.length === 0) return syncWaitOf(own);
-  for (const sink of target.enabledSinks) if (syncWaitOf(own, sink.config)) return true;
-  return false;
-}
 
 function isVerbose(req: FastifyRequest): boolean {
   const v = (req.query as Record<string, unknown> | undefined)?.verbose;

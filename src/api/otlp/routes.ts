@@ -13,12 +13,11 @@
  * Backpressure: 503 + Retry-After when the log cannot keep more or the node stops, 429 +
  * Retry-After when too many request bytes are being processed at once.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
 import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
 import { encodeExportResponse } from '../../connectors/otlp/encode.js';
-import { SIGNALS, type Signal, type Sink } from '../../definition/model.js';
+import { acceptsSignal, SIGNALS, type Signal } from '../../definition/model.js';
 import { createRecordContext } from '../../pipeline/columns/index.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { headersFromRaw } from '../../pipeline/headers.js';
@@ -26,9 +25,10 @@ import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { flatten } from '../../pipeline/otlp/flatten.js';
 import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
 import type { IngestRecord } from '../../pipeline/record.js';
-import { syncWaitOf } from '../../pipeline/triggers.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';
+import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, secretMatches } from '../ingest/admission.js';
+import { noSourceFound } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
 import { LOG_FULL, renderOtlpError } from './answers.js';
 import { InflightBudget } from './inflight.js';
@@ -60,36 +60,7 @@ const PROJECT_ID = /^-?\d+$/;
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 /** Headers the mappings never see: the secret (§18.1). */
 const OMITTED_HEADERS: ReadonlySet<string> = new Set(['Authorization']);
-const OWN_CORS = { cors: false } as Record<string, unknown>;
-const CORS_PREFLIGHT = {
-  allow: 'OPTIONS, POST',
-  'access-control-allow-methods': 'OPTIONS, POST',
-  'access-control-allow-headers': '*',
-  'access-control-expose-headers': '*',
-  'access-control-allow-origin': '*',
-};
 export const ROUTE_NOT_FOUND = 'Not found, please send OTLP data using POST /otlp/<projectID>/<sourceID>/<secret>/v1/{logs|metrics|traces}';
-const NO_SOURCE_FOUND = 'The specified combination of projectID, sourceID and secret was not found.';
-
-function secretMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  if (a.length !== b.length) {
-    timingSafeEqual(b, b);
-    return false;
-  }
-  return timingSafeEqual(a, b);
-}
-
-function needsSyncWait(target: IngestTarget): boolean {
-  const own = target.source.config;
-  if (target.enabledSinks.length === 0) return syncWaitOf(own);
-  return target.enabledSinks.some((sink) => syncWaitOf(own, sink.config));
-}
-
-function acceptsSignal(sink: Sink, signal: Signal): boolean {
-  return !sink.allowedSignals || sink.allowedSignals.length === 0 || sink.allowedSignals.includes(signal);
-}
 
 export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) => {
   const { eventLog, sources, mappings, isShuttingDown } = opts;
@@ -117,13 +88,13 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
     let secret = req.params.secret;
     if (secret === undefined) {
       const m = BEARER.exec(req.headers.authorization ?? '');
-      if (!m) throw new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+      if (!m) throw noSourceFound();
       secret = m[1];
     }
-    if (Number(req.params.projectId) !== projectId) throw new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+    if (Number(req.params.projectId) !== projectId) throw noSourceFound();
     const target = sources.lookup(sourceId);
     // Secrets are namespaced by transport: an HTTP source's secret is not valid here.
-    if (!target || target.source.type !== 'otlp' || !secretMatches(secret, target.source.secret)) throw new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
+    if (!target || target.source.type !== 'otlp' || !secretMatches(secret, target.source.secret)) throw noSourceFound();
     if (target.source.disabled) throw new ApiError(404, 'disabledSource', `The source "${sourceId}" is disabled.`);
     return target;
   }

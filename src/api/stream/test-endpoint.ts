@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { ApiError } from '../errors.js';
-import { SIGNALS, type Signal } from '../../definition/model.js';
+import { acceptsSignal, SIGNALS, type Signal } from '../../definition/model.js';
 import { createRecordContext, MappingError, testEndpointIp } from '../../pipeline/columns/index.js';
 import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/headers.js';
 import { looseObject } from './schemas.js';
@@ -36,7 +36,7 @@ export const testEndpointRoutes: FastifyPluginAsync<{ services: Services }> = as
     // Disabled sinks are rendered too, as in the reference; signal filters apply to OTLP only.
     const targets = sinks
       .list(branchId, source.sourceId, false)
-      .filter((s) => signal === '' || !s.allowedSignals || s.allowedSignals.length === 0 || s.allowedSignals.includes(signal));
+      .filter((s) => acceptsSignal(s, signal));
     const rendered = await Promise.all(
       targets.map(async (sink) => {
         const mapping = await mappings.get(sink);

@@ -61,13 +61,28 @@ function isSpace(c: number): boolean {
 }
 
 /**
+ * Calls `visit` with the index and code of every character of `text[from, to)` outside JSON
+ * strings (escapes respected); stops early when `visit` returns true.
+ */
+function scanOutsideStrings(text: string, from: number, to: number, visit: (i: number, c: number) => boolean | void): void {
+  let inString = false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === Ch.Backslash) i++;
+      else if (c === Ch.Quote) inString = false;
+    } else if (c === Ch.Quote) inString = true;
+    else if (visit(i, c)) return;
+  }
+}
+
+/**
  * Splits `text[from, to)` at the commas (and, when `newlines`, the line ends) that are outside
  * any string, object or array. Segments are trimmed; empty ones are dropped.
  */
 function splitTopLevel(text: string, from: number, to: number, newlines: boolean): Segment[] {
   const segments: Segment[] = [];
   let depth = 0;
-  let inString = false;
   let start = from;
   const push = (end: number) => {
     let s = start;
@@ -76,21 +91,14 @@ function splitTopLevel(text: string, from: number, to: number, newlines: boolean
     while (e > s && isSpace(text.charCodeAt(e - 1))) e--;
     if (e > s) segments.push({ start: s, end: e });
   };
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === Ch.Backslash) i++;
-      else if (c === Ch.Quote) inString = false;
-      continue;
-    }
-    if (c === Ch.Quote) inString = true;
-    else if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth++;
+  scanOutsideStrings(text, from, to, (i, c) => {
+    if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth++;
     else if (c === Ch.CloseBrace || c === Ch.CloseBracket) depth = Math.max(0, depth - 1);
     else if (depth === 0 && (c === Ch.Comma || (newlines && c === Ch.Newline))) {
       push(i);
       start = i + 1;
     }
-  }
+  });
   push(to);
   return segments;
 }
@@ -116,22 +124,18 @@ function splitLines(text: string): Segment[] {
 /** Index just past the JSON value that starts at `from` (strings and nesting respected), or -1. */
 function endOfValue(text: string, from: number): number {
   let depth = 0;
-  let inString = false;
-  for (let i = from; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === Ch.Backslash) i++;
-      else if (c === Ch.Quote) inString = false;
-      continue;
-    }
-    if (c === Ch.Quote) inString = true;
-    else if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth++;
+  let end = -1;
+  scanOutsideStrings(text, from, text.length, (i, c) => {
+    if (c === Ch.OpenBrace || c === Ch.OpenBracket) depth++;
     else if (c === Ch.CloseBrace || c === Ch.CloseBracket) {
       depth--;
-      if (depth === 0) return i + 1;
+      if (depth === 0) {
+        end = i + 1;
+        return true;
+      }
     }
-  }
-  return -1;
+  });
+  return end;
 }
 
 function validate(text: string, segments: Segment[]): SplitBatch {

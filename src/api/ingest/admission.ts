@@ -1,0 +1,38 @@
+/**
+ * What every ingestion endpoint (HTTP records, connector batches, OTLP) decides the same way
+ * before and after appending: the source secret check, whether the answer waits for the durable
+ * log write, and the CORS policy of ingestion URLs.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { syncWaitOf } from '../../pipeline/triggers.js';
+import type { IngestTarget } from './sources.js';
+
+// @fastify/cors (registered globally for the management API) skips routes with `cors: false`;
+// ingestion routes answer CORS themselves, with the ingestion policy of §14.1.
+export const OWN_CORS = { cors: false } as Record<string, unknown>;
+
+export const CORS_PREFLIGHT = {
+  allow: 'OPTIONS, POST',
+  'access-control-allow-methods': 'OPTIONS, POST',
+  'access-control-allow-headers': '*',
+  'access-control-expose-headers': '*',
+  'access-control-allow-origin': '*',
+};
+
+/** Compares in time independent of where the strings differ (a length mismatch is not a secret). */
+export function secretMatches(given: string, expected: string): boolean {
+  const a = Buffer.from(given, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  if (a.length !== b.length) {
+    timingSafeEqual(b, b);
+    return false;
+  }
+  return timingSafeEqual(a, b);
+}
+
+/** Waits for durability if any enabled sink wants it; with no enabled sink the source's own setting decides. */
+export function needsSyncWait(target: IngestTarget): boolean {
+  const own = target.source.config;
+  if (target.enabledSinks.length === 0) return syncWaitOf(own);
+  return target.enabledSinks.some((sink) => syncWaitOf(own, sink.config));
+}
