@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { LmdbMetadataStore } from './connectors/metadata/lmdb-store.js';
+import { openMetadataStore } from './connectors/metadata/open-metadata-store.js';
 import { DuckDbTarget } from './connectors/target/duckdb-target.js';
 import { TokenService } from './storage/tokens.js';
 import { TableService } from './storage/tables.js';
@@ -57,7 +57,7 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
-  const metadata = new LmdbMetadataStore(join(config.dataDir, 'metadata'));
+  const metadata = await openMetadataStore(config, logger);
   const project = new Project(config.projectId, config.defaultBranchId);
   const tokens = new TokenService(metadata, config.projectId);
   const master = resolveMasterToken(config);
@@ -100,6 +100,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const queue = createJobQueue({ config, metadata, tables, logger });
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {
+    ingestSources.invalidate();
+    void runtime.reconcile();
+  });
+  // Cluster mode: definitions changed on another node are followed the same way.
+  metadata.onRemoteChange(() => {
     ingestSources.invalidate();
     void runtime.reconcile();
   });

@@ -36,6 +36,11 @@ export interface TaskOptions {
 export class TaskFailure extends Error {}
 
 const KEY = 'task/';
+/**
+ * Node-local marker of a task this node runs (cluster mode shares `task/` with every node, so
+ * a node that restarts must tell its own interrupted tasks from those other nodes still run).
+ */
+const RUNNING_HERE = 'node/runningTask/';
 const TIMEOUT_MS = 5 * 60_000;
 const ALPHANUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -63,13 +68,16 @@ export class TaskRunner {
     private readonly publicApiUrl: string,
   ) {}
 
-  /** Marks every task left `processing` by an earlier process as failed. Returns how many. */
+  /** Marks every task this node left `processing` when it stopped as failed. Returns how many. */
   recoverInterrupted(now = new Date()): number {
     return this.store.transact((tx) => {
       let n = 0;
-      for (const { key, value } of tx.list<Task>(KEY)) {
-        if (value.status !== 'processing') continue;
-        tx.put(key, finish(value, now, { status: 'error', error: 'Task was interrupted: the service stopped before the task finished. Please retry the operation.' }));
+      for (const { key } of tx.list<true>(RUNNING_HERE)) {
+        tx.delete(key);
+        const taskKey = KEY + key.slice(RUNNING_HERE.length);
+        const task = tx.get<Task>(taskKey);
+        if (task?.status !== 'processing') continue;
+        tx.put(taskKey, finish(task, now, { status: 'error', error: 'Task was interrupted: the service stopped before the task finished. Please retry the operation.' }));
         n++;
       }
       return n;
@@ -91,7 +99,10 @@ export class TaskRunner {
       isFinished: false,
       createdAt: createdAt.toISOString(),
     };
-    this.store.transact((tx) => tx.put(KEY + taskId, task));
+    this.store.transact((tx) => {
+      tx.put(KEY + taskId, task);
+      tx.put(RUNNING_HERE + taskId, true);
+    });
 
     const previous = this.chains.get(lockKey) ?? Promise.resolve();
     const run = previous.then(() => this.execute(task, work, options.timeoutMs ?? TIMEOUT_MS));
@@ -150,7 +161,10 @@ export class TaskRunner {
       finished = true;
       clearTimeout(timer);
     }
-    this.store.transact((tx) => tx.put(KEY + task.taskId, done));
+    this.store.transact((tx) => {
+      tx.put(KEY + task.taskId, done);
+      tx.delete(RUNNING_HERE + task.taskId);
+    });
     for (const listener of this.finishedListeners) {
       try {
         listener(done);

@@ -8,6 +8,7 @@ import { ingestApi } from './ingest/index.js';
 import { queueApi } from './queue/index.js';
 import { otlpApi } from './otlp/index.js';
 import { renderStreamError, streamNotFound } from './stream/envelope.js';
+import { answerWritesWhenSettled } from './settled-writes.js';
 
 /**
  * The HTTP application of one node: every API family is a fastify plugin with its own
@@ -31,6 +32,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
   });
   await app.register(formbody);
+  // Cluster mode only: a node of its own has nothing to wait for (and ingestion pays no hook).
+  if (services.config.kafkaBrokers) answerWritesWhenSettled(app, services.metadata);
   // An empty body with Content-Type: application/json is "no body" (clients send the header
   // on PUT/DELETE without one), not a syntax error.
   const defaultJson = app.getDefaultJsonParser('error', 'error');

@@ -69,7 +69,16 @@ export class TestService {
 
   /** Stops and starts again on the same data directory. */
   async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Stops the server, keeping the data directory (start() brings it back). */
+  async stop(): Promise<void> {
     await this.server.close();
+  }
+
+  async start(): Promise<void> {
     await this.open();
   }
 

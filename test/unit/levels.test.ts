@@ -45,6 +45,9 @@ function recording(store: MetadataStore): { store: MetadataStore; transactions: 
       return fn(rec);
     }),
     transactAsync: (fn) => Promise.resolve().then(() => wrapped.transact(fn)),
+    writeMark: () => store.writeMark(),
+    settled: (mark) => store.settled(mark),
+    onRemoteChange: (l) => store.onRemoteChange(l),
   };
   return { store: wrapped, transactions };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { TaskFailure, TaskRunner } from '../../src/actors/task-runner.js';
+import { TaskFailure, TaskRunner, type Task } from '../../src/actors/task-runner.js';
 
 const dirs: string[] = [];
 function store() {
@@ -76,5 +76,15 @@ describe('TaskRunner', () => {
     expect(recovered.error).toMatch(/interrupted/);
     expect(recovered.isFinished).toBe(true);
     await reopened.close();
+  });
+
+  it('leaves tasks another cluster node runs alone (they reach this store through the shared metadata)', async () => {
+    const { store: s } = store();
+    const otherNodes: Task = { taskId: 't/p/x', type: 't', url: 'u', status: 'processing', isFinished: false, createdAt: new Date().toISOString() };
+    s.transact((tx) => tx.put(`task/${otherNodes.taskId}`, otherNodes));
+    const runner = new TaskRunner(s, logger, 'x');
+    expect(runner.recoverInterrupted()).toBe(0);
+    expect(runner.get(otherNodes.taskId)?.status).toBe('processing');
+    await s.close();
   });
 });

@@ -9,7 +9,8 @@
  * offsets: Kafka assigns them when it acknowledges. Retention is the broker's (the topics are
  * created with retention.ms and retention.bytes); applyRetention removes nothing here.
  */
-import { Kafka, logLevel, Partitioners, type Admin, type Producer, type SASLOptions } from 'kafkajs';
+import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
+import { createKafkaClient, type KafkaClientOptions } from '../kafka/client.js';
 import type { Logger } from '../../logger.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import type { AppendResult, EventLog, LoggedRecord } from './event-log.js';
@@ -23,9 +24,7 @@ const CLOSE_WAIT_MS = 5000;
 /** A random-access reader unused this long is closed. */
 const RANDOM_READER_IDLE_MS = 30_000;
 
-export interface KafkaEventLogOptions extends AppenderOptions, ReaderOptions {
-  brokers: string[];
-  clientId?: string;
+export interface KafkaEventLogOptions extends AppenderOptions, ReaderOptions, KafkaClientOptions {
   topics: KafkaTopicOptions;
   settings: TopicSettings;
   /**
@@ -34,8 +33,6 @@ export interface KafkaEventLogOptions extends AppenderOptions, ReaderOptions {
    * `<groupPrefix>random.<topic>.<uuid>`.
    */
   groupPrefix?: string;
-  ssl?: boolean;
-  sasl?: SASLOptions;
 }
 
 export class KafkaEventLog implements EventLog {
@@ -65,15 +62,7 @@ export class KafkaEventLog implements EventLog {
   /** Connects the producer and the admin client; fails when no broker answers. */
   static async open(options: KafkaEventLogOptions, logger: Logger): Promise<KafkaEventLog> {
     const log = logger.child({ component: 'kafka-log' });
-    const kafka = new Kafka({
-      clientId: options.clientId ?? 'sluice',
-      brokers: options.brokers,
-      ssl: options.ssl,
-      sasl: options.sasl,
-      logLevel: logLevel.WARN,
-      logCreator: kafkajsLogs(log),
-      connectionTimeout: 3000,
-    });
+    const kafka = createKafkaClient(options, log);
     const admin = kafka.admin();
     // Idempotent: the broker drops duplicates of retried sends; one request in flight keeps order.
     // Partitions are chosen explicitly (0): the partitioner only matters for its v2 warning.
@@ -240,15 +229,4 @@ async function within(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-/** kafkajs log entries as pino lines of the adapter's logger. */
-function kafkajsLogs(log: Logger) {
-  return () =>
-    ({ level, log: entry }: { level: number; log: { message: string } & Record<string, unknown> }) => {
-      const { message, timestamp: _t, logger: _l, ...rest } = entry;
-      if (level <= logLevel.ERROR) log.error(rest, `kafkajs: ${message}`);
-      else if (level === logLevel.WARN) log.warn(rest, `kafkajs: ${message}`);
-      else log.debug(rest, `kafkajs: ${message}`);
-    };
 }

@@ -47,6 +47,19 @@ export class LmdbMetadataStore implements MetadataStore {
     return this.db.transaction(() => fn(this.tx)) as Promise<R>;
   }
 
+  /** A store of one node shares nothing: every write is settled once committed. */
+  writeMark(): number {
+    return 0;
+  }
+
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  onRemoteChange(): () => void {
+    return () => undefined;
+  }
+
   async close(): Promise<void> {
     await this.db.close();
   }

@@ -39,5 +39,16 @@ export interface MetadataStore extends MetadataReader {
    * ingestion on the same thread.
    */
   transactAsync<R>(fn: (tx: MetadataTx) => R): Promise<R>;
+  /** A position in this store's writes, to pass to settled() later (0 for a store of one node). */
+  writeMark(): number;
+  /**
+   * Resolves once every write so far is durable wherever this store shares it (cluster mode:
+   * the metadata log all nodes read); at once for a store of one node. Rejects when a write
+   * made after `mark` was not taken there. A write API answers after this, so that another
+   * node can see what the answer confirms.
+   */
+  settled(mark?: number): Promise<void>;
+  /** Calls the listener with the keys of changes other nodes made, after they were applied here. */
+  onRemoteChange(listener: (keys: string[]) => void): () => void;
   close(): Promise<void>;
 }

@@ -1,0 +1,91 @@
+/**
+ * Cluster mode against a real broker: two `sluice serve --kafka` nodes of one project share
+ * definitions, tasks and tokens through the metadata topic. A write answered by one node can be
+ * read on the other; a node that was down catches up at its start, deletions included.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka, logLevel } from 'kafkajs';
+import { pino } from 'pino';
+import { TestService } from '../helpers/service.js';
+import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
+
+let broker: TestBroker;
+let a: TestService;
+let b: TestService;
+const B = (svc: TestService) => `/v1/branches/${svc.branchId}`;
+
+/** Polls node `svc` until `path` answers `status`. */
+async function seenOn(svc: TestService, path: string, status = 200, token?: string): Promise<any> {
+  return svc.until(`${path} answering ${status}`, async () => {
+    const res = await svc.call('GET', path, token === undefined ? {} : { token });
+    return res.status === status ? (res.json ?? null) : undefined;
+  }, 10_000);
+}
+
+beforeAll(async () => {
+  broker = await startTestBroker();
+  const logger = pino({ level: process.env.SLUICE_TEST_LOG ?? 'silent' });
+  const args = ['--check-interval', '100ms', '--kafka', broker.bootstrap, '--kafka-replication', '1'];
+  a = await TestService.start({ args, logger: logger.child({ node: 'a' }) });
+  b = await TestService.start({ args, logger: logger.child({ node: 'b' }) });
+}, KAFKA_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await broker?.stop();
+}, 60_000);
+
+describe('cluster metadata through Kafka', () => {
+  it('keeps the metadata in one compacted topic of the project', async () => {
+    const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const topic = `sluice.${a.projectId}.metadata`;
+      expect(await admin.listTopics()).toContain(topic);
+      const config = await admin.describeConfigs({ resources: [{ type: 2, name: topic, configNames: ['cleanup.policy'] }], includeSynonyms: false });
+      expect(config.resources[0].configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue).toBe('compact');
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  it('shows a source created on one node on the other, with its task, and takes its events there', async () => {
+    const created = await a.call('POST', `${B(a)}/sources`, { json: { sourceId: 'shared', name: 'Shared', type: 'http' } });
+    expect(created.status).toBe(202);
+    // The task is readable on the other node as soon as the first one answered.
+    const taskPath = new URL(created.json.url).pathname;
+    expect((await b.call('GET', taskPath)).status).toBe(200);
+    expect((await a.waitTask(created.json.url)).status).toBe('success');
+    await b.until('task finished on b', async () => ((await b.call('GET', taskPath)).json.status === 'success' ? true : undefined), 10_000);
+
+    const onB = await seenOn(b, `${B(b)}/sources/shared`);
+    expect(onB.name).toBe('Shared');
+    // The secret travelled too: node b accepts events for it.
+    const res = await b.call('POST', await b.ingestPath('shared'), { token: null, body: '{"n":1}' });
+    expect(res.status).toBe(200);
+  });
+
+  it('authenticates on every node with a token created on one', async () => {
+    const res = await a.call('POST', '/v2/storage/tokens', { json: { description: 'cluster-wide', canManageBuckets: true } });
+    expect(res.status).toBe(201);
+    const secret = res.json.token as string;
+    const verified = await seenOn(b, '/v2/storage/tokens/verify', 200, secret);
+    expect(verified.description).toBe('cluster-wide');
+    // Deleted on b: refused on a.
+    expect((await b.call('DELETE', `/v2/storage/tokens/${res.json.id}`)).status).toBe(204);
+    await seenOn(a, '/v2/storage/tokens/verify', 401, secret);
+  });
+
+  it('brings a node that was down up to date at its start, deletions included', async () => {
+    await a.task('POST', `${B(a)}/sources`, { json: { sourceId: 'short-lived', name: 'Short', type: 'http' } });
+    await seenOn(b, `${B(b)}/sources/short-lived`);
+    await b.stop();
+    await a.task('DELETE', `${B(a)}/sources/short-lived`);
+    await a.task('POST', `${B(a)}/sources`, { json: { sourceId: 'while-down', name: 'While down', type: 'http' } });
+    await b.start();
+    // Right after the start, before any polling: the replay ran before the node listened.
+    expect((await b.call('GET', `${B(b)}/sources/short-lived`)).status).toBe(404);
+    expect((await b.call('GET', `${B(b)}/sources/while-down`)).json.name).toBe('While down');
+  });
+});

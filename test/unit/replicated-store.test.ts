@@ -1,0 +1,164 @@
+/**
+ * Cluster metadata: nodes' LMDB views converge through one ordered change log (here in memory;
+ * the Kafka log is exercised by test/integration/kafka-cluster.test.ts).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
+
+/** An in-memory change log; deliveries are asynchronous and can be held back to interleave writes. */
+class MemoryChangeLog {
+  readonly entries: MetadataChange[] = [];
+  private readonly followers: Array<{ deliver: (c: MetadataChange[]) => void; next: number }> = [];
+  held = false;
+  failAppends = false;
+
+  client(): MetadataChangeLog {
+    return {
+      append: async (changes) => {
+        await Promise.resolve();
+        if (this.failAppends) throw new Error('broker down');
+        this.entries.push(...changes.map((c) => structuredClone(c)));
+        setImmediate(() => this.flush());
+      },
+      follow: async (deliver) => {
+        const follower = { deliver, next: 0 };
+        this.followers.push(follower);
+        this.flushTo(follower);
+      },
+      close: async () => undefined,
+    };
+  }
+
+  flush(): void {
+    if (this.held) return;
+    for (const f of this.followers) this.flushTo(f);
+  }
+
+  private flushTo(f: { deliver: (c: MetadataChange[]) => void; next: number }): void {
+    if (f.next >= this.entries.length) return;
+    const batch = this.entries.slice(f.next);
+    f.next = this.entries.length;
+    f.deliver(batch.map((c) => structuredClone(c)));
+  }
+}
+
+const dirs: string[] = [];
+const stores: ReplicatedMetadataStore[] = [];
+function lmdb(): LmdbMetadataStore {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-replicated-'));
+  dirs.push(dir);
+  return new LmdbMetadataStore(dir);
+}
+async function node(log: MemoryChangeLog, local = lmdb()): Promise<ReplicatedMetadataStore> {
+  const store = await ReplicatedMetadataStore.open(local, log.client());
+  stores.push(store);
+  return store;
+}
+const tick = () => new Promise((r) => setImmediate(r));
+
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('ReplicatedMetadataStore', () => {
+  it('shares definitions, tasks and tokens with the other nodes, and keeps node-local keys local', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    const b = await node(log);
+    const seen: string[][] = [];
+    b.onRemoteChange((keys) => seen.push(keys));
+    a.transact((tx) => {
+      tx.put('definition/source/1/s1', { sourceId: 's1' });
+      tx.put('task/t1', { status: 'processing' });
+      tx.put('storage/slice/1/s1/k/f/x', { state: 'writing' });
+    });
+    await a.settled();
+    await tick();
+    expect(b.get('definition/source/1/s1')).toEqual({ sourceId: 's1' });
+    expect(b.get('task/t1')).toEqual({ status: 'processing' });
+    expect(b.get('storage/slice/1/s1/k/f/x')).toBeUndefined();
+    expect(seen).toEqual([['definition/source/1/s1', 'task/t1']]);
+    a.transact((tx) => tx.delete('definition/source/1/s1'));
+    await a.settled();
+    await tick();
+    expect(b.get('definition/source/1/s1')).toBeUndefined();
+    expect(log.entries.map((e) => e.key)).not.toContain('storage/slice/1/s1/k/f/x');
+  });
+
+  it('converges to the change log order when two nodes write the same key at once', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    const b = await node(log);
+    log.held = true;
+    a.transact((tx) => tx.put('definition/source/1/s', 'from a'));
+    b.transact((tx) => tx.put('definition/source/1/s', 'from b'));
+    await Promise.all([a.settled(), b.settled()]);
+    // Each node still shows its own write until the log's order arrives.
+    expect(a.get('definition/source/1/s')).toBe('from a');
+    expect(b.get('definition/source/1/s')).toBe('from b');
+    log.held = false;
+    log.flush();
+    const last = log.entries[log.entries.length - 1].value;
+    expect(a.get('definition/source/1/s')).toBe(last);
+    expect(b.get('definition/source/1/s')).toBe(last);
+  });
+
+  it('does not step back to its own older write while a newer one is on its way', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    a.transact((tx) => tx.put('task/t', 'processing'));
+    await a.settled();
+    log.held = true;
+    a.transact((tx) => tx.put('task/t', 'success'));
+    // The log delivers the first write again before the second one.
+    log.held = false;
+    log.flush();
+    expect(a.get('task/t')).toBe('success');
+    await a.settled();
+    await tick();
+    expect(a.get('task/t')).toBe('success');
+  });
+
+  it('replays the log at start: keys the log does not know are dropped; an empty log is seeded', async () => {
+    const log = new MemoryChangeLog();
+    const seededLocal = lmdb();
+    seededLocal.transact((tx) => {
+      tx.put('definition/source/1/old', 'kept from the single-node life');
+      tx.put('storage/offset/1/old/k', 7);
+    });
+    const first = await node(log, seededLocal);
+    await first.settled();
+    expect(log.entries.map((e) => e.key)).toEqual(['definition/source/1/old']);
+
+    const staleLocal = lmdb();
+    staleLocal.transact((tx) => {
+      tx.put('definition/source/1/gone', 'deleted while this node was down');
+      tx.put('storage/offset/1/gone/k', 3);
+    });
+    const second = await node(log, staleLocal);
+    expect(second.get('definition/source/1/old')).toBe('kept from the single-node life');
+    expect(second.get('definition/source/1/gone')).toBeUndefined();
+    // Node-local keys are the node's own business.
+    expect(second.get('storage/offset/1/gone/k')).toBe(3);
+  });
+
+  it('reports a write the log did not take through settled()', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    log.failAppends = true;
+    const before = a.writeMark();
+    a.transact((tx) => tx.put('storage/token/9', { id: '9' }));
+    await expect(a.settled(before)).rejects.toThrow('broker down');
+    log.failAppends = false;
+    const later = a.writeMark();
+    a.transact((tx) => tx.put('storage/token/10', { id: '10' }));
+    // A later caller is not failed by an earlier write that was not taken.
+    await expect(a.settled(later)).resolves.toBeUndefined();
+    await expect(a.settled(before)).rejects.toThrow('broker down');
+  });
+});
