@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { apiCall, freePort, median, round2, ServerProcess, waitTask } from './util.js';
 
@@ -15,19 +16,30 @@ import { apiCall, freePort, median, round2, ServerProcess, waitTask } from './ut
  *
  * beside the baseline `bare`: a fastify app in a child process whose `POST /` parses the JSON body
  * and answers `OK`. Every case gets a fresh server (and data directory), so that the backlog one
- * case leaves in the pipeline does not load the next. Each round runs the four cases in a rotated
+ * case leaves in the pipeline does not load the next. Each round runs the cases in a rotated
  * order (machine noise hits all alike); figures are medians over rounds, ratios are medians of
- * the per-round ratios against the bare endpoint of the same round. Every answer is checked:
+ * the per-round ratios against the baseline of the same round. Every answer is checked:
  * status (200 / 202 as the case expects), body `OK`, connection errors and timeouts; a run with
  * any of them says so (`ok: false`, `problems`).
  *
- * Beside each case: CPU of the server process (all threads), of this process (the load
- * generator) and of the rest of the machine (busy time of /proc/stat minus both: other processes,
- * but also kernel threads flushing the server's writes), each in % of one core; latencies are
- * recorded per answer with sub-millisecond precision; and how many records had reached the sink's
- * local slice when the load stopped (mapping runs behind ingestion, e.g. with templates).
+ * With `--kafka` the cases are instead the event logs side by side, all with the syncFalse sink:
  *
- * `npm run bench -- ingest [--duration 10] [--warmup 2] [--connections 50] [--rounds 3]`
+ *  - embedded:       the embedded LMDB log, sync.wait=false (202): the baseline
+ *  - kafka:          `serve --kafka <bootstrap>`, sync.wait=false (202)
+ *  - kafkaSyncTrue:  the same with sync.wait=true (200 once the broker acknowledged, acks=all)
+ *
+ * The bench starts its own single-node broker (`sluice kafka start` in a temporary folder) and
+ * stops it at the end, also on failure or Ctrl-C. Every Kafka case run gets its own topic
+ * prefix, so that no case reads or competes with the topic of another.
+ *
+ * Beside each case: CPU of the server process (all threads), of this process (the load
+ * generator), of the Kafka broker (with --kafka) and of the rest of the machine (busy time of
+ * /proc/stat minus those: other processes, but also kernel threads flushing the server's
+ * writes), each in % of one core; latencies are recorded per answer with sub-millisecond
+ * precision; and how many records had reached the sink's local slice when the load stopped
+ * (mapping runs behind ingestion, e.g. with templates).
+ *
+ * `npm run bench -- ingest [--kafka] [--duration 10] [--warmup 2] [--connections 50] [--rounds 3]`
  */
 export async function ingestBench(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string, dflt: number): number => {
@@ -45,51 +57,91 @@ export async function ingestBench(args: string[]): Promise<Record<string, unknow
   const main = resolve('dist/main.js');
   if (!existsSync(main)) throw new Error('dist/main.js is missing: run "npm run build" first.');
 
-  const cases: Case[] = [
-    { name: 'bare', expectStatus: 200 },
-    { name: 'syncFalse', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS },
-    { name: 'syncTrue', expectStatus: 200, syncWait: true, columns: PATH_COLUMNS },
-    { name: 'template', expectStatus: 202, syncWait: false, columns: TEMPLATE_COLUMNS },
-  ];
-  process.stdout.write(
-    `ingest: ${rounds} round(s) of ${cases.map((c) => c.name).join(', ')}; autocannon ${settings.connections} connections, ` +
-      `pipelining ${settings.pipelining}, warm-up ${settings.warmup} s, ${settings.duration} s measured; ` +
-      `event ${BODY.length} bytes; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`,
-  );
+  if (!args.includes('--kafka')) {
+    printHeader(DEFAULT_MODE, rounds, settings);
+    const { runs, problems } = await runRounds(DEFAULT_MODE, rounds, (c) => runCase(c, main, settings));
+    return results(DEFAULT_MODE, runs, problems, rounds, settings);
+  }
 
-  const runs: Record<string, RunResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
+  const broker = await startBenchBroker(main);
+  try {
+    printHeader(KAFKA_MODE, rounds, settings, `Kafka ${broker.version} broker at ${broker.bootstrap}`);
+    const { runs, problems } = await runRounds(KAFKA_MODE, rounds, (c, round) =>
+      runCase(c, main, settings, c.kafka ? kafkaServer(broker, `bench.r${round + 1}.${c.name}.`) : {}),
+    );
+    return { ...results(KAFKA_MODE, runs, problems, rounds, settings), kafkaVersion: broker.version };
+  } finally {
+    broker.stop();
+  }
+}
+
+/** The cases of one invocation and the one the others are compared with (`<name>Ratio`). */
+interface Mode {
+  cases: Case[];
+  baseline: string;
+}
+
+function printHeader(mode: Mode, rounds: number, settings: LoadSettings, extra?: string): void {
+  process.stdout.write(
+    `ingest: ${rounds} round(s) of ${mode.cases.map((c) => c.name).join(', ')}; autocannon ${settings.connections} connections, ` +
+      `pipelining ${settings.pipelining}, warm-up ${settings.warmup} s, ${settings.duration} s measured; ` +
+      `event ${BODY.length} bytes; ${extra ? `${extra}; ` : ''}load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`,
+  );
+}
+
+/** Runs every case once per round, starting each round one case later; prints each run. */
+async function runRounds(
+  mode: Mode,
+  rounds: number,
+  run: (c: Case, round: number) => Promise<RunResult>,
+): Promise<{ runs: Record<string, RunResult[]>; problems: string[] }> {
+  const runs: Record<string, RunResult[]> = Object.fromEntries(mode.cases.map((c) => [c.name, []]));
   const problems: string[] = [];
+  const nameWidth = Math.max(9, ...mode.cases.map((c) => c.name.length));
   for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < cases.length; k++) {
-      const c = cases[(round + k) % cases.length];
-      const r = await runCase(c, main, settings);
+    for (let k = 0; k < mode.cases.length; k++) {
+      const c = mode.cases[(round + k) % mode.cases.length];
+      const r = await run(c, round);
       runs[c.name].push(r);
       problems.push(...r.problems.map((p) => `round ${round + 1} ${c.name}: ${p}`));
       process.stdout.write(
-        `round ${round + 1}/${rounds} ${c.name.padEnd(9)} ${fmt(r.eventsPerSec, 0).padStart(6)} events/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms; ` +
+        `round ${round + 1}/${rounds} ${c.name.padEnd(nameWidth)} ${fmt(r.eventsPerSec, 0).padStart(6)} events/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms; ` +
           `status ${JSON.stringify(r.statusCodes)}, non-2xx ${r.non2xx}, errors ${r.errors} (timeouts ${r.timeouts}), body mismatches ${r.mismatches}; ` +
-          `CPU (% of a core, ${cpus().length} cores) server ${fmt(r.serverCpuPct, 0)}, load generator ${fmt(r.loadgenCpuPct, 0)}, other processes ${fmt(r.otherCpuPct, 0)}` +
+          `CPU (% of a core, ${cpus().length} cores) server ${fmt(r.serverCpuPct, 0)}, load generator ${fmt(r.loadgenCpuPct, 0)}, ` +
+          (r.brokerCpuPct === undefined ? '' : `Kafka broker ${fmt(r.brokerCpuPct, 0)}, `) +
+          `other processes ${fmt(r.otherCpuPct, 0)}` +
           (r.sinkRecords === undefined ? '' : `; mapped into the sink at the end ${r.sinkRecords} of ${r.accepted} acknowledged (${fmt((100 * r.sinkRecords) / r.accepted, 0)}%)`) +
           '\n',
       );
       for (const p of r.problems) process.stdout.write(`  PROBLEM: ${p}\n`);
     }
   }
+  return { runs, problems };
+}
 
+/**
+ * The bench's result object: medians per case (`<name>EventsPerSec`, `<name>P50Ms`, ...), ratios
+ * of the other cases to the baseline (`<name>Ratio`, medians of per-round ratios), counts of bad
+ * answers and the problems.
+ */
+function results(mode: Mode, runs: Record<string, RunResult[]>, problems: string[], rounds: number, settings: LoadSettings): Record<string, unknown> {
+  const names = mode.cases.map((c) => c.name);
+  const others = names.filter((n) => n !== mode.baseline);
   const med = (name: string, key: keyof RunResult): number => round2(median(runs[name].map((r) => Number(r[key]))));
-  const ratio = (name: string): number => round2(median(runs[name].map((r, i) => r.eventsPerSec / runs.bare[i].eventsPerSec)));
+  const ratio = (name: string): number => round2(median(runs[name].map((r, i) => r.eventsPerSec / runs[mode.baseline][i].eventsPerSec)));
   // Counts of the measured runs; the warm-ups' bad answers are in `problems`.
   const sum = (key: 'non2xx' | 'wrongStatus' | 'errors' | 'mismatches' | 'timeouts'): number =>
     Object.values(runs).reduce((n, rs) => n + rs.reduce((m, r) => m + r[key], 0), 0);
-  const summary = (name: string) => ({
-    eventsPerSec: med(name, 'eventsPerSec'),
-    p50Ms: med(name, 'p50Ms'),
-    p99Ms: med(name, 'p99Ms'),
-    serverCpuPct: med(name, 'serverCpuPct'),
-    loadgenCpuPct: med(name, 'loadgenCpuPct'),
-    otherCpuPct: med(name, 'otherCpuPct'),
-    ...(name === 'bare' ? {} : { sinkRecordsFraction: round2(median(runs[name].map((r) => (r.sinkRecords ?? 0) / r.accepted))) }),
-    perRound: runs[name].map((r) => round2(r.eventsPerSec)),
+  const summary = (c: Case) => ({
+    eventsPerSec: med(c.name, 'eventsPerSec'),
+    p50Ms: med(c.name, 'p50Ms'),
+    p99Ms: med(c.name, 'p99Ms'),
+    serverCpuPct: med(c.name, 'serverCpuPct'),
+    loadgenCpuPct: med(c.name, 'loadgenCpuPct'),
+    ...(c.kafka ? { brokerCpuPct: med(c.name, 'brokerCpuPct') } : {}),
+    otherCpuPct: med(c.name, 'otherCpuPct'),
+    ...(c.syncWait === undefined ? {} : { sinkRecordsFraction: round2(median(runs[c.name].map((r) => (r.sinkRecords ?? 0) / r.accepted))) }),
+    perRound: runs[c.name].map((r) => round2(r.eventsPerSec)),
   });
   const ok = problems.length === 0;
   if (!ok) process.stdout.write(`ERRORS: the bench saw ${problems.length} problem(s); its figures are not clean:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
@@ -103,28 +155,16 @@ export async function ingestBench(args: string[]): Promise<Record<string, unknow
     connections: settings.connections,
     pipelining: settings.pipelining,
     bodyBytes: BODY.length,
-    bareEventsPerSec: med('bare', 'eventsPerSec'),
-    syncFalseEventsPerSec: med('syncFalse', 'eventsPerSec'),
-    syncTrueEventsPerSec: med('syncTrue', 'eventsPerSec'),
-    templateEventsPerSec: med('template', 'eventsPerSec'),
-    syncFalseRatio: ratio('syncFalse'),
-    syncTrueRatio: ratio('syncTrue'),
-    templateRatio: ratio('template'),
-    bareP50Ms: med('bare', 'p50Ms'),
-    bareP99Ms: med('bare', 'p99Ms'),
-    syncFalseP50Ms: med('syncFalse', 'p50Ms'),
-    syncFalseP99Ms: med('syncFalse', 'p99Ms'),
-    syncTrueP50Ms: med('syncTrue', 'p50Ms'),
-    syncTrueP99Ms: med('syncTrue', 'p99Ms'),
-    templateP50Ms: med('template', 'p50Ms'),
-    templateP99Ms: med('template', 'p99Ms'),
+    ...Object.fromEntries(names.map((n) => [`${n}EventsPerSec`, med(n, 'eventsPerSec')])),
+    ...Object.fromEntries(others.map((n) => [`${n}Ratio`, ratio(n)])),
+    ...Object.fromEntries(names.flatMap((n) => [[`${n}P50Ms`, med(n, 'p50Ms')], [`${n}P99Ms`, med(n, 'p99Ms')]])),
     non2xx: sum('non2xx'),
     wrongStatus: sum('wrongStatus'),
     errors: sum('errors'),
     timeouts: sum('timeouts'),
     mismatches: sum('mismatches'),
     problems,
-    cases: Object.fromEntries(cases.map((c) => [c.name, summary(c.name)])),
+    cases: Object.fromEntries(mode.cases.map((c) => [c.name, summary(c)])),
   };
 }
 
@@ -142,6 +182,15 @@ interface Case {
   /** Undefined for the bare endpoint. */
   syncWait?: boolean;
   columns?: Record<string, unknown>[];
+  /** The server's event log is the bench's Kafka broker (see kafkaServer) instead of the embedded one. */
+  kafka?: boolean;
+}
+
+/** What a case's server gets beyond the common settings. */
+interface ServerExtras {
+  env?: Record<string, string>;
+  /** A process whose CPU is reported apart from "other processes" (the Kafka broker). */
+  brokerPid?: number;
 }
 
 interface RunResult {
@@ -159,6 +208,8 @@ interface RunResult {
   warmupBad: number;
   serverCpuPct: number;
   loadgenCpuPct: number;
+  /** CPU of the Kafka broker meanwhile, % of one core (Kafka cases only). */
+  brokerCpuPct?: number;
   /** CPU the rest of the machine used meanwhile (other processes: the noise), % of one core. */
   otherCpuPct: number;
   /** Records acknowledged by the server over the whole case (probe, warm-up and measured). */
@@ -196,6 +247,25 @@ const TEMPLATE_COLUMNS = [
   { type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("user.id")' } },
 ];
 
+const DEFAULT_MODE: Mode = {
+  baseline: 'bare',
+  cases: [
+    { name: 'bare', expectStatus: 200 },
+    { name: 'syncFalse', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS },
+    { name: 'syncTrue', expectStatus: 200, syncWait: true, columns: PATH_COLUMNS },
+    { name: 'template', expectStatus: 202, syncWait: false, columns: TEMPLATE_COLUMNS },
+  ],
+};
+
+const KAFKA_MODE: Mode = {
+  baseline: 'embedded',
+  cases: [
+    { name: 'embedded', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS },
+    { name: 'kafka', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS, kafka: true },
+    { name: 'kafkaSyncTrue', expectStatus: 200, syncWait: true, columns: PATH_COLUMNS, kafka: true },
+  ],
+};
+
 /** The baseline: fastify parses the JSON body (its default parser) and answers OK. */
 const BARE_SERVER = `
 const app = require('fastify')({ logger: false });
@@ -210,7 +280,7 @@ app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 const TOKEN = 'bench';
 const CLK_TCK = clockTicks();
 
-async function runCase(c: Case, main: string, settings: LoadSettings): Promise<RunResult> {
+async function runCase(c: Case, main: string, settings: LoadSettings, extras: ServerExtras = {}): Promise<RunResult> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dir = c.syncWait === undefined ? undefined : mkdtempSync(join(tmpdir(), 'sluice-bench-ingest-'));
@@ -223,6 +293,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
       SLUICE_DATA_DIR: dir ?? '',
       SLUICE_MASTER_TOKEN: TOKEN,
       SLUICE_LOG_LEVEL: 'warn',
+      ...extras.env,
     },
   );
   const problems: string[] = [];
@@ -244,11 +315,14 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
 
     const cpuBefore = process.cpuUsage();
     const serverBefore = procCpuSec(server.pid);
+    const brokerBefore = extras.brokerPid ? procCpuSec(extras.brokerPid) : 0;
     const machineBefore = machineBusySec();
     const { res, latencies } = await load(url, settings, settings.duration, c.expectStatus);
     const loadgen = process.cpuUsage(cpuBefore);
     const serverCpu = procCpuSec(server.pid) - serverBefore;
+    const brokerCpu = extras.brokerPid ? procCpuSec(extras.brokerPid) - brokerBefore : 0;
     const machineBusy = machineBusySec() - machineBefore;
+    const loadgenCpu = (loadgen.user + loadgen.system) / 1e6;
 
     const statusCodes = statusCodesOf(res);
     const good = statusCodes[String(c.expectStatus)] ?? 0;
@@ -274,8 +348,9 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
       mismatches: res.mismatches,
       warmupBad,
       serverCpuPct: (100 * serverCpu) / res.duration,
-      loadgenCpuPct: (100 * (loadgen.user + loadgen.system)) / 1e6 / res.duration,
-      otherCpuPct: Math.max(0, (100 * (machineBusy - serverCpu - (loadgen.user + loadgen.system) / 1e6)) / res.duration),
+      loadgenCpuPct: (100 * loadgenCpu) / res.duration,
+      brokerCpuPct: extras.brokerPid ? (100 * brokerCpu) / res.duration : undefined,
+      otherCpuPct: Math.max(0, (100 * (machineBusy - serverCpu - loadgenCpu - brokerCpu)) / res.duration),
       accepted,
       sinkRecords,
       problems,
@@ -294,6 +369,81 @@ async function runCase(c: Case, main: string, settings: LoadSettings): Promise<R
     if (c.syncWait !== undefined) process.stdout.write(`  ${c.name}: graceful stop took ${fmt(stopMs, 0)} ms\n`);
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Kafka broker of `--kafka`.
+
+interface BenchBroker {
+  bootstrap: string;
+  version: string;
+  pid?: number;
+  /** Stops the broker and deletes its folder; synchronous, so that a signal handler can call it. */
+  stop(): void;
+}
+
+/**
+ * Starts a single-node broker with the project's own `sluice kafka start`, in a temporary folder
+ * (not the developer's ~/.cache/sluice/broker, which may be in use); the Kafka download stays
+ * cached there. The broker runs detached, so it would outlive the bench: it is stopped when
+ * start fails, by the caller's `finally`, and on SIGINT / SIGTERM.
+ */
+async function startBenchBroker(main: string): Promise<BenchBroker> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-kafka-'));
+  const kafkaCli = (command: string) => [main, 'kafka', command, '--dir', dir];
+  let stopped = false;
+  const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    try {
+      execFileSync(process.execPath, kafkaCli('stop'), { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+    } catch (err) {
+      process.stdout.write(`  kafka: stopping the broker failed (see ${dir}): ${(err as Error).message}\n`);
+      return;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  function onSignal(signal: NodeJS.Signals): void {
+    process.stdout.write(`${signal}: stopping the Kafka broker\n`);
+    stop();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  }
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+
+  process.stdout.write(`kafka: starting a broker in ${dir}\n`);
+  try {
+    // The first start on a machine downloads Kafka with Maven: a generous timeout.
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, kafkaCli('start'), { timeout: 300_000 });
+    for (const line of stderr.trim().split('\n')) process.stdout.write(`  ${line}\n`);
+    const bootstrap = stdout.trim().split('\n').pop() ?? '';
+    if (!/^[^\s:]+:\d+$/.test(bootstrap)) throw new Error(`"kafka start" printed no bootstrap address: ${stdout}`);
+    const state = brokerState(dir);
+    return { bootstrap, version: state.version ?? 'unknown', pid: state.pid, stop };
+  } catch (err) {
+    stop();
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`the Kafka broker did not start: ${(e.stderr || e.message).trim().slice(-2000)}`, { cause: err });
+  }
+}
+
+/** Pid and version from the broker's state file (`<dir>/broker.json`), for the CPU figures. */
+function brokerState(dir: string): { pid?: number; version?: string } {
+  try {
+    const state = JSON.parse(readFileSync(join(dir, 'broker.json'), 'utf8')) as { pid?: number; version?: string };
+    return { pid: state.pid || undefined, version: state.version };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * A Kafka case's server: the broker as its event log, and topics under a prefix of its own (the
+ * source is `bench` in every case), so that it never reads the records an earlier case left in
+ * the broker (its fresh data directory would read its topic from the beginning).
+ */
+function kafkaServer(broker: BenchBroker, topicPrefix: string): ServerExtras {
+  return { env: { SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_TOPIC_PREFIX: topicPrefix }, brokerPid: broker.pid };
 }
 
 /** Creates source `bench` and its sink `bench` with the case's columns and sync.wait; returns the ingestion path. */

@@ -2,7 +2,7 @@
  * One typed configuration object, read from command-line flags and SLUICE_* environment
  * variables (flags win). Every other module receives the parts it needs from here.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseByteSize, parseDuration } from './pipeline/units.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
 
@@ -57,7 +57,24 @@ export interface Config {
   kafkaTopicPrefix: string;
   /** Sources bound to existing topics: source id -> topic. */
   kafkaTopics: Record<string, string>;
+  /** What this node does (README "Cluster mode"); all of them by default. */
+  roles: ReadonlySet<Role>;
+  /**
+   * The DuckDB file of the tables (default `<dataDir>/tables.duckdb`). With --kafka it is
+   * opened per operation, so that the nodes of a cluster can share one file.
+   */
+  targetPath: string;
 }
+
+/**
+ * - api: the management APIs (Stream, Storage, Queue) and their documentation;
+ * - ingest: the ingestion endpoints (HTTP, connector batches, OTLP);
+ * - sink: the sinks' writers, which read the log and write local slices;
+ * - import: uploads and imports of the files this node's sinks wrote;
+ * - jobs: runs the queue's jobs.
+ */
+export const ROLES = ['api', 'ingest', 'sink', 'import', 'jobs'] as const;
+export type Role = (typeof ROLES)[number];
 
 export class ConfigError extends Error {}
 
@@ -116,6 +133,14 @@ const topicBindings = (raw: string): Record<string, string> => {
     throw new ConfigError(`Kafka topic bindings: ${(err as Error).message}.`);
   }
 };
+const roles = (raw: string): ReadonlySet<Role> => {
+  const names = raw.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(ROLES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new ConfigError(`Roles: ${unknown.length > 0 ? `unknown role "${unknown[0]}"` : 'none given'}; use a comma-separated list of ${ROLES.join(', ')}.`);
+  }
+  return new Set(names as Role[]);
+};
 const bytes = (name: string) => (raw: string): number => {
   const n = parseByteSize(raw);
   if (n === undefined || n <= 0) throw new ConfigError(`${name} must be a size like 1MB or 512KB, got "${raw}".`);
@@ -151,6 +176,8 @@ export const OPTIONS: Option[] = [
   { flag: '--kafka-replication', env: 'SLUICE_KAFKA_REPLICATION', key: 'kafkaReplication', parse: replication, help: 'replicas of the source topics Sluice creates (default -1: the broker default)' },
   { flag: '--kafka-topic-prefix', env: 'SLUICE_KAFKA_TOPIC_PREFIX', key: 'kafkaTopicPrefix', parse: str, help: 'prefix of the source topics (default "sluice.")' },
   { flag: '--kafka-topics', env: 'SLUICE_KAFKA_TOPICS', key: 'kafkaTopics', parse: topicBindings, help: 'bind sources to existing topics: sourceId=topic,...' },
+  { flag: '--roles', env: 'SLUICE_ROLES', key: 'roles', parse: roles, help: `what this node does, of ${ROLES.join(',')} (default all; only some need --kafka)` },
+  { flag: '--target-path', env: 'SLUICE_TARGET_PATH', key: 'targetPath', parse: str, help: 'DuckDB file of the tables (default <data-dir>/tables.duckdb; cluster nodes share one)' },
 ];
 
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
@@ -199,7 +226,24 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     kafkaReplication: (raw.kafkaReplication as number | undefined) ?? -1,
     kafkaTopicPrefix: (raw.kafkaTopicPrefix as string | undefined) ?? DEFAULT_TOPIC_PREFIX,
     kafkaTopics: (raw.kafkaTopics as Record<string, string> | undefined) ?? {},
+    roles: checkRoles((raw.roles as ReadonlySet<Role> | undefined) ?? new Set(ROLES), raw.kafkaBrokers !== undefined),
+    targetPath: resolve((raw.targetPath as string | undefined) ?? join((raw.dataDir as string | undefined) ?? './data', 'tables.duckdb')),
   };
+}
+
+/**
+ * Role combinations that work: a node of its own must do everything (nobody else reads its
+ * log), and the files a node's sinks write are imported by that node (its slices and their
+ * state are its own, not shared with the cluster).
+ */
+function checkRoles(roles: ReadonlySet<Role>, kafka: boolean): ReadonlySet<Role> {
+  if (!kafka && roles.size < ROLES.length) {
+    throw new ConfigError(`Roles: a node without --kafka must have every role (${ROLES.join(',')}): no other node reads its event log.`);
+  }
+  if (roles.has('sink') !== roles.has('import')) {
+    throw new ConfigError('Roles: "sink" and "import" go together: a node imports the files its own sinks wrote.');
+  }
+  return roles;
 }
 
 export function optionsHelp(): string {

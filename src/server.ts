@@ -62,7 +62,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const tokens = new TokenService(metadata, config.projectId);
   const master = resolveMasterToken(config);
   tokens.ensureMaster(master.secret);
-  const target = await DuckDbTarget.open(join(config.dataDir, 'tables.duckdb'));
+  const target = await DuckDbTarget.open(config.targetPath, { shared: config.kafkaBrokers !== undefined });
   const tables = new TableService(target, config.projectId);
 
   const tasks = new TaskRunner(metadata, logger.child({ component: 'tasks' }), config.publicApiUrl);
@@ -114,8 +114,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     eventLog, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
     configurations: queue.configurations, events: queue.events, jobs: queue.jobs,
   };
-  runtime.start();
-  queue.pool.start();
+  // Roles (README "Cluster mode"); a node without --kafka has them all.
+  if (config.roles.has('sink')) runtime.start();
+  if (config.roles.has('jobs')) queue.pool.start();
   const app = await buildApp(services);
   const address = await app.listen({ host: config.host, port: config.port });
   if (master.generated) {

@@ -42,6 +42,7 @@ export class SourceRouter extends Actor<Message> {
 
   constructor(
     readonly topic: string,
+    readonly sourceId: string,
     private readonly eventLog: EventLog,
     logger: Logger,
   ) {

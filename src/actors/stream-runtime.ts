@@ -35,10 +35,12 @@ export class StreamRuntime {
   private timer?: NodeJS.Timeout;
   private reconciling = Promise.resolve();
   private lastRetentionAt = 0;
+  private started = false;
 
   constructor(private readonly deps: StreamRuntimeDeps) {}
 
   start(): void {
+    this.started = true;
     this.reconcile();
     this.timer = setInterval(() => this.tick(), this.deps.checkIntervalMs);
     this.timer.unref();
@@ -46,6 +48,8 @@ export class StreamRuntime {
 
   /** Applies definition changes (sink created, changed, disabled, deleted; source deleted). */
   reconcile(): Promise<void> {
+    // A node without the sink role runs no actors (definitions change all the same).
+    if (!this.started) return this.reconciling;
     this.reconciling = this.reconciling.then(() => this.doReconcile()).catch((err) => this.deps.logger.error({ err }, 'reconcile failed'));
     return this.reconciling;
   }
@@ -95,20 +99,26 @@ export class StreamRuntime {
    * empty, its sinks cannot read the old topic).
    */
   private async purgeDeleted(defined: Set<string>, sourceIds: Set<string>): Promise<void> {
-    const { store, levels, failures, dataDir, branchId, eventLog } = this.deps;
+    const { store, levels, failures, dataDir, branchId } = this.deps;
     const prefix = `storage/offset/${branchId}/`;
     const dropped = new Set<string>();
+    const dropTopicOf = async (sourceId: string) => {
+      if (sourceIds.has(sourceId) || dropped.has(sourceId)) return;
+      dropped.add(sourceId);
+      const topic = this.topicOf(sourceId);
+      await this.routers.get(topic)?.stop();
+      this.routers.delete(topic);
+      await this.deps.eventLog.dropTopic(topic);
+    };
+    // A cascade delete removes the sinks before the source (with an await between them): a
+    // reconcile in that gap purges the sinks while the source still exists, and the next one
+    // finds the source gone through the router left behind.
+    for (const router of [...this.routers.values()]) await dropTopicOf(router.sourceId);
     for (const { key } of store.list(prefix)) {
       const [sourceId, sinkId] = key.slice(prefix.length).split('/');
       const sink = { branchId, sourceId, sinkId };
       if (defined.has(writerKey(sink))) continue;
-      if (!sourceIds.has(sourceId) && !dropped.has(sourceId)) {
-        dropped.add(sourceId);
-        const topic = this.topicOf(sourceId);
-        await this.routers.get(topic)?.stop();
-        this.routers.delete(topic);
-        await eventLog.dropTopic(topic);
-      }
+      await dropTopicOf(sourceId);
       levels.purgeSink(sink);
       failures.purge(sink);
       for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, sinkId), { recursive: true, force: true });
@@ -147,7 +157,7 @@ export class StreamRuntime {
     const topic = this.topicOf(sourceId);
     let router = this.routers.get(topic);
     if (!router) {
-      router = new SourceRouter(topic, this.deps.eventLog, this.deps.logger);
+      router = new SourceRouter(topic, sourceId, this.deps.eventLog, this.deps.logger);
       this.routers.set(topic, router);
     }
     return router;
@@ -168,6 +178,7 @@ export class StreamRuntime {
 
   /** Replays a sink's kept mapping failures through its current mapping. */
   async reprocessFailures(sink: Sink): Promise<ReprocessResult> {
+    this.requireStarted();
     const writer = this.writers.get(writerKey(sink));
     if (!writer) throw new Error('The sink is not enabled: enable it before reprocessing its failed records.');
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
@@ -181,6 +192,7 @@ export class StreamRuntime {
    * `since` up to what the sink has consumed (later records reach it anyway). See replay.ts.
    */
   async replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
+    this.requireStarted();
     const writer = this.writers.get(writerKey(sink));
     if (!writer) throw new Error('The sink is not enabled: enable it before replaying its records.');
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
@@ -193,6 +205,10 @@ export class StreamRuntime {
       request,
       progress,
     });
+  }
+
+  private requireStarted(): void {
+    if (!this.started) throw new Error('This node does not run sinks (its --roles has no "sink"): call a node that does.');
   }
 
   /** Stops taking work and lets the actors finish what they hold; writing files stay open for the next start. */

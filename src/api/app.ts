@@ -42,11 +42,25 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     defaultJson(req, body as string, done);
   });
-  await app.register(documentation, { services });
-  await app.register(streamApi, { services });
-  await app.register(storageApi, { services, prefix: '/v2/storage' });
-  // The job queue (/jobs, /search/jobs) on the same listener; its public URL is SLUICE_PUBLIC_QUEUE_URL.
-  await app.register(queueApi, { services });
+  const { roles } = services.config;
+  if (roles.has('api')) {
+    await app.register(documentation, { services });
+    await app.register(streamApi, { services });
+    await app.register(storageApi, { services, prefix: '/v2/storage' });
+    // The job queue (/jobs, /search/jobs) on the same listener; its public URL is SLUICE_PUBLIC_QUEUE_URL.
+    await app.register(queueApi, { services });
+  } else {
+    // Load balancers probe every node; the Stream API serves this route where it runs.
+    app.get('/health-check', async (_req, reply) => reply.type('text/plain').send('OK\n'));
+  }
+  if (roles.has('ingest')) await registerIngestion(app, services);
+  app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
+  app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
+  return app;
+}
+
+/** The ingestion endpoints: HTTP records and connector batches, and OTLP. */
+async function registerIngestion(app: FastifyInstance, services: Services): Promise<void> {
   await app.register(ingestApi, {
     eventLog: services.eventLog,
     sources: services.ingestSources,
@@ -60,7 +74,4 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.otlpMaxBodyBytes },
     isShuttingDown: services.isShuttingDown,
   });
-  app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
-  app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
-  return app;
 }

@@ -12,6 +12,9 @@ import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../hel
 let broker: TestBroker;
 let a: TestService;
 let b: TestService;
+/** Nodes with some roles only: ingestion only, and the management API only. */
+let ingestOnly: TestService;
+let apiOnly: TestService;
 const B = (svc: TestService) => `/v1/branches/${svc.branchId}`;
 
 /** Polls node `svc` until `path` answers `status`. */
@@ -28,11 +31,15 @@ beforeAll(async () => {
   const args = ['--check-interval', '100ms', '--kafka', broker.bootstrap, '--kafka-replication', '1'];
   a = await TestService.start({ args, logger: logger.child({ node: 'a' }) });
   b = await TestService.start({ args, logger: logger.child({ node: 'b' }) });
+  ingestOnly = await TestService.start({ args: [...args, '--roles', 'ingest'], logger: logger.child({ node: 'ingest' }) });
+  apiOnly = await TestService.start({ args: [...args, '--roles', 'api'], logger: logger.child({ node: 'api' }) });
 }, KAFKA_START_TIMEOUT_MS);
 
 afterAll(async () => {
   await a?.close();
   await b?.close();
+  await ingestOnly?.close();
+  await apiOnly?.close();
   await broker?.stop();
 }, 60_000);
 
@@ -87,5 +94,22 @@ describe('cluster metadata through Kafka', () => {
     // Right after the start, before any polling: the replay ran before the node listened.
     expect((await b.call('GET', `${B(b)}/sources/short-lived`)).status).toBe(404);
     expect((await b.call('GET', `${B(b)}/sources/while-down`)).json.name).toBe('While down');
+  });
+
+  it('runs only the roles a node is given', async () => {
+    await a.task('POST', `${B(a)}/sources`, { json: { sourceId: 'roles', name: 'Roles', type: 'http' } });
+    const path = await a.ingestPath('roles');
+    // Ingestion only: events are taken, the management API is not there, the health check is.
+    await ingestOnly.until('source known on the ingest node', async () => ((await ingestOnly.call('POST', path, { token: null, body: '{"n":1}' })).status === 200 ? true : undefined), 10_000);
+    const api = await ingestOnly.call('GET', `${B(ingestOnly)}/sources`);
+    expect(api.status).toBe(404);
+    expect(api.json.error).toBe('stream.api.endpointNotFound');
+    expect((await ingestOnly.call('GET', '/health-check', { token: null })).status).toBe(200);
+    // The management API only: no ingestion, and jobs are refused rather than left waiting.
+    expect((await apiOnly.call('GET', `${B(apiOnly)}/sources/roles`)).status).toBe(200);
+    expect((await apiOnly.call('POST', path, { token: null, body: '{"n":2}' })).status).toBe(404);
+    const job = await apiOnly.call('POST', '/jobs', { json: { component: 'sluice.echo', mode: 'run', configData: {} } });
+    expect(job.status).toBe(503);
+    expect(job.text).toMatch(/does not run jobs/);
   });
 });

@@ -17,11 +17,12 @@ it('keeps definitions, tokens and tables across a restart, and fails tasks a sto
   });
   const url = (await svc.call('GET', `${B}/sources/durable`)).json.http.url;
 
-  // What a crash leaves behind: a task stored as processing that no process will finish.
+  // What a crash leaves behind: a task stored as processing (and marked as run by this node) that no process will finish.
   const taskId = `api.update.source/${svc.branchId}/durable/2026-01-01T00:00:00.000Z_crash`;
-  svc.server.services.metadata.transact((tx) =>
-    tx.put(`task/${taskId}`, { taskId, type: 'api.update.source', url: `https://api.test/v1/tasks/${taskId}`, status: 'processing', isFinished: false, createdAt: '2026-01-01T00:00:00.000Z' }),
-  );
+  svc.server.services.metadata.transact((tx) => {
+    tx.put(`task/${taskId}`, { taskId, type: 'api.update.source', url: `https://api.test/v1/tasks/${taskId}`, status: 'processing', isFinished: false, createdAt: '2026-01-01T00:00:00.000Z' });
+    tx.put(`node/runningTask/${taskId}`, true);
+  });
 
   await svc.restart();
 

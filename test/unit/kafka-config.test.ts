@@ -24,3 +24,24 @@ describe('Kafka options of sluice serve', () => {
     expect(() => loadConfig(['--kafka-topics', 'a=b c'], {})).toThrow(/legal Kafka topic/);
   });
 });
+
+describe('cluster options of sluice serve', () => {
+  it('give a node every role and its own tables file by default', () => {
+    const c = loadConfig(['--data-dir', '/srv/sluice'], {});
+    expect([...c.roles].sort()).toEqual(['api', 'import', 'ingest', 'jobs', 'sink']);
+    expect(c.targetPath).toBe('/srv/sluice/tables.duckdb');
+  });
+
+  it('take a role list and a shared tables file', () => {
+    const c = loadConfig(['--kafka', 'k:9092', '--roles', 'api, ingest'], { SLUICE_TARGET_PATH: '/shared/tables.duckdb' });
+    expect([...c.roles]).toEqual(['api', 'ingest']);
+    expect(c.targetPath).toBe('/shared/tables.duckdb');
+  });
+
+  it('refuse role lists that cannot work', () => {
+    expect(() => loadConfig(['--kafka', 'k:9092', '--roles', 'api,writer'], {})).toThrow(/unknown role "writer"/);
+    expect(() => loadConfig(['--kafka', 'k:9092', '--roles', ','], {})).toThrow(/none given/);
+    expect(() => loadConfig(['--roles', 'api,ingest'], {})).toThrow(/without --kafka must have every role/);
+    expect(() => loadConfig(['--kafka', 'k:9092', '--roles', 'api,sink'], {})).toThrow(/"sink" and "import" go together/);
+  });
+});

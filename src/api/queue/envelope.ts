@@ -12,7 +12,8 @@ export function renderQueueError(err: unknown, req: FastifyRequest, reply: Fasti
   const exceptionId = 'exception-' + createHash('md5').update(`${req.id}-${Date.now()}-${Math.random()}`).digest('hex');
   if (statusCode >= 500) req.log.error({ err, exceptionId }, 'queue request failed');
   return reply.status(statusCode).type('application/json').send({
-    error: statusCode >= 500 ? 'Internal Server Error occurred.' : message,
+    // A QueueError's message is written for the client (e.g. 503 "this node does not run jobs"); other failures stay hidden.
+    error: statusCode >= 500 && !(err instanceof QueueError) ? 'Internal Server Error occurred.' : message,
     code: statusCode,
     exceptionId,
     status: 'error',

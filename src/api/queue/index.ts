@@ -66,6 +66,8 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
     },
   }, async (req, reply) => {
     const token = requireToken(req);
+    // Jobs run where they are created (the queue is node-local): a node without workers would keep them waiting forever.
+    if (!services.config.roles.has('jobs')) throw new QueueError(503, 'This node does not run jobs (its --roles has no "jobs"): create the job on a node that does.');
     const body = req.body as { component?: unknown } | undefined;
     if (body && typeof body.component === 'string' && !canWriteComponent(token, body.component)) {
       throw new QueueError(403, "You don't have access to the resource.");

@@ -20,24 +20,65 @@ import {
  *
  * All work goes through one connection and one queue: DuckDB transactions are per connection,
  * and the queue keeps BEGIN..COMMIT of one caller from interleaving with another's statements.
+ *
+ * Shared mode (cluster nodes on one file): DuckDB lets one process at a time open a file for
+ * writing, so every operation opens the file, works, and closes it again (about 25 ms), and a
+ * node that finds the file locked by another retries until it gets it.
  */
+export interface DuckDbTargetOptions {
+  /** Open the file per operation, so that several processes can take turns (default false). */
+  shared?: boolean;
+  /** How long an operation waits for a file another process holds (shared mode; default 30 s). */
+  lockWaitMs?: number;
+}
+
+const LOCKED = /Could not set lock on file/;
+
 export class DuckDbTarget implements Target {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private closing?: Promise<void>;
+  private instance: DuckDBInstance | undefined;
+  private connection: DuckDBConnection | undefined;
 
   private constructor(
-    private readonly instance: DuckDBInstance,
-    private readonly conn: DuckDBConnection,
+    private readonly path: string,
+    private readonly options: DuckDbTargetOptions,
   ) {}
 
   /** Opens (creating if needed) the DuckDB file at `path`. */
-  static async open(path: string): Promise<DuckDbTarget> {
-    const instance = await DuckDBInstance.create(path);
-    const conn = await instance.connect();
-    const target = new DuckDbTarget(instance, conn);
+  static async open(path: string, options: DuckDbTargetOptions = {}): Promise<DuckDbTarget> {
+    const target = new DuckDbTarget(path, options);
+    if (!options.shared) await target.connect();
     await target.exclusive(() => target.migrate());
     return target;
+  }
+
+  private get conn(): DuckDBConnection {
+    if (!this.connection) throw new Error('the DuckDB target is not open');
+    return this.connection;
+  }
+
+  private async connect(): Promise<void> {
+    const deadline = Date.now() + (this.options.lockWaitMs ?? 30_000);
+    for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+      try {
+        this.instance = await DuckDBInstance.create(this.path);
+        break;
+      } catch (err) {
+        if (!this.options.shared || !LOCKED.test((err as Error).message)) throw err;
+        if (Date.now() > deadline) throw new Error(`the tables file ${this.path} stayed locked by another process for ${this.options.lockWaitMs ?? 30_000} ms`, { cause: err });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    this.connection = await this.instance.connect();
+  }
+
+  private disconnect(): void {
+    this.connection?.closeSync();
+    this.instance?.closeSync();
+    this.connection = undefined;
+    this.instance = undefined;
   }
 
   private async migrate(): Promise<void> {
@@ -222,10 +263,9 @@ export class DuckDbTarget implements Target {
 
   /** Waits for queued work, then closes the file; later calls fail, repeated close() is fine. */
   close(): Promise<void> {
-    this.closing ??= this.exclusive(async () => {
+    this.closing ??= this.queue.then(() => {
       this.closed = true;
-      this.conn.closeSync();
-      this.instance.closeSync();
+      this.disconnect();
     });
     return this.closing;
   }
@@ -234,9 +274,15 @@ export class DuckDbTarget implements Target {
 
   /** Runs fn after every earlier call has finished; a failure does not block later calls. */
   private exclusive<R>(fn: () => Promise<R>): Promise<R> {
-    const run = this.queue.then(() => {
+    const run = this.queue.then(async () => {
       if (this.closed) throw new Error('the DuckDB target is closed');
-      return fn();
+      if (!this.options.shared) return fn();
+      await this.connect();
+      try {
+        return await fn();
+      } finally {
+        this.disconnect();
+      }
     });
     this.queue = run.catch(() => undefined);
     return run;
