@@ -91,7 +91,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     stagingRetentionMs: config.stagingRetentionMs, logger,
   });
   const runtime = new StreamRuntime({
-    store: metadata, levels, failures, engine: templates, dataDir: config.dataDir, logger, eventLog, operator,
+    store: metadata, levels, failures, engine: templates, dataDir: config.dataDir, logger, eventLog, operator, tables,
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },

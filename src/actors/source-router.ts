@@ -102,12 +102,15 @@ export class SourceRouter extends Actor<Message> {
 
   /**
    * Tells the log how far every sink has durably committed (a sink's offset moves only after
-   * its metadata commit): a remote log may let those records go (Kafka commits its group offset).
-   * Sinks added meanwhile count too, so that nothing they still need is let go.
+   * its metadata commit): a remote log may let those records go from its buffers, and without
+   * cluster mode records the position (Kafka group offset; in cluster mode the runtime moves it
+   * with the imports). Sinks added meanwhile count too, so that nothing they still need is let go.
    */
   private acknowledge(): void {
     if (this.targets.size === 0) return;
-    this.eventLog.acknowledge(this.topic, Math.min(...[...this.targets.values()].map((t) => t.committedOffset)));
+    const through = Math.min(...[...this.targets.values()].map((t) => t.committedOffset));
+    if (this.eventLog.coordinated) this.eventLog.release(this.topic, through);
+    else this.eventLog.acknowledge(this.topic, through);
   }
 
   private async fanOut(batch: LoggedRecord[], targets: RouterTarget[]): Promise<void> {

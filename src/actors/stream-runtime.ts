@@ -12,10 +12,16 @@ import { SourceRouter } from './source-router.js';
 import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
 import { restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { StorageOperator } from './storage-operator.js';
+import type { TableService } from '../storage/tables.js';
+import type { OwnershipChange } from '../connectors/event-log/event-log.js';
+import { sinkStream, sourceStreams } from '../storage/levels/importer.js';
+import { adoptedAt } from '../pipeline/seen-offsets.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
   operator: StorageOperator;
+  /** The tables: in cluster mode, where a sink taken over resumes (the target's stream positions). */
+  tables: Pick<TableService, 'position' | 'forgetPositions'>;
   failures: MappingFailures;
   projectId: number;
   branchId: number;
@@ -36,11 +42,18 @@ export class StreamRuntime {
   private reconciling = Promise.resolve();
   private lastRetentionAt = 0;
   private started = false;
+  /**
+   * Cluster mode (a coordinated log): the topics the log gave this node, each with the position
+   * through which its records were done when it came (where its sinks resume).
+   */
+  private readonly owned = new Map<string, number>();
+  private unsubscribeOwnership?: () => void;
 
   constructor(private readonly deps: StreamRuntimeDeps) {}
 
   start(): void {
     this.started = true;
+    this.unsubscribeOwnership = this.deps.eventLog.onOwnership((topic, change) => this.ownershipChanged(topic, change));
     this.reconcile();
     this.timer = setInterval(() => this.tick(), this.deps.checkIntervalMs);
     this.timer.unref();
@@ -66,12 +79,24 @@ export class StreamRuntime {
         if (!source.deleted && !sink.deleted && !sink.disabled) wanted.set(writerKey(sink), { source, sink });
       }
     }
+    if (this.deps.eventLog.coordinated) this.keepOwnedOnly(wanted);
     for (const [key, writer] of this.writers) {
       if (wanted.has(key)) continue;
       this.writers.delete(key);
-      const router = this.routers.get(this.topicOf(writer.key.sourceId));
+      const topic = this.topicOf(writer.key.sourceId);
+      const router = this.routers.get(topic);
       router?.removeTarget(writer.sinkId);
-      if (defined.has(key)) {
+      if (defined.has(key) && this.deps.eventLog.coordinated && !this.owned.has(topic)) {
+        // The topic went to another node, which reads on from what the target has: this
+        // node's unimported work on it is dropped, not imported (it would be imported twice).
+        await writer.stop();
+        await this.discardUnimported(writer.key);
+        if (router && router.targetCount === 0) {
+          this.routers.delete(topic);
+          await router.stop();
+        }
+        this.deps.logger.info({ sink: key }, 'sink handed over to another node: its unimported data here is dropped');
+      } else if (defined.has(key)) {
         writer.send({ type: 'close' });
         void writer.stop();
         this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
@@ -86,7 +111,8 @@ export class StreamRuntime {
         if (existing.versions !== `${source.version.number}/${sink.version.number}`) existing.send({ type: 'reload', sink, source });
         continue;
       }
-      const writer = new SinkWriter(sink, source, this.startOffset(sink), this.deps);
+      const start = this.deps.eventLog.coordinated ? await this.adoptionStart(sink) : this.startOffset(sink);
+      const writer = new SinkWriter(sink, source, start, this.deps);
       this.writers.set(key, writer);
       this.routerFor(source.sourceId).addTarget(writer);
     }
@@ -108,7 +134,10 @@ export class StreamRuntime {
       const topic = this.topicOf(sourceId);
       await this.routers.get(topic)?.stop();
       this.routers.delete(topic);
+      this.owned.delete(topic);
       await this.deps.eventLog.dropTopic(topic);
+      // A topic created again restarts its offsets (Kafka): old positions would skip its records.
+      await this.deps.tables.forgetPositions(sourceStreams(branchId, sourceId));
     };
     // A cascade delete removes the sinks before the source (with an await between them): a
     // reconcile in that gap purges the sinks while the source still exists, and the next one
@@ -149,6 +178,66 @@ export class StreamRuntime {
     return start;
   }
 
+  private ownershipChanged(topic: string, change: OwnershipChange): void {
+    if (change.owned) this.owned.set(topic, change.committedThrough);
+    else this.owned.delete(topic);
+    void this.reconcile();
+  }
+
+  /**
+   * Cluster mode: every topic with enabled sinks is claimed (this node takes part in its split),
+   * and only the sinks of topics this node was given get writers.
+   */
+  private keepOwnedOnly(wanted: Map<string, { source: Source; sink: Sink }>): void {
+    for (const [key, { source }] of wanted) {
+      const topic = this.topicOf(source.sourceId);
+      this.deps.eventLog.claim(topic);
+      if (!this.owned.has(topic)) wanted.delete(key);
+    }
+  }
+
+  /**
+   * Cluster mode: where a sink starts on this node. Whatever this node still has of it from an
+   * earlier turn is dropped (another node may have imported those records since), and it reads
+   * on after the later of the topic's group position (records every sink has in the target)
+   * and the sink's own position in the target. A sink new to the cluster, on a topic this node
+   * already works on, starts like on a single node (with its peers).
+   */
+  private async adoptionStart(sink: Sink): Promise<number> {
+    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    const { levels, store } = this.deps;
+    const previous = levels.consumerOffset(key);
+    const position = await this.deps.tables.position(sinkStream(key));
+    const hasPeers = [...this.writers.values()].some((w) => w.key.sourceId === sink.sourceId);
+    if (previous === undefined && position === undefined && hasPeers) return this.startOffset(sink);
+    await this.discardUnimported(key);
+    const start = Math.max(this.owned.get(this.topicOf(sink.sourceId)) ?? 0, position ?? 0);
+    const seen = store.get<SeenOffsets>(levelKeys.seen(key));
+    store.transact((tx) => {
+      tx.put(levelKeys.offset(key), start);
+      tx.put(levelKeys.seen(key), adoptedAt(seen, previous, start));
+    });
+    this.deps.logger.info({ sink: writerKey(key), start, groupPosition: this.owned.get(this.topicOf(sink.sourceId)), targetPosition: position }, 'sink taken up on this node');
+    return start;
+  }
+
+  private async discardUnimported(key: SinkKey): Promise<void> {
+    for (const slice of this.deps.levels.discardUnimported(key)) {
+      for (const p of [slice.localPath, slice.stagingPath]) if (p) await rm(join(this.deps.dataDir, p), { force: true });
+    }
+  }
+
+  /** Cluster mode: the group position of each topic this node works on moves with the imports. */
+  private acknowledgeImported(): void {
+    const through = new Map<string, number>();
+    for (const writer of this.writers.values()) {
+      const topic = this.topicOf(writer.key.sourceId);
+      const imported = this.deps.levels.importedThrough(writer.key);
+      through.set(topic, Math.min(through.get(topic) ?? Infinity, imported));
+    }
+    for (const [topic, offset] of through) if (this.owned.has(topic)) this.deps.eventLog.acknowledge(topic, offset);
+  }
+
   private topicOf(sourceId: string): string {
     return sourceTopic(this.deps.projectId, this.deps.branchId, sourceId);
   }
@@ -167,6 +256,7 @@ export class StreamRuntime {
     for (const writer of this.writers.values()) writer.send({ type: 'tick', now });
     this.deps.operator.tick(now);
     for (const router of this.routers.values()) router.pump();
+    if (this.deps.eventLog.coordinated) this.acknowledgeImported();
     if (now - this.lastRetentionAt >= 60_000) {
       this.lastRetentionAt = now;
       const removed = this.deps.eventLog.applyRetention(this.deps.retention, now);
@@ -214,6 +304,7 @@ export class StreamRuntime {
   /** Stops taking work and lets the actors finish what they hold; writing files stay open for the next start. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.unsubscribeOwnership?.();
     await this.reconciling;
     await Promise.all([...this.routers.values()].map((r) => r.stop()));
     await Promise.all([...this.writers.values()].map((w) => w.stop()));

@@ -49,3 +49,13 @@ export function restartAt(seen: SeenOffsets | undefined, committed: number | und
   const closed = committed !== undefined && committed >= seen.openFrom ? markSeen(seen, seen.openFrom, committed).closed : seen.closed;
   return { closed, openFrom: start + 1 };
 }
+
+/**
+ * Cluster mode: the sink starts on this node after `start`, having consumed up to `previous`
+ * here before (or never). Everything up to `start` counts as seen: what lies between was
+ * consumed on another node.
+ */
+export function adoptedAt(seen: SeenOffsets | undefined, previous: number | undefined, start: number): SeenOffsets {
+  const restarted = restartAt(seen ?? (previous !== undefined ? SEEN_EVERYTHING : undefined), previous, start);
+  return start > (previous ?? 0) ? markSeen(restarted, (previous ?? 0) + 1, start) : restarted;
+}

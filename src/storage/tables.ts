@@ -194,6 +194,15 @@ export class TableService {
     }
   }
 
+  /** See Target.position. */
+  position(stream: string): Promise<number | undefined> {
+    return this.target.position(stream);
+  }
+
+  forgetPositions(prefix: string): Promise<void> {
+    return this.target.forgetPositions(prefix);
+  }
+
   tableNotFound(tableId: string): ApiError {
     const bucketId = tableId.slice(0, tableId.lastIndexOf('.'));
     return new ApiError(404, 'storage.tables.notFound',

@@ -68,6 +68,12 @@ export interface WriteOptions {
    * insert another number of rows fails and changes nothing (e.g. a damaged file).
    */
   expectedRows?: number;
+  /**
+   * How far in a stream (a sink's source topic, by offset) the rows reach: recorded in the same
+   * transaction as the rows, never moved back. After a hand-over between cluster nodes, the new
+   * owner of a sink reads on from there, so rows another node imported are not written twice.
+   */
+  position?: { stream: string; through: number };
 }
 
 export interface WriteResult {
@@ -118,6 +124,11 @@ export interface Target {
   /** The first `limit` rows in insertion order. */
   preview(tableId: string, limit: number): Promise<string[][]>;
   rowCount(tableId: string): Promise<number>;
+
+  /** The recorded position of a stream (WriteOptions.position), undefined when none. */
+  position(stream: string): Promise<number | undefined>;
+  /** Forgets the positions of the streams whose name starts with `prefix` (their topic is gone). */
+  forgetPositions(prefix: string): Promise<void>;
 
   close(): Promise<void>;
 }

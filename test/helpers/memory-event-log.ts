@@ -109,6 +109,17 @@ export class MemoryEventLog implements EventLog {
 
   acknowledge(): void {}
 
+  release(): void {}
+
+  /** One node has every topic. */
+  readonly coordinated = false;
+
+  claim(): void {}
+
+  onOwnership(): () => void {
+    return () => undefined;
+  }
+
   async fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
     return this.read(topic, afterOffset, limit);
   }

@@ -57,12 +57,27 @@ export interface EventLog {
    */
   fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]>;
   /**
-   * Every consumer of the topic has durably committed its records through `throughOffset`: a
-   * remote log may drop them from its buffers and record the position with the broker (Kafka
-   * consumer group offset). Consumers' own positions stay authoritative; the embedded log
-   * ignores this.
+   * Every consumer of the topic is done with its records through `throughOffset` (single node:
+   * committed to its slices; cluster mode: imported into the target): a remote log records the
+   * position with the broker (Kafka consumer group offset), where a node taking the topic over
+   * resumes. Without cluster mode it also releases them. The embedded log ignores this.
    */
   acknowledge(topic: string, throughOffset: number): void;
+  /** The records through `throughOffset` need not be held in memory for reading any more. */
+  release(topic: string, throughOffset: number): void;
+  /**
+   * Cluster mode: the log splits the topics between the nodes that read them (Kafka consumer
+   * groups). A node claims the topics it could work on and works on those it is given (see
+   * onOwnership). False for the embedded log: its node has every topic.
+   */
+  readonly coordinated: boolean;
+  /** Cluster mode: takes part in the split of the topic (idempotent). */
+  claim(topic: string): void;
+  /**
+   * Cluster mode: called when this node is given a topic (with the position through which the
+   * topic's records are done, where its sinks resume) or loses it. Returns an unsubscribe function.
+   */
+  onOwnership(listener: (topic: string, change: OwnershipChange) => void): () => void;
   /** Highest durable offset of a topic (0 when empty). */
   headOffset(topic: string): number;
   /** Lowest offset still kept (retention may have removed older ones); head + 1 when empty. */
@@ -79,6 +94,8 @@ export interface EventLog {
   dropTopic(topic: string): Promise<void>;
   close(): Promise<void>;
 }
+
+export type OwnershipChange = { owned: true; committedThrough: number } | { owned: false };
 
 /** The log cannot accept more data (disk or map full): ingestion answers 503, never acknowledges. */
 export class EventLogFullError extends Error {}

@@ -13,7 +13,7 @@ import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { createKafkaClient, type KafkaClientOptions } from '../kafka/client.js';
 import type { Logger } from '../../logger.js';
 import type { IngestRecord } from '../../pipeline/record.js';
-import type { AppendResult, EventLog, LoggedRecord } from './event-log.js';
+import type { AppendResult, EventLog, LoggedRecord, OwnershipChange } from './event-log.js';
 import { KafkaAppender, type AppenderOptions } from './kafka-appender.js';
 import { encodeKafkaRecord } from './kafka-record.js';
 import { TopicReader, type ReaderOptions } from './kafka-reader.js';
@@ -40,6 +40,7 @@ export class KafkaEventLog implements EventLog {
   /** Readers of random access (fetch), closed when unused for a while. */
   private readonly randomReaders = new Map<string, { reader: TopicReader; idle?: NodeJS.Timeout }>();
   private readonly listeners = new Map<string, Set<(head: number) => void>>();
+  private readonly ownershipListeners = new Set<(topic: string, change: OwnershipChange) => void>();
   /** Highest offset known per event-log topic (acknowledged appends, fetched high watermarks). */
   private readonly heads = new Map<string, number>();
   /** Kafka topic -> event-log topic, for acknowledgements that name the Kafka topic. */
@@ -140,6 +141,22 @@ export class KafkaEventLog implements EventLog {
     this.readers.get(topic)?.acknowledge(throughOffset);
   }
 
+  release(topic: string, throughOffset: number): void {
+    this.readers.get(topic)?.release(throughOffset);
+  }
+
+  /** The nodes of a cluster split the topics through their consumer groups (one per topic). */
+  readonly coordinated = true;
+
+  claim(topic: string): void {
+    if (!this.closed) this.reader(topic).claim();
+  }
+
+  onOwnership(listener: (topic: string, change: OwnershipChange) => void): () => void {
+    this.ownershipListeners.add(listener);
+    return () => void this.ownershipListeners.delete(listener);
+  }
+
   headOffset(topic: string): number {
     return this.heads.get(topic) ?? 0;
   }
@@ -192,19 +209,39 @@ export class KafkaEventLog implements EventLog {
     if (!reader) {
       const { name, bound } = kafkaTopicOf(this.options.topics, topic);
       this.logTopics.set(name, topic);
+      const groupId = `${this.groupPrefix}${name}`;
       reader = new TopicReader(
         this.kafka,
         name,
-        `${this.groupPrefix}${name}`,
+        groupId,
         '',
         () => this.topicManager.ensure(name, bound),
         (head) => this.recordsArrived(topic, head),
         this.log,
         this.options,
+        {
+          committed: () => this.committedThrough(groupId, name),
+          changed: (change) => {
+            for (const listener of this.ownershipListeners) {
+              try {
+                listener(topic, change);
+              } catch (err) {
+                this.log.error({ err, topic }, 'ownership listener failed');
+              }
+            }
+          },
+        },
       );
       this.readers.set(topic, reader);
     }
     return reader;
+  }
+
+  /** The group's committed offset of the topic as a port offset (Kafka's next offset = port offset done through). */
+  private async committedThrough(groupId: string, name: string): Promise<number> {
+    const [entry] = await this.admin.fetchOffsets({ groupId, topics: [name] });
+    const offset = Number(entry?.partitions.find((p) => p.partition === 0)?.offset ?? -1);
+    return offset > 0 ? offset : 0;
   }
 
   private noteHead(kafkaTopic: string, head: number): void {

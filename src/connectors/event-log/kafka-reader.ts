@@ -19,8 +19,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../../logger.js';
-import type { LoggedRecord } from './event-log.js';
+import type { LoggedRecord, OwnershipChange } from './event-log.js';
 import { decodeKafkaRecord } from './kafka-record.js';
+
+
+/**
+ * Cluster mode: the reader's consumer group decides which node reads the topic. The reader
+ * starts at the group's committed position (no seek), and reports when the group gives the
+ * topic to this node (with that position, where the node's sinks resume) or takes it away.
+ */
+export interface ReaderOwnership {
+  /** The group's committed position (port offset through which records are done), 0 when none. */
+  committed: () => Promise<number>;
+  changed: (change: OwnershipChange) => void;
+}
 
 export interface ReaderOptions {
   /** Records held before the partition is paused (default 20000). */
@@ -51,6 +63,8 @@ export class TopicReader {
   private generation = 0;
   /** fetch() calls waiting for records. */
   private readonly waiters = new Set<() => void>();
+  /** Cluster mode: whether the group gave this node the topic. */
+  private owned = false;
   private readonly maxBuffered: number;
   private readonly commitIntervalMs: number;
 
@@ -69,19 +83,28 @@ export class TopicReader {
     private readonly onRecords: (head: number) => void,
     private readonly log: Logger,
     options: ReaderOptions = {},
+    private readonly ownership?: ReaderOwnership,
   ) {
     this.maxBuffered = options.maxBuffered ?? 20_000;
     this.commitIntervalMs = options.commitIntervalMs ?? 1000;
+  }
+
+  /** Cluster mode: joins the group (at its committed position) unless already in it. */
+  claim(): void {
+    if (this.closed || this.consumer || this.starting || Date.now() - this.failedAt <= 2000) return;
+    this.begin(0);
   }
 
   /** Held records after `afterOffset`; empty while the consumer (re)starts or has nothing yet. */
   read(afterOffset: number, limit: number): LoggedRecord[] {
     if (this.closed) return [];
     if (!this.consumer) {
-      // Started at the first read; a failed start is tried again after a pause.
-      if (!this.starting && Date.now() - this.failedAt > 2000) this.begin(afterOffset);
+      // Started at the first read (cluster mode: by claim); a failed start is tried again after a pause.
+      if (this.ownership) this.claim();
+      else if (!this.starting && Date.now() - this.failedAt > 2000) this.begin(afterOffset);
       return [];
     }
+    if (this.ownership && !this.owned) return [];
     if (afterOffset < this.floor) {
       this.log.info({ topic: this.kafkaTopic, from: afterOffset, held: this.floor }, 'kafka reader: repositioning');
       this.reposition(afterOffset);
@@ -105,7 +128,7 @@ export class TopicReader {
       const got = this.read(afterOffset, limit);
       if (got.length >= limit || (this.consumer && this.position >= head)) {
         // Kept while there is room: a search that steps back is then served without a new seek.
-        if (this.held() > this.maxBuffered / 2) this.acknowledge(afterOffset);
+        if (this.held() > this.maxBuffered / 2) this.release(afterOffset);
         return got;
       }
       const left = deadline - Date.now();
@@ -123,20 +146,29 @@ export class TopicReader {
     }
   }
 
-  /** Every reader committed records through `offset` durably: they leave the buffer; Kafka hears of it. */
-  acknowledge(offset: number): void {
-    if (offset <= this.acknowledged) return;
-    this.acknowledged = offset;
+  /** Records through `offset` need not be held any more: they leave the buffer. */
+  release(offset: number): void {
     if (offset > this.floor) {
       this.start = this.firstAfter(offset);
       this.floor = offset;
-      // Cut the array when the dead part is large, not on every acknowledgement.
+      // Cut the array when the dead part is large, not on every release.
       if (this.start > 4096 || this.start >= this.buffer.length) {
         this.buffer = this.buffer.slice(this.start);
         this.start = 0;
       }
     }
     if (this.paused && this.held() < this.maxBuffered / 2) this.resume();
+  }
+
+  /**
+   * Records through `offset` are done for good (single node: in the sinks' committed slices;
+   * cluster mode: in the target): the position is committed as the group's offset, where the
+   * next owner of the topic starts. Without cluster mode it also releases them.
+   */
+  acknowledge(offset: number): void {
+    if (!this.ownership) this.release(offset);
+    if (offset <= this.acknowledged) return;
+    this.acknowledged = offset;
     if (this.groupId) this.scheduleCommit();
   }
 
@@ -204,11 +236,13 @@ export class TopicReader {
       this.log.error({ err: payload.error, topic: this.kafkaTopic }, 'kafka reader: the consumer stopped');
       if (this.consumer === consumer) this.consumer = undefined;
       this.failedAt = Date.now();
+      if (this.ownership && generation === this.generation) this.ownershipChanged(false);
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      // One partition, one reader: another member of the group (a second node on the same
-      // project) got it. Cluster mode, which splits sinks by partition, is not done yet.
-      if (this.groupId && !(payload.memberAssignment[this.kafkaTopic]?.length > 0)) {
+      const assigned = payload.memberAssignment[this.kafkaTopic]?.length > 0;
+      if (this.ownership) {
+        if (generation === this.generation) this.ownershipChanged(assigned);
+      } else if (this.groupId && !assigned) {
         this.log.warn({ topic: this.kafkaTopic, group: payload.groupId }, 'kafka reader: another consumer of the group reads this topic; this node\'s sinks get nothing from it');
       }
     });
@@ -216,8 +250,9 @@ export class TopicReader {
       await consumer.connect();
       await consumer.subscribe({ topics: [this.kafkaTopic], fromBeginning: true });
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: true, eachBatch: (payload) => this.take(payload, generation) });
-      // Kafka offset of the record after port offset `afterOffset` is `afterOffset`.
-      consumer.seek({ topic: this.kafkaTopic, partition: 0, offset: String(afterOffset) });
+      // Kafka offset of the record after port offset `afterOffset` is `afterOffset`. In cluster
+      // mode the group's committed position is where reading starts.
+      if (!this.ownership) consumer.seek({ topic: this.kafkaTopic, partition: 0, offset: String(afterOffset) });
     } catch (err) {
       await consumer.disconnect().catch(() => undefined);
       throw err;
@@ -232,6 +267,7 @@ export class TopicReader {
   private async take({ batch, isStale }: EachBatchPayload, generation: number): Promise<void> {
     // A batch fetched before a seek belongs to the old position, one of a replaced consumer to nobody.
     if (generation !== this.generation || isStale() || batch.messages.length === 0) return;
+    if (this.ownership && !this.owned) return;
     let added = 0;
     for (const message of batch.messages) {
       const offset = Number(message.offset) + 1;
@@ -256,6 +292,14 @@ export class TopicReader {
 
   /** Restarts the consumer at `afterOffset` (a reader needs records the buffer let go). */
   private reposition(afterOffset: number): void {
+    if (this.ownership && this.consumer) {
+      // Cluster mode: a restart would leave and rejoin the group (a rebalance); seek instead.
+      this.buffer = [];
+      this.start = 0;
+      this.floor = this.position = afterOffset;
+      this.consumer.seek({ topic: this.kafkaTopic, partition: 0, offset: String(afterOffset) });
+      return;
+    }
     const old = this.consumer;
     this.consumer = undefined;
     this.generation++;
@@ -266,6 +310,42 @@ export class TopicReader {
       this.starting = undefined;
       if (!this.closed) this.begin(afterOffset);
     });
+  }
+
+  /**
+   * Cluster mode: the group gave this node the topic, or took it. A gained topic starts afresh
+   * at the group's committed position (what the buffer held belongs to an earlier turn).
+   */
+  private ownershipChanged(assigned: boolean): void {
+    if (assigned === this.owned) return;
+    this.owned = assigned;
+    this.buffer = [];
+    this.start = 0;
+    this.floor = this.position = 0;
+    if (!assigned) {
+      this.log.info({ topic: this.kafkaTopic }, 'kafka reader: this node no longer processes the topic');
+      this.ownership!.changed({ owned: false });
+      return;
+    }
+    this.ownership!.committed().then(
+      (committedThrough) => {
+        if (!this.owned || this.closed) return;
+        this.acknowledged = this.committed = committedThrough;
+        this.release(committedThrough);
+        this.log.info({ topic: this.kafkaTopic, committedThrough }, 'kafka reader: this node now processes the topic');
+        this.ownership!.changed({ owned: true, committedThrough });
+      },
+      (err: unknown) => {
+        // Without the position the sinks cannot resume safely: give the topic back by leaving the group.
+        this.log.error({ err, topic: this.kafkaTopic }, 'kafka reader: cannot read the group position; leaving the group');
+        this.owned = false;
+        const consumer = this.consumer;
+        this.consumer = undefined;
+        this.generation++;
+        this.failedAt = Date.now();
+        void consumer?.disconnect().catch(() => undefined);
+      },
+    );
   }
 
   private scheduleCommit(): void {

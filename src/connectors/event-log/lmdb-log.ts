@@ -295,6 +295,17 @@ export class LmdbEventLog implements EventLog {
   /** Nothing to do: every record is at hand, and consumers keep their own positions. */
   acknowledge(): void {}
 
+  release(): void {}
+
+  /** One node has every topic. */
+  readonly coordinated = false;
+
+  claim(): void {}
+
+  onOwnership(): () => void {
+    return () => undefined;
+  }
+
   headOffset(topic: string): number {
     return this.topics.get(topic)?.durable ?? 0;
   }

@@ -93,6 +93,7 @@ export class DuckDbTarget implements Target {
       CREATE TABLE IF NOT EXISTS _sluice.imports (
         table_id VARCHAR NOT NULL, import_id VARCHAR NOT NULL, rows BIGINT NOT NULL,
         imported VARCHAR NOT NULL, PRIMARY KEY (table_id, import_id));
+      CREATE TABLE IF NOT EXISTS _sluice.positions (stream VARCHAR PRIMARY KEY, through BIGINT NOT NULL);
     `);
   }
 
@@ -261,6 +262,19 @@ export class DuckDbTarget implements Target {
     });
   }
 
+  position(stream: string): Promise<number | undefined> {
+    return this.exclusive(async () => {
+      const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [stream]);
+      return row === undefined ? undefined : Number(row.through);
+    });
+  }
+
+  forgetPositions(prefix: string): Promise<void> {
+    return this.exclusive(async () => {
+      await this.conn.run('DELETE FROM _sluice.positions WHERE starts_with(stream, $1)', [prefix]);
+    });
+  }
+
   /** Waits for queued work, then closes the file; later calls fail, repeated close() is fine. */
   close(): Promise<void> {
     this.closing ??= this.queue.then(() => {
@@ -316,6 +330,12 @@ export class DuckDbTarget implements Target {
       const now = new Date().toISOString();
       if (options.importId !== undefined) {
         await this.conn.run('INSERT INTO _sluice.imports VALUES ($1, $2, $3, $4)', [tableId, options.importId, inserted, now]);
+      }
+      if (options.position !== undefined) {
+        await this.conn.run(
+          'INSERT INTO _sluice.positions VALUES ($1, $2) ON CONFLICT (stream) DO UPDATE SET through = greatest(through, excluded.through)',
+          [options.position.stream, options.position.through],
+        );
       }
       await this.conn.run('UPDATE _sluice.tables SET last_import_date = $1 WHERE id = $2', [now, tableId]);
       return { inserted, duplicate: false };

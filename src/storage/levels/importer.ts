@@ -29,6 +29,16 @@ export interface FileImportResult {
  * file's record count is inserted. A file without records is skipped. The caller then commits
  * `fileImported`.
  */
+/** The stream of a sink in the target's positions: `<branchId>/<sourceId>/<sinkId>`. */
+export function sinkStream(sink: { branchId: number; sourceId: string; sinkId: string }): string {
+  return `${sink.branchId}/${sink.sourceId}/${sink.sinkId}`;
+}
+
+/** The prefix of the streams of a source's sinks. */
+export function sourceStreams(branchId: number, sourceId: string): string {
+  return `${branchId}/${sourceId}/`;
+}
+
 export async function importFile(tables: TableService, dataDir: string, file: FileEntry, slices: readonly SliceEntry[]): Promise<FileImportResult> {
   const importId = fileImportId(file);
   for (const s of slices) {
@@ -47,10 +57,12 @@ export async function importFile(tables: TableService, dataDir: string, file: Fi
 
   const paths = withRecords.map((s) => join(dataDir, s.stagingPath!));
   const expectedRows = withRecords.reduce((n, s) => n + s.recordsCount, 0);
+  const through = Math.max(0, ...withRecords.map((s) => s.lastOffset ?? 0));
   const result = await tables.importCsv(file.tableId, paths, {
     importId,
     columns: file.columns.map((c) => c.name),
     expectedRows,
+    position: through > 0 ? { stream: sinkStream(file), through } : undefined,
   });
   return { importId, inserted: result.inserted, duplicate: result.duplicate, skipped: false };
 }

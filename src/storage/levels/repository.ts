@@ -146,6 +146,44 @@ export class LevelRepository {
     return this.store.get<number>(levelKeys.offset(sink));
   }
 
+  /**
+   * The last offset through which every record the sink consumed is in the target: before the
+   * first record of the oldest file not imported yet, or the consumer offset when all is
+   * imported. Cluster mode commits this as the topic's group offset, the point a node taking
+   * the sink over reads from.
+   */
+  importedThrough(sink: SinkKey): number {
+    let through = this.consumerOffset(sink) ?? 0;
+    const pending = new Set(this.listFiles(sink).filter((f) => f.state !== 'imported').map((f) => f.openedAt));
+    if (pending.size === 0) return through;
+    for (const slice of this.listSinkSlices(sink)) {
+      if (pending.has(slice.fileOpenedAt) && slice.recordsCount > 0 && slice.firstOffset !== undefined) through = Math.min(through, slice.firstOffset - 1);
+    }
+    return through;
+  }
+
+  /**
+   * Forgets the sink's files that are not imported (with their slices) and its writing file:
+   * this node gave the sink's topic up, or takes it over and reads again from what the target
+   * has. Imported files (statistics) stay. Returns the slices, whose local and staged files
+   * the caller removes.
+   */
+  discardUnimported(sink: SinkKey): SliceEntry[] {
+    return this.store.transact((tx) => {
+      const removed: SliceEntry[] = [];
+      for (const { key, value: file } of tx.list<FileEntry>(levelKeys.files(sink))) {
+        if (file.state === 'imported') continue;
+        for (const e of tx.list<SliceEntry>(levelKeys.slices(sink, file.openedAt))) {
+          removed.push(e.value);
+          tx.delete(e.key);
+        }
+        tx.delete(key);
+      }
+      tx.delete(levelKeys.open(sink));
+      return removed;
+    });
+  }
+
   /** Sets the consumer offset when the sink has none yet (where a new sink starts); returns the offset in force. */
   seedConsumerOffset(sink: SinkKey, offset: number): number {
     return this.store.transact((tx) => {

@@ -1,0 +1,141 @@
+/**
+ * Cluster mode hand-over against a real broker: two `sluice serve --kafka` processes (built by
+ * `npm run build`) share one tables file. The node that processes a source's topic is killed
+ * with SIGKILL while a client streams events through the other node; the other node takes the
+ * topic over (after the group's session timeout) and every acknowledged event ends up in the
+ * table exactly once: what the killed node had imported is not written again, what it had not
+ * is read again from the topic.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { streamWhileKilling } from '../helpers/stream-while-killing.js';
+import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
+
+const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
+const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
+const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
+const SOURCES = ['alpha', 'beta', 'gamma'];
+
+let broker: TestBroker;
+const root = mkdtempSync(join(tmpdir(), 'sluice-takeover-'));
+const tablesFile = join(root, 'shared', 'tables.duckdb');
+const nodes: ChildService[] = [];
+
+beforeAll(async () => {
+  broker = await startTestBroker();
+  mkdirSync(join(root, 'shared'));
+  for (const name of ['a', 'b']) {
+    nodes.push(
+      new ChildService({
+        dataDir: join(root, name),
+        env: {
+          SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_TARGET_PATH: tablesFile,
+          SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s',
+        },
+      }),
+    );
+  }
+  await Promise.all(nodes.map((n) => n.start(30_000)));
+}, KAFKA_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const n of nodes) await n.dispose();
+  await broker?.stop();
+  rmSync(root, { recursive: true, force: true });
+}, 60_000);
+
+/** The node (of `among`) whose log says it processes the source's topic (and has not said it stopped since). */
+function ownerOf(sourceId: string, among = nodes): ChildService | undefined {
+  const topic = `sluice.1.1.${sourceId}`;
+  const owners = among.filter((n) => {
+    const lines = n.output().split('\n').filter((l) => l.includes(`"topic":"${topic}"`) && l.includes('processes the topic'));
+    return lines.length > 0 && lines[lines.length - 1].includes('now processes');
+  });
+  return owners.length === 1 ? owners[0] : undefined;
+}
+
+async function tableRows(): Promise<string[]> {
+  const instance = await DuckDBInstance.create(tablesFile, { access_mode: 'READ_ONLY' });
+  try {
+    const conn = await instance.connect();
+    try {
+      const reader = await conn.runAndReadAll('SELECT n FROM "in.c-takeover"."rows"');
+      return (reader.getRowObjectsJS() as { n: string }[]).map((r) => r.n);
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    instance.closeSync();
+  }
+}
+
+describe('cluster hand-over', () => {
+  it('takes over the topics of a node killed while streaming: every acknowledged event once', async () => {
+    const [a] = nodes;
+    const paths = new Map<string, string>();
+    for (const s of SOURCES) paths.set(s, await a.createSource(s));
+    // One table, fed by the sink of the first source; the others only spread the topics over both nodes.
+    await a.createSink(SOURCES[0], 'rows', 'in.c-takeover.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 40 });
+    for (const s of SOURCES.slice(1)) await a.createSink(s, 'rows', `in.c-takeover.${s}`, COLUMNS);
+
+    const deadline = Date.now() + 30_000;
+    while (!ownerOf(SOURCES[0]) && Date.now() < deadline) await sleep(200);
+    const victim = ownerOf(SOURCES[0]);
+    expect(victim, nodes.map((n) => tail(n.output(), 2000)).join('\n----\n')).toBeDefined();
+    const survivor = nodes.find((n) => n !== victim)!;
+
+    const TOTAL = 600;
+    const run = Math.random().toString(36).slice(2, 8);
+    const ids = Array.from({ length: TOTAL }, (_, i) => `${run}-${String(i).padStart(4, '0')}`);
+    const path = paths.get(SOURCES[0])!;
+    // First some events the killed node will have imported (they must not come again), ...
+    const before = await streamWhileKilling({ service: survivor, path, ids: ids.slice(0, 120), killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) });
+    expect(before.unexpected).toEqual([]);
+    const importedBy = Date.now() + 20_000;
+    while (Number((await survivor.call('GET', '/v2/storage/tables/in.c-takeover.rows')).json?.rowsCount ?? 0) === 0 && Date.now() < importedBy) await sleep(200);
+    // ... then the kill while the client streams the rest.
+    const { acked, unexpected, kills } = await streamWhileKilling({
+      service: survivor, path, ids: ids.slice(120), killAt: [60 + Math.floor(Math.random() * 120)], concurrency: 6, deadlineMs: 90_000,
+      killAndRestart: async () => {
+        const exit = await victim!.kill('SIGKILL');
+        return { exit: `${exit.code}/${exit.signal}` };
+      },
+    });
+    for (const id of before.acked) acked.add(id);
+    expect(unexpected, tail(survivor.output())).toEqual([]);
+    expect(kills).toHaveLength(1);
+    expect(acked.size).toBe(TOTAL);
+
+    // The survivor gets the topic once the group gives up on the killed member (session timeout).
+    const takenBy = Date.now() + 40_000;
+    while (ownerOf(SOURCES[0], [survivor]) !== survivor && Date.now() < takenBy) await sleep(250);
+    expect(ownerOf(SOURCES[0], [survivor]), tail(survivor.output())).toBe(survivor);
+
+    // Land the rest: a lower import count rotates the file; then wait until the table stops growing.
+    await survivor.patchSinkSettings(SOURCES[0], 'rows', { [IMPORT_COUNT]: 1 });
+    const settleBy = Date.now() + 40_000;
+    let count = -1;
+    let stableFor = 0;
+    while (Date.now() < settleBy && stableFor < 3) {
+      const table = await survivor.call('GET', '/v2/storage/tables/in.c-takeover.rows');
+      const now = Number(table.json?.rowsCount ?? -1);
+      stableFor = now === count && now >= TOTAL ? stableFor + 1 : 0;
+      count = now;
+      await sleep(700);
+    }
+    expect(await survivor.stop(), tail(survivor.output())).toEqual({ code: 0, signal: null });
+
+    const rows = await tableRows();
+    const counts = new Map<string, number>();
+    for (const n of rows) counts.set(n, (counts.get(n) ?? 0) + 1);
+    expect([...acked].filter((id) => !counts.has(id)), `acknowledged events missing\n${tail(survivor.output())}`).toEqual([]);
+    expect([...counts].filter(([, n]) => n > 1), `doubled\n${tail(survivor.output())}`).toEqual([]);
+    expect(rows).toHaveLength(TOTAL);
+    const victimImported = victim!.output().split('\n').filter((l) => l.includes('file imported') && l.includes('in.c-takeover.rows')).length;
+    console.log(`takeover: ${TOTAL} events, kill ${JSON.stringify(kills)}, files the killed node imported before: ${victimImported}`);
+  }, 180_000);
+});
