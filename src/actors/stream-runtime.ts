@@ -297,6 +297,29 @@ export class StreamRuntime {
     });
   }
 
+  /**
+   * Cluster mode, before a node leaves: its sinks' files are closed and imported, and the group
+   * positions moved past them, so that the node taking its topics over starts where it stopped
+   * instead of reading again what was not imported yet. Bounded: what is left after the timeout
+   * is read again by the next owner (nothing is lost, the group position was never past it).
+   */
+  private async handOver(timeoutMs = 15_000): Promise<void> {
+    const { levels, operator, logger } = this.deps;
+    const keys = [...this.writers.values()].map((w) => w.key);
+    for (const writer of this.writers.values()) writer.send({ type: 'close' });
+    const deadline = Date.now() + timeoutMs;
+    const pending = () => keys.filter((k) => levels.writingFile(k) || levels.listFiles(k).some((f) => f.state !== 'imported'));
+    let left = pending();
+    while (left.length > 0 && Date.now() < deadline) {
+      operator.tick(Date.now());
+      await new Promise((r) => setTimeout(r, 100));
+      left = pending();
+    }
+    this.acknowledgeImported();
+    if (left.length > 0) logger.warn({ sinks: left.map(writerKey), timeoutMs }, 'leaving with files not imported: the next owner of their topics reads them again');
+    else logger.info({ sinks: keys.length }, 'handed over: every file imported and the group positions committed');
+  }
+
   private requireStarted(): void {
     if (!this.started) throw new Error('This node does not run sinks (its --roles has no "sink"): call a node that does.');
   }
@@ -307,6 +330,7 @@ export class StreamRuntime {
     this.unsubscribeOwnership?.();
     await this.reconciling;
     await Promise.all([...this.routers.values()].map((r) => r.stop()));
+    if (this.deps.eventLog.coordinated && this.writers.size > 0) await this.handOver();
     await Promise.all([...this.writers.values()].map((w) => w.stop()));
     await this.deps.operator.stop();
   }

@@ -58,12 +58,12 @@ function ownerOf(sourceId: string, among = nodes): ChildService | undefined {
   return owners.length === 1 ? owners[0] : undefined;
 }
 
-async function tableRows(): Promise<string[]> {
+async function tableRows(table = 'rows'): Promise<string[]> {
   const instance = await DuckDBInstance.create(tablesFile, { access_mode: 'READ_ONLY' });
   try {
     const conn = await instance.connect();
     try {
-      const reader = await conn.runAndReadAll('SELECT n FROM "in.c-takeover"."rows"');
+      const reader = await conn.runAndReadAll(`SELECT n FROM "in.c-takeover"."${table}"`);
       return (reader.getRowObjectsJS() as { n: string }[]).map((r) => r.n);
     } finally {
       conn.closeSync();
@@ -81,22 +81,23 @@ describe('cluster hand-over', () => {
     // One table, fed by the sink of the first source; the others only spread the topics over both nodes.
     await a.createSink(SOURCES[0], 'rows', 'in.c-takeover.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 40 });
     for (const s of SOURCES.slice(1)) await a.createSink(s, 'rows', `in.c-takeover.${s}`, COLUMNS);
-
-    const deadline = Date.now() + 30_000;
-    while (!ownerOf(SOURCES[0]) && Date.now() < deadline) await sleep(200);
-    const victim = ownerOf(SOURCES[0]);
-    expect(victim, nodes.map((n) => tail(n.output(), 2000)).join('\n----\n')).toBeDefined();
-    const survivor = nodes.find((n) => n !== victim)!;
+    // Both nodes join each topic's group; the split settles within the rebalance timeout (3 s).
+    await sleep(4000);
 
     const TOTAL = 600;
     const run = Math.random().toString(36).slice(2, 8);
     const ids = Array.from({ length: TOTAL }, (_, i) => `${run}-${String(i).padStart(4, '0')}`);
     const path = paths.get(SOURCES[0])!;
-    // First some events the killed node will have imported (they must not come again), ...
-    const before = await streamWhileKilling({ service: survivor, path, ids: ids.slice(0, 120), killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) });
+    // First some events that the topic's owner imports (they must not come again), ...
+    const before = await streamWhileKilling({ service: a, path, ids: ids.slice(0, 120), killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) });
     expect(before.unexpected).toEqual([]);
-    const importedBy = Date.now() + 20_000;
-    while (Number((await survivor.call('GET', '/v2/storage/tables/in.c-takeover.rows')).json?.rowsCount ?? 0) === 0 && Date.now() < importedBy) await sleep(200);
+    const importedLine = (n: ChildService) => n.output().split('\n').some((l) => l.includes('file imported') && l.includes('in.c-takeover.rows'));
+    const importedBy = Date.now() + 40_000;
+    while (!nodes.some(importedLine) && Date.now() < importedBy) await sleep(200);
+    // The owner: the node that imported, and still processes the topic.
+    const victim = nodes.find((n) => importedLine(n) && ownerOf(SOURCES[0], [n]) === n);
+    expect(victim, nodes.map((n) => tail(n.output(), 2000)).join('\n----\n')).toBeDefined();
+    const survivor = nodes.find((n) => n !== victim)!;
     // ... then the kill while the client streams the rest.
     const { acked, unexpected, kills } = await streamWhileKilling({
       service: survivor, path, ids: ids.slice(120), killAt: [60 + Math.floor(Math.random() * 120)], concurrency: 6, deadlineMs: 90_000,
@@ -136,6 +137,49 @@ describe('cluster hand-over', () => {
     expect([...counts].filter(([, n]) => n > 1), `doubled\n${tail(survivor.output())}`).toEqual([]);
     expect(rows).toHaveLength(TOTAL);
     const victimImported = victim!.output().split('\n').filter((l) => l.includes('file imported') && l.includes('in.c-takeover.rows')).length;
+    expect(victimImported).toBeGreaterThan(0);
     console.log(`takeover: ${TOTAL} events, kill ${JSON.stringify(kills)}, files the killed node imported before: ${victimImported}`);
+  }, 180_000);
+
+  it('hands its topics over when it stops: files imported, the next owner starts where it stopped', async () => {
+    // Both nodes up again (the first test killed one and stopped the other).
+    await Promise.all(nodes.map((n) => n.start(30_000)));
+    const [a] = nodes;
+    const path = await a.createSource('delta');
+    await a.createSink('delta', 'rows', 'in.c-takeover.graceful', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 100_000 });
+    const deadline = Date.now() + 30_000;
+    while (!ownerOf('delta') && Date.now() < deadline) await sleep(200);
+    const leaving = ownerOf('delta');
+    expect(leaving, nodes.map((n) => tail(n.output(), 2000)).join('\n----\n')).toBeDefined();
+    const staying = nodes.find((n) => n !== leaving)!;
+
+    const run = Math.random().toString(36).slice(2, 8);
+    const first = Array.from({ length: 150 }, (_, i) => `${run}-a${i}`);
+    const sent = await streamWhileKilling({ service: staying, path, ids: first, killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) });
+    expect(sent.acked.size).toBe(first.length);
+    // Written into the leaving node's slices, none imported (the import count is far away).
+    const writtenBy = Date.now() + 20_000;
+    while ((await leaving!.sinkStatistics('delta', 'rows')).total?.recordsCount !== first.length && Date.now() < writtenBy) await sleep(200);
+    expect((await leaving!.sinkStatistics('delta', 'rows')).total.recordsCount).toBe(first.length);
+
+    expect(await leaving!.stop(), tail(leaving!.output())).toEqual({ code: 0, signal: null });
+    expect(leaving!.output()).toMatch(/handed over: every file imported/);
+
+    // The staying node takes the topic at once (the leaving member left the group) and starts after what was imported.
+    const takenBy = Date.now() + 30_000;
+    while (ownerOf('delta', [staying]) !== staying && Date.now() < takenBy) await sleep(200);
+    const takenUp = staying.output().split('\n').find((l) => l.includes('sink taken up on this node') && l.includes('"sink":"1/delta/rows"'));
+    expect(takenUp, tail(staying.output())).toBeDefined();
+    expect(JSON.parse(takenUp!).start).toBe(first.length);
+
+    const second = Array.from({ length: 50 }, (_, i) => `${run}-b${i}`);
+    expect((await streamWhileKilling({ service: staying, path, ids: second, killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) })).acked.size).toBe(second.length);
+    await staying.patchSinkSettings('delta', 'rows', { [IMPORT_COUNT]: 1 });
+    const settleBy = Date.now() + 30_000;
+    while (Number((await staying.call('GET', '/v2/storage/tables/in.c-takeover.graceful')).json?.rowsCount ?? 0) < first.length + second.length && Date.now() < settleBy) await sleep(300);
+    await sleep(1500);
+    expect(await staying.stop(), tail(staying.output())).toEqual({ code: 0, signal: null });
+    const rows = await tableRows('graceful');
+    expect(rows.sort()).toEqual([...first, ...second].sort());
   }, 180_000);
 });

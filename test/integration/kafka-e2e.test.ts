@@ -111,7 +111,8 @@ describe('sluice serve --kafka', () => {
 
   it('resumes after a restart from the sinks\' committed offsets: nothing lost, nothing doubled', async () => {
     await svc.task('POST', `${B()}/sources`, { json: { name: 'Again', type: 'http' } });
-    await sink('again', 'a', 'in.c-again.a', 4);
+    // Two records per file: the two before the restart are imported when the node hands its topics over at its stop.
+    await sink('again', 'a', 'in.c-again.a', 2);
     const path = await svc.ingestPath('again');
     for (const n of ['before-1', 'before-2']) expect((await svc.call('POST', path, { token: null, body: JSON.stringify({ n }) })).status).toBe(200);
     await svc.until('written to the slice', async () => {
