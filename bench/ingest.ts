@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { apiCall, freePort, median, round2, ServerProcess, waitTask } from './util.js';
+import { apiCall, freePort, median, round2, ServerProcess, waitTask, serveNodeFlags } from './util.js';
 
 /**
  * Ingestion throughput and latency of single-event requests: autocannon (in this process, the
@@ -285,7 +285,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
   const base = `http://127.0.0.1:${port}`;
   const dir = c.syncWait === undefined ? undefined : mkdtempSync(join(tmpdir(), 'sluice-bench-ingest-'));
   const server = new ServerProcess(
-    c.syncWait === undefined ? ['-e', BARE_SERVER] : [main, 'serve'],
+    [...serveNodeFlags(), ...(c.syncWait === undefined ? ['-e', BARE_SERVER] : [main, 'serve'])],
     {
       PORT: String(port),
       SLUICE_PORT: String(port),

@@ -6,7 +6,7 @@ import { otlpTypes } from '../src/connectors/otlp/schema.js';
 import { decodeExportRequest } from '../src/connectors/otlp/decode.js';
 import { flattenLogs } from '../src/pipeline/otlp/flatten.js';
 import type { ExportLogsRequest } from '../src/pipeline/otlp/model.js';
-import { apiCall, freePort, median, round2, ServerProcess, sleep, waitTask } from './util.js';
+import { apiCall, freePort, median, round2, ServerProcess, sleep, waitTask, serveNodeFlags } from './util.js';
 
 /**
  * OTLP log ingestion against plain HTTP ingestion of the same records, in the same run:
@@ -164,7 +164,7 @@ async function runCase(c: Case, main: string, warmup: number, duration: number):
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-otlp-'));
-  const server = new ServerProcess([main, 'serve'], {
+  const server = new ServerProcess([...serveNodeFlags(), main, 'serve'], {
     SLUICE_PORT: String(port),
     SLUICE_HOST: '127.0.0.1',
     SLUICE_DATA_DIR: dir,

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort, median, round2 } from './util.js';
+import { freePort, median, round2, serveNodeFlags } from './util.js';
 
 /**
  * Time from spawning `node dist/main.js serve` on a fresh data directory until /health-check
@@ -19,8 +19,8 @@ export async function startupBench(args: string[]): Promise<Record<string, unkno
   for (let i = 0; i < runs; i++) {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
     try {
-      baseline.push(await timeToReady(['-e', baselineScript], {}));
-      sluice.push(await timeToReady([main, 'serve'], { SLUICE_DATA_DIR: dir, SLUICE_HOST: '127.0.0.1', SLUICE_LOG_LEVEL: 'warn', SLUICE_MASTER_TOKEN: 'bench' }));
+      baseline.push(await timeToReady([...serveNodeFlags(), '-e', baselineScript], {}));
+      sluice.push(await timeToReady([...serveNodeFlags(), main, 'serve'], { SLUICE_DATA_DIR: dir, SLUICE_HOST: '127.0.0.1', SLUICE_LOG_LEVEL: 'warn', SLUICE_MASTER_TOKEN: 'bench' }));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,5 +1,6 @@
 /** Small helpers shared by the benchmarks. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** A loopback port that was free a moment ago. */
@@ -120,4 +121,15 @@ export async function waitTask(base: string, token: string, started: unknown): P
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * The Node flags of `npm start` (package.json), so that the benchmarks run the server as users
+ * do; the baselines get them too (they change nothing there: `--max-semi-space-size` only
+ * matters to a process that allocates as much short-lived garbage as the sink pipeline).
+ */
+export function serveNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  if (start[0] !== 'node') throw new Error(`package.json start script does not run node: ${start.join(' ')}`);
+  return start.slice(1, start.indexOf('dist/main.js'));
 }
