@@ -49,7 +49,7 @@ export interface Config {
   stagingRetentionMs: number;
   /** Kafka bootstrap servers: the event log is Kafka (README "Kafka"); undefined: the embedded LMDB log. */
   kafkaBrokers?: string[];
-  /** Partitions of the source topics Sluice creates (1 until cluster mode). */
+  /** Partitions of the source topics Sluice creates (each read by its own sink writers). */
   kafkaPartitions: number;
   /** Replicas of each partition of the source topics Sluice creates (-1: the broker's default). */
   kafkaReplication: number;
@@ -117,8 +117,7 @@ const brokers = (raw: string): string[] => {
 };
 const partitions = (raw: string): number => {
   const n = int('Kafka partitions')(raw);
-  // A sink's position in its source is one offset: more partitions need per-partition positions (cluster mode).
-  if (n !== 1) throw new ConfigError(`Kafka partitions: only 1 partition per source topic is supported so far, got "${raw}".`);
+  if (n < 1) throw new ConfigError(`Kafka partitions must be at least 1, got "${raw}".`);
   return n;
 };
 const replication = (raw: string): number => {
@@ -172,7 +171,7 @@ export const OPTIONS: Option[] = [
   { flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (default 2m)' },
   { flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept (default 168h)' },
   { flag: '--kafka', env: 'SLUICE_KAFKA_BROKERS', key: 'kafkaBrokers', parse: brokers, help: 'Kafka bootstrap servers host:port,...: the event log is Kafka (default: embedded LMDB log)' },
-  { flag: '--kafka-partitions', env: 'SLUICE_KAFKA_PARTITIONS', key: 'kafkaPartitions', parse: partitions, help: 'partitions of the source topics Sluice creates (default 1; only 1 so far)' },
+  { flag: '--kafka-partitions', env: 'SLUICE_KAFKA_PARTITIONS', key: 'kafkaPartitions', parse: partitions, help: 'partitions of the source topics Sluice creates (default 1; cluster nodes split them)' },
   { flag: '--kafka-replication', env: 'SLUICE_KAFKA_REPLICATION', key: 'kafkaReplication', parse: replication, help: 'replicas of the source topics Sluice creates (default -1: the broker default)' },
   { flag: '--kafka-topic-prefix', env: 'SLUICE_KAFKA_TOPIC_PREFIX', key: 'kafkaTopicPrefix', parse: str, help: 'prefix of the source topics (default "sluice.")' },
   { flag: '--kafka-topics', env: 'SLUICE_KAFKA_TOPICS', key: 'kafkaTopics', parse: topicBindings, help: 'bind sources to existing topics: sourceId=topic,...' },

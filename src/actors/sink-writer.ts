@@ -9,6 +9,7 @@ import { importReason, triggersOf, uploadReason, type LevelLimits } from '../pip
 import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../storage/levels/model.js';
 import { markSeen } from '../pipeline/seen-offsets.js';
 import type { LevelRepository, NewFile } from '../storage/levels/repository.js';
+import { instanceId } from '../storage/levels/instances.js';
 import { SliceAppender } from '../storage/levels/local-slices.js';
 import { MappingFailures, toFailureRecord, type MappingFailure } from '../storage/mapping-failures.js';
 import { Actor } from './actor.js';
@@ -69,19 +70,26 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     source: Source,
     startOffset: number,
     private readonly deps: SinkWriterDeps,
+    /**
+     * The partition of the source's topic this writer reads (Kafka topics of several
+     * partitions: one writer per partition, each with its own files and positions, stored
+     * under the instance id `<sinkId>#<partition>`; partition 0 under the sink id).
+     */
+    readonly partition = 0,
   ) {
-    super(`sink ${sink.sourceId}/${sink.sinkId}`, deps.logger.child({ sinkId: sink.sinkId, sourceId: sink.sourceId }));
+    super(`sink ${sink.sourceId}/${instanceId(sink.sinkId, partition)}`, deps.logger.child({ sinkId: sink.sinkId, sourceId: sink.sourceId, ...(partition > 0 ? { partition } : {}) }));
     this.sink = sink;
     this.source = source;
     this.committedOffset = startOffset;
   }
 
+  /** The instance id (see `partition`): what the router and the level state know this writer by. */
   get sinkId(): string {
-    return this.sink.sinkId;
+    return instanceId(this.sink.sinkId, this.partition);
   }
 
   get key(): SinkKey {
-    return { branchId: this.sink.branchId, sourceId: this.sink.sourceId, sinkId: this.sink.sinkId };
+    return { branchId: this.sink.branchId, sourceId: this.sink.sourceId, sinkId: this.sinkId };
   }
 
   /** The definition versions the writer works with: a change of either reloads it. */
@@ -167,7 +175,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       projectId: this.sink.projectId,
       branchId: this.sink.branchId,
       sourceId: this.sink.sourceId,
-      sinkId: this.sink.sinkId,
+      sinkId: this.sinkId,
       tableId: this.sink.table.tableId,
       columns: this.sink.table.mapping.columns,
       settings: fileSettings(this.source, this.sink),

@@ -1,7 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventLog } from '../connectors/event-log/event-log.js';
-import { sourceTopic } from '../connectors/event-log/event-log.js';
+import { parseStream, sourceTopic, streamOf } from '../connectors/event-log/event-log.js';
+import { instanceId, parseInstanceId } from '../storage/levels/instances.js';
 import type { Sink, Source } from '../definition/model.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { createRecordContext } from '../pipeline/columns/index.js';
@@ -29,11 +30,20 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   retention: { maxAgeMs: number; maxBytesPerTopic: number };
 }
 
+/** One writer to run: a sink on one stream (partition) of its source's topic. */
+interface WantedWriter {
+  source: Source;
+  sink: Sink;
+  stream: string;
+  partition: number;
+}
+
 /**
- * Keeps the actors of the record's path in line with the definitions: a SourceRouter per source
- * and a SinkWriter per enabled sink. Definitions are reconciled after every management task and
- * on every check tick; the tick also drives the trigger checks of the writers, the storage
- * operator, and the event log retention.
+ * Keeps the actors of the record's path in line with the definitions: a SourceRouter per
+ * stream of a source (its topic, or each partition of it) and a SinkWriter per enabled sink and
+ * stream. Definitions are reconciled after every management task and on every check tick; the
+ * tick also drives the trigger checks of the writers, the storage operator, and the event log
+ * retention. In cluster mode only the streams the log gave this node get actors.
  */
 export class StreamRuntime {
   private readonly routers = new Map<string, SourceRouter>();
@@ -43,7 +53,7 @@ export class StreamRuntime {
   private lastRetentionAt = 0;
   private started = false;
   /**
-   * Cluster mode (a coordinated log): the topics the log gave this node, each with the position
+   * Cluster mode (a coordinated log): the streams the log gave this node, each with the position
    * through which its records were done when it came (where its sinks resume).
    */
   private readonly owned = new Map<string, number>();
@@ -53,7 +63,7 @@ export class StreamRuntime {
 
   start(): void {
     this.started = true;
-    this.unsubscribeOwnership = this.deps.eventLog.onOwnership((topic, change) => this.ownershipChanged(topic, change));
+    this.unsubscribeOwnership = this.deps.eventLog.onOwnership((stream, change) => this.ownershipChanged(stream, change));
     this.reconcile();
     this.timer = setInterval(() => this.tick(), this.deps.checkIntervalMs);
     this.timer.unref();
@@ -69,34 +79,38 @@ export class StreamRuntime {
 
   private async doReconcile(): Promise<void> {
     const { store, branchId } = this.deps;
-    const wanted = new Map<string, { source: Source; sink: Sink }>();
+    const wanted = new Map<string, WantedWriter>();
     const defined = new Set<string>();
     const sourceIds = new Set<string>();
     for (const source of readSources(store, branchId)) {
       sourceIds.add(source.sourceId);
       for (const sink of readSinks(store, branchId, source.sourceId)) {
         defined.add(writerKey(sink));
-        if (!source.deleted && !sink.deleted && !sink.disabled) wanted.set(writerKey(sink), { source, sink });
+        if (!source.deleted && !sink.deleted && !sink.disabled) {
+          for (const { stream, partition } of this.streamsToWork(source.sourceId)) {
+            wanted.set(writerKey({ ...sink, sinkId: instanceId(sink.sinkId, partition) }), { source, sink, stream, partition });
+          }
+        }
       }
     }
-    if (this.deps.eventLog.coordinated) this.keepOwnedOnly(wanted);
     for (const [key, writer] of this.writers) {
       if (wanted.has(key)) continue;
       this.writers.delete(key);
-      const topic = this.topicOf(writer.key.sourceId);
-      const router = this.routers.get(topic);
+      const stream = this.streamOfWriter(writer);
+      const router = this.routers.get(stream);
       router?.removeTarget(writer.sinkId);
-      if (defined.has(key) && this.deps.eventLog.coordinated && !this.owned.has(topic)) {
+      const sinkDefined = defined.has(writerKey({ ...writer.key, sinkId: parseInstanceId(writer.sinkId).sinkId }));
+      if (sinkDefined && this.deps.eventLog.coordinated && !this.owned.has(stream)) {
         // The topic went to another node, which reads on from what the target has: this
         // node's unimported work on it is dropped, not imported (it would be imported twice).
         await writer.stop();
         await this.discardUnimported(writer.key);
         if (router && router.targetCount === 0) {
-          this.routers.delete(topic);
+          this.routers.delete(stream);
           await router.stop();
         }
         this.deps.logger.info({ sink: key }, 'sink handed over to another node: its unimported data here is dropped');
-      } else if (defined.has(key)) {
+      } else if (sinkDefined) {
         writer.send({ type: 'close' });
         void writer.stop();
         this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
@@ -105,16 +119,16 @@ export class StreamRuntime {
       }
     }
     await this.purgeDeleted(defined, sourceIds);
-    for (const [key, { source, sink }] of wanted) {
+    for (const [key, { source, sink, stream, partition }] of wanted) {
       const existing = this.writers.get(key);
       if (existing) {
         if (existing.versions !== `${source.version.number}/${sink.version.number}`) existing.send({ type: 'reload', sink, source });
         continue;
       }
-      const start = this.deps.eventLog.coordinated ? await this.adoptionStart(sink) : this.startOffset(sink);
-      const writer = new SinkWriter(sink, source, start, this.deps);
+      const start = this.deps.eventLog.coordinated ? await this.adoptionStart(sink, stream, partition) : this.startOffset(sink, stream, partition);
+      const writer = new SinkWriter(sink, source, start, this.deps, partition);
       this.writers.set(key, writer);
-      this.routerFor(source.sourceId).addTarget(writer);
+      this.routerFor(stream, source.sourceId).addTarget(writer);
     }
   }
 
@@ -132,9 +146,11 @@ export class StreamRuntime {
       if (sourceIds.has(sourceId) || dropped.has(sourceId)) return;
       dropped.add(sourceId);
       const topic = this.topicOf(sourceId);
-      await this.routers.get(topic)?.stop();
-      this.routers.delete(topic);
-      this.owned.delete(topic);
+      for (const [stream, router] of [...this.routers].filter(([s]) => parseStream(s).topic === topic)) {
+        await router.stop();
+        this.routers.delete(stream);
+      }
+      for (const stream of [...this.owned.keys()].filter((s) => parseStream(s).topic === topic)) this.owned.delete(stream);
       await this.deps.eventLog.dropTopic(topic);
       // A topic created again restarts its offsets (Kafka): old positions would skip its records.
       await this.deps.tables.forgetPositions(sourceStreams(branchId, sourceId));
@@ -144,13 +160,13 @@ export class StreamRuntime {
     // finds the source gone through the router left behind.
     for (const router of [...this.routers.values()]) await dropTopicOf(router.sourceId);
     for (const { key } of store.list(prefix)) {
-      const [sourceId, sinkId] = key.slice(prefix.length).split('/');
-      const sink = { branchId, sourceId, sinkId };
-      if (defined.has(writerKey(sink))) continue;
+      const [sourceId, instance] = key.slice(prefix.length).split('/');
+      const sink = { branchId, sourceId, sinkId: instance };
+      if (defined.has(writerKey({ ...sink, sinkId: parseInstanceId(instance).sinkId }))) continue;
       await dropTopicOf(sourceId);
       levels.purgeSink(sink);
       failures.purge(sink);
-      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, sinkId), { recursive: true, force: true });
+      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, instance), { recursive: true, force: true });
       this.deps.logger.info({ sink: writerKey(sink) }, 'deleted sink purged: its unimported data is removed');
     }
   }
@@ -161,15 +177,15 @@ export class StreamRuntime {
    * disabled, takes what arrives from now on, like the other enabled sinks of its source; if no
    * sink of the source was enabled, it takes everything the log kept meanwhile.
    */
-  private startOffset(sink: Sink): number {
+  private startOffset(sink: Sink, stream: string, partition: number): number {
     const { levels, store } = this.deps;
-    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
     const committed = levels.consumerOffset(key);
     if (committed !== undefined && levels.writingFile(key)) return committed;
-    const peers = [...this.writers.values()].filter((w) => w.key.sourceId === sink.sourceId);
+    const peers = [...this.writers.values()].filter((w) => this.streamOfWriter(w) === stream);
     const start = peers.length > 0
       ? Math.min(...peers.map((w) => w.committedOffset))
-      : Math.max(0, ...readSinks(store, sink.branchId, sink.sourceId).map((s) => levels.consumerOffset({ ...key, sinkId: s.sinkId }) ?? 0));
+      : Math.max(0, ...readSinks(store, sink.branchId, sink.sourceId).map((s) => levels.consumerOffset({ ...key, sinkId: instanceId(s.sinkId, partition) }) ?? 0));
     const seen = store.get<SeenOffsets>(levelKeys.seen(key)) ?? (committed !== undefined ? SEEN_EVERYTHING : undefined);
     store.transact((tx) => {
       tx.put(levelKeys.offset(key), start);
@@ -178,22 +194,26 @@ export class StreamRuntime {
     return start;
   }
 
-  private ownershipChanged(topic: string, change: OwnershipChange): void {
-    if (change.owned) this.owned.set(topic, change.committedThrough);
-    else this.owned.delete(topic);
+  private ownershipChanged(stream: string, change: OwnershipChange): void {
+    if (change.owned) this.owned.set(stream, change.committedThrough);
+    else this.owned.delete(stream);
     void this.reconcile();
   }
 
   /**
-   * Cluster mode: every topic with enabled sinks is claimed (this node takes part in its split),
-   * and only the sinks of topics this node was given get writers.
+   * The streams of a source with enabled sinks that this node works on: its topic (one stream)
+   * on a node of its own; in cluster mode the topic is claimed (this node takes part in the
+   * split of its partitions) and the partitions the log gave this node are its streams.
    */
-  private keepOwnedOnly(wanted: Map<string, { source: Source; sink: Sink }>): void {
-    for (const [key, { source }] of wanted) {
-      const topic = this.topicOf(source.sourceId);
-      this.deps.eventLog.claim(topic);
-      if (!this.owned.has(topic)) wanted.delete(key);
-    }
+  private streamsToWork(sourceId: string): Array<{ stream: string; partition: number }> {
+    const topic = this.topicOf(sourceId);
+    if (!this.deps.eventLog.coordinated) return [{ stream: topic, partition: 0 }];
+    this.deps.eventLog.claim(topic);
+    return [...this.owned.keys()].map((stream) => ({ stream, ...parseStream(stream) })).filter((s) => s.topic === topic);
+  }
+
+  private streamOfWriter(writer: SinkWriter): string {
+    return streamOf(this.topicOf(writer.key.sourceId), writer.partition);
   }
 
   /**
@@ -203,21 +223,21 @@ export class StreamRuntime {
    * and the sink's own position in the target. A sink new to the cluster, on a topic this node
    * already works on, starts like on a single node (with its peers).
    */
-  private async adoptionStart(sink: Sink): Promise<number> {
-    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+  private async adoptionStart(sink: Sink, stream: string, partition: number): Promise<number> {
+    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
     const { levels, store } = this.deps;
     const previous = levels.consumerOffset(key);
     const position = await this.deps.tables.position(sinkStream(key));
-    const hasPeers = [...this.writers.values()].some((w) => w.key.sourceId === sink.sourceId);
-    if (previous === undefined && position === undefined && hasPeers) return this.startOffset(sink);
+    const hasPeers = [...this.writers.values()].some((w) => this.streamOfWriter(w) === stream);
+    if (previous === undefined && position === undefined && hasPeers) return this.startOffset(sink, stream, partition);
     await this.discardUnimported(key);
-    const start = Math.max(this.owned.get(this.topicOf(sink.sourceId)) ?? 0, position ?? 0);
+    const start = Math.max(this.owned.get(stream) ?? 0, position ?? 0);
     const seen = store.get<SeenOffsets>(levelKeys.seen(key));
     store.transact((tx) => {
       tx.put(levelKeys.offset(key), start);
       tx.put(levelKeys.seen(key), adoptedAt(seen, previous, start));
     });
-    this.deps.logger.info({ sink: writerKey(key), start, groupPosition: this.owned.get(this.topicOf(sink.sourceId)), targetPosition: position }, 'sink taken up on this node');
+    this.deps.logger.info({ sink: writerKey(key), start, groupPosition: this.owned.get(stream), targetPosition: position }, 'sink taken up on this node');
     return start;
   }
 
@@ -227,27 +247,26 @@ export class StreamRuntime {
     }
   }
 
-  /** Cluster mode: the group position of each topic this node works on moves with the imports. */
+  /** Cluster mode: the group position of each stream this node works on moves with the imports. */
   private acknowledgeImported(): void {
     const through = new Map<string, number>();
     for (const writer of this.writers.values()) {
-      const topic = this.topicOf(writer.key.sourceId);
+      const stream = this.streamOfWriter(writer);
       const imported = this.deps.levels.importedThrough(writer.key);
-      through.set(topic, Math.min(through.get(topic) ?? Infinity, imported));
+      through.set(stream, Math.min(through.get(stream) ?? Infinity, imported));
     }
-    for (const [topic, offset] of through) if (this.owned.has(topic)) this.deps.eventLog.acknowledge(topic, offset);
+    for (const [stream, offset] of through) if (this.owned.has(stream)) this.deps.eventLog.acknowledge(stream, offset);
   }
 
   private topicOf(sourceId: string): string {
     return sourceTopic(this.deps.projectId, this.deps.branchId, sourceId);
   }
 
-  private routerFor(sourceId: string): SourceRouter {
-    const topic = this.topicOf(sourceId);
-    let router = this.routers.get(topic);
+  private routerFor(stream: string, sourceId: string): SourceRouter {
+    let router = this.routers.get(stream);
     if (!router) {
-      router = new SourceRouter(topic, sourceId, this.deps.eventLog, this.deps.logger);
-      this.routers.set(topic, router);
+      router = new SourceRouter(stream, sourceId, this.deps.eventLog, this.deps.logger);
+      this.routers.set(stream, router);
     }
     return router;
   }
@@ -261,7 +280,7 @@ export class StreamRuntime {
       this.lastRetentionAt = now;
       const removed = this.deps.eventLog.applyRetention(this.deps.retention, now);
       for (const [topic, n] of removed) if (n > 0) this.deps.logger.info({ topic, removed: n }, 'event log retention removed records');
-      for (const writer of this.writers.values()) this.deps.failures.pruneBelow(writer.key, this.deps.eventLog.tailOffset(this.topicOf(writer.key.sourceId)));
+      for (const writer of this.writers.values()) this.deps.failures.pruneBelow(writer.key, this.deps.eventLog.tailOffset(this.streamOfWriter(writer)));
     }
     void this.reconcile();
   }
@@ -269,12 +288,22 @@ export class StreamRuntime {
   /** Replays a sink's kept mapping failures through its current mapping. */
   async reprocessFailures(sink: Sink): Promise<ReprocessResult> {
     this.requireStarted();
-    const writer = this.writers.get(writerKey(sink));
-    if (!writer) throw new Error('The sink is not enabled: enable it before reprocessing its failed records.');
-    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
-    const kept = this.deps.failures.all(key);
+    const writers = this.writersOf(sink);
+    if (writers.length === 0) throw new Error('The sink is not enabled (or its topic is processed by another node): enable it before reprocessing its failed records.');
     const signal = (sink.allowedSignals?.[0] ?? '') as '';
-    return writer.replay(kept.map((f) => ({ offset: f.offset, ctx: createRecordContext(fromFailureRecord(f.record, signal)) })));
+    const total: ReprocessResult = { reprocessed: 0, failed: 0 };
+    for (const writer of writers) {
+      const kept = this.deps.failures.all(writer.key);
+      const r = await writer.replay(kept.map((f) => ({ offset: f.offset, ctx: createRecordContext(fromFailureRecord(f.record, signal)) })));
+      total.reprocessed += r.reprocessed;
+      total.failed += r.failed;
+    }
+    return total;
+  }
+
+  /** The writers of a sink on this node (one per stream of its source this node works on). */
+  private writersOf(sink: Pick<Sink, 'branchId' | 'sourceId' | 'sinkId'>): SinkWriter[] {
+    return [...this.writers.values()].filter((w) => w.key.sourceId === sink.sourceId && parseInstanceId(w.sinkId).sinkId === sink.sinkId).sort((a, b) => a.partition - b.partition);
   }
 
   /**
@@ -283,18 +312,28 @@ export class StreamRuntime {
    */
   async replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
     this.requireStarted();
-    const writer = this.writers.get(writerKey(sink));
-    if (!writer) throw new Error('The sink is not enabled: enable it before replaying its records.');
-    const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
-    return replaySink({
-      log: this.deps.eventLog,
-      topic: this.topicOf(sink.sourceId),
-      writer,
-      seen: () => this.deps.levels.seenOffsets(key),
-      hasFailed: (offset) => this.deps.failures.hasFailed(key, offset),
-      request,
-      progress,
-    });
+    const writers = this.writersOf(sink);
+    if (writers.length === 0) throw new Error('The sink is not enabled (or its topic is processed by another node): enable it before replaying its records.');
+    // One stream after the other; the counts add up (offsets are per partition: the range shown spans them).
+    let done: ReplayProgress | undefined;
+    const add = (a: ReplayProgress | undefined, b: ReplayProgress): ReplayProgress => a === undefined ? b : {
+      fromOffset: Math.min(a.fromOffset, b.fromOffset), toOffset: Math.max(a.toOffset, b.toOffset),
+      scanned: a.scanned + b.scanned, total: a.total + b.total, written: a.written + b.written, failed: a.failed + b.failed, skipped: a.skipped + b.skipped,
+    };
+    for (const writer of writers) {
+      const before = done;
+      const result = await replaySink({
+        log: this.deps.eventLog,
+        topic: this.streamOfWriter(writer),
+        writer,
+        seen: () => this.deps.levels.seenOffsets(writer.key),
+        hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
+        request,
+        progress: (p) => progress(add(before, p)),
+      });
+      done = add(done, result);
+    }
+    return done!;
   }
 
   /**

@@ -1,5 +1,6 @@
-import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { MetadataReader, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { IngestRecord } from '../pipeline/record.js';
+import { sinkInstances } from './levels/instances.js';
 
 export interface SinkKey {
   branchId: number;
@@ -33,6 +34,8 @@ const countKey = (k: SinkKey) => `storage/mappingFailureCount/${k.branchId}/${k.
  */
 const failedPrefix = (k: SinkKey) => `storage/mappingFailed/${k.branchId}/${k.sourceId}/${k.sinkId}/`;
 const pad = (offset: number) => String(offset).padStart(16, '0');
+/** The key prefixes above without the sink part, for finding a sink's partition instances. */
+const SOURCE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
 
 /** How many failures of one sink are kept with their raw record; the count covers all. */
 export const KEPT_FAILURES = 1000;
@@ -59,6 +62,11 @@ export function fromFailureRecord(r: MappingFailure['record'], signal: IngestRec
  * Mapping failures per sink: the total count and the most recent KEPT_FAILURES records with
  * their reason. Written in the same transaction as the sink's batch commit, keyed by offset,
  * so a batch replayed after a crash neither loses nor double-counts a failure.
+ *
+ * A sink of a multi-partition topic has one writer per partition, each with its own instance id
+ * (levels/instances.ts) and offsets: the writer's methods (add, remove, hasFailed,
+ * failedOffsets, pruneBelow, all) take the instance's key; what is reported or purged for a
+ * sink (count, recent, purge) covers all its instances.
  */
 export class MappingFailures {
   constructor(private readonly store: MetadataStore) {}
@@ -81,13 +89,31 @@ export class MappingFailures {
     }
   }
 
+  /** How many records the sink (all its instances) failed to map. */
   count(sink: SinkKey): number {
-    return this.store.get<number>(countKey(sink)) ?? 0;
+    return this.instances(this.store, sink).reduce((n, i) => n + (this.store.get<number>(countKey(i)) ?? 0), 0);
   }
 
-  /** The most recent failures first. */
+  /**
+   * The most recent failures of the sink (all its instances) first: each instance's newest
+   * first (by offset), merged by failedAt.
+   */
   recent(sink: SinkKey, limit: number): MappingFailure[] {
-    return this.store.list<MappingFailure>(prefix(sink)).map((e) => e.value).reverse().slice(0, limit);
+    const lists = this.instances(this.store, sink).map((i) => this.store.list<MappingFailure>(prefix(i)).map((e) => e.value).reverse());
+    if (lists.length === 1) return lists[0].slice(0, limit);
+    // A merge rather than a sort: with one instance the order is exactly the offset order above.
+    const heads = lists.map(() => 0);
+    const out: MappingFailure[] = [];
+    while (out.length < limit) {
+      let best = -1;
+      for (let i = 0; i < lists.length; i++) {
+        const f = lists[i][heads[i]];
+        if (f !== undefined && (best < 0 || f.failedAt > lists[best][heads[best]].failedAt)) best = i;
+      }
+      if (best < 0) break;
+      out.push(lists[best][heads[best]++]);
+    }
+    return out;
   }
 
   all(sink: SinkKey): MappingFailure[] {
@@ -120,12 +146,19 @@ export class MappingFailures {
     if (old.length > 0) this.store.transact((tx) => old.forEach((o) => tx.delete(failedPrefix(sink) + pad(o))));
   }
 
-  /** Forgets everything about a sink (hard delete). */
+  /** Forgets everything about a sink and all its instances (hard delete); given an instance id, that instance. */
   purge(sink: SinkKey): void {
     this.store.transact((tx) => {
-      for (const e of tx.list(prefix(sink))) tx.delete(e.key);
-      for (const e of tx.list(failedPrefix(sink))) tx.delete(e.key);
-      tx.delete(countKey(sink));
+      for (const i of this.instances(tx, sink)) {
+        for (const e of tx.list(prefix(i))) tx.delete(e.key);
+        for (const e of tx.list(failedPrefix(i))) tx.delete(e.key);
+        tx.delete(countKey(i));
+      }
     });
+  }
+
+  /** The sink and its partition instances with level state or failures. */
+  private instances(reader: MetadataReader, sink: SinkKey): SinkKey[] {
+    return sinkInstances(reader, sink, SOURCE_PREFIXES);
   }
 }

@@ -1,5 +1,6 @@
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import { maxIso, minIso, resetMarker } from './levels/repository.js';
+import { sinkInstances } from './levels/instances.js';
 import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from './levels/model.js';
 
 /** Record counts and sizes of one level or of all levels together. */
@@ -44,6 +45,10 @@ const LEVELS: Level[] = ['local', 'staging', 'target'];
  * are uncompressed, so their compressed size is their byte length; a staged or imported slice
  * counts its gzip size. Clearing records a reset marker: files opened before it (or at the same millisecond) are hidden
  * (a source's marker applies to all its sinks) and archived statistics are dropped.
+ *
+ * A sink of a multi-partition topic keeps its data under one instance id per partition
+ * (levels/instances.ts); a sink's statistics cover all its instances, and its reset marker
+ * (kept under the plain sink id) applies to all of them.
  */
 export class StatisticsService {
   private readonly now: () => Date;
@@ -57,54 +62,68 @@ export class StatisticsService {
 
   sinkTotal(branchId: number, sourceId: string, sinkId: string): SinkStatisticsTotal {
     const sink: SinkKey = { branchId, sourceId, sinkId };
+    const reset = resetMarker(this.store, sink);
     const acc = new Accumulator();
-    for (const slice of this.visibleSlices(sink)) acc.add(slice);
-    const archived = this.store.get<ArchivedStatistics>(levelKeys.statsArchive(sink));
-    if (archived) acc.addLevel('target', archived);
+    for (const instance of sinkInstances(this.store, sink)) {
+      for (const slice of this.visibleSlices(instance, reset)) acc.add(slice);
+      const archived = this.store.get<ArchivedStatistics>(levelKeys.statsArchive(instance));
+      if (archived) acc.addLevel('target', archived);
+    }
     return acc.result();
   }
 
   /**
-   * Files of the sink opened after the reset marker: imported first, then files without retryReason,
-   * then by openedAt. `failedOnly`: only files that are not imported and have failed at least once.
+   * Files of the sink (of all its instances) opened after the reset marker: imported first, then
+   * files without retryReason, then by openedAt. `failedOnly`: only files that are not imported
+   * and have failed at least once.
    */
   sinkFiles(branchId: number, sourceId: string, sinkId: string, failedOnly: boolean): FileStatistics[] {
     const sink: SinkKey = { branchId, sourceId, sinkId };
     const reset = resetMarker(this.store, sink);
-    let files = this.store.list<FileEntry>(levelKeys.files(sink), reset === '' ? {} : { after: reset })
-      .map((e) => e.value)
-      .filter((f) => f.openedAt > reset);
-    if (failedOnly) files = files.filter((f) => f.state !== 'imported' && (f.retryAttempt ?? 0) > 0);
-    files.sort(fileOrder);
-    if (failedOnly) return files.map((f) => fileView(f));
+    const instances = sinkInstances(this.store, sink);
+    // Keyed by instance and openedAt: two instances can open a file at the same millisecond.
+    const fileId = (instance: SinkKey, openedAt: string) => `${instance.sinkId}/${openedAt}`;
+    let files = instances.flatMap((instance) => this.store.list<FileEntry>(levelKeys.files(instance), reset === '' ? {} : { after: reset })
+      .map((e) => ({ id: fileId(instance, e.value.openedAt), file: e.value }))
+      .filter(({ file }) => file.openedAt > reset));
+    if (failedOnly) files = files.filter(({ file }) => file.state !== 'imported' && (file.retryAttempt ?? 0) > 0);
+    // Stable: files of two instances opened at the same time stay in instance order.
+    files.sort((a, b) => fileOrder(a.file, b.file));
+    if (failedOnly) return files.map(({ file }) => fileView(file));
 
     const byFile = new Map<string, Accumulator>();
-    for (const slice of this.visibleSlices(sink, reset)) {
-      let acc = byFile.get(slice.fileOpenedAt);
-      if (!acc) byFile.set(slice.fileOpenedAt, (acc = new Accumulator()));
-      acc.add(slice);
+    for (const instance of instances) {
+      for (const slice of this.visibleSlices(instance, reset)) {
+        const id = fileId(instance, slice.fileOpenedAt);
+        let acc = byFile.get(id);
+        if (!acc) byFile.set(id, (acc = new Accumulator()));
+        acc.add(slice);
+      }
     }
-    return files.map((f) => {
-      const acc = byFile.get(f.openedAt);
+    return files.map(({ id, file: f }) => {
+      const acc = byFile.get(id);
       const statistics = acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} };
       return fileView(f, statistics);
     });
   }
 
-  /** Hides the statistics so far of one sink, or of every sink of the source. */
+  /**
+   * Hides the statistics so far of one sink (all its instances: one marker under the plain sink
+   * id), or of every sink of the source (the source's archives include every instance's).
+   */
   clear(branchId: number, sourceId: string, sinkId?: string): void {
     const now = this.now().toISOString();
     this.store.transact((tx) => {
       tx.put(levelKeys.statsReset(branchId, sourceId, sinkId), now);
       if (sinkId !== undefined) {
-        tx.delete(levelKeys.statsArchive({ branchId, sourceId, sinkId }));
+        for (const instance of sinkInstances(tx, { branchId, sourceId, sinkId })) tx.delete(levelKeys.statsArchive(instance));
       } else {
         for (const { key } of tx.list(levelKeys.statsArchives(branchId, sourceId))) tx.delete(key);
       }
     });
   }
 
-  /** Slices of the sink's files opened after the reset marker (one range scan). */
+  /** Slices of the sink's (or one instance's) files opened after the reset marker (one range scan). */
   private visibleSlices(sink: SinkKey, reset = resetMarker(this.store, sink)): SliceEntry[] {
     // Slice keys are ".../<fileOpenedAt>/<openedAt>" and ISO times have a fixed length, so
     // "after: reset" starts at the first file opened at the marker's time; the filter drops those

@@ -190,12 +190,26 @@ describe('the Kafka event log', () => {
     expect(await admin.listTopics()).toContain('external.orders');
   });
 
-  it('refuses a topic of more than one partition (sink positions are single offsets)', async () => {
+  it('spreads appends over the partitions of a topic and reads each partition as a stream of its own', async () => {
     await admin.createTopics({ topics: [{ topic: 'external.wide', numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
-    const manager = new TopicManager(admin, SETTINGS);
-    await expect(manager.ensure('external.wide', true)).rejects.toThrow(/3 partitions/);
-    const refused = log.append('1.1.wide', [record(1)]);
-    await expect(refused.durable).rejects.toThrow(/3 partitions/);
+    expect(await new TopicManager(admin, SETTINGS).ensure('external.wide', true)).toBe(3);
+    const owned: string[] = [];
+    const stop = log.onOwnership((stream, change) => change.owned && owned.push(stream));
+    try {
+      // One append, one partition, in turn.
+      for (let n = 1; n <= 6; n++) await log.append('1.1.wide', [record(n)]).durable;
+      log.claim('1.1.wide');
+      await until('every partition given to this (only) node', async () => (owned.length === 3 ? true : undefined));
+      expect(owned.sort()).toEqual(['1.1.wide', '1.1.wide#1', '1.1.wide#2']);
+      const bodies = async (stream: string) => (await readUntil(stream, 0, 2)).map((r) => JSON.parse(r.record.body.toString()).n);
+      expect(await bodies('1.1.wide')).toEqual([1, 4]);
+      expect(await bodies('1.1.wide#1')).toEqual([2, 5]);
+      expect(await bodies('1.1.wide#2')).toEqual([3, 6]);
+      // Offsets are per partition.
+      expect((await log.fetch('1.1.wide#2', 1, 10)).map((r) => [r.offset, JSON.parse(r.record.body.toString()).n])).toEqual([[2, 6]]);
+    } finally {
+      stop();
+    }
   });
 
   it('drops a source topic it created', async () => {

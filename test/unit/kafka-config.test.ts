@@ -19,7 +19,8 @@ describe('Kafka options of sluice serve', () => {
 
   it('refuse bad values with a message', () => {
     expect(() => loadConfig(['--kafka', 'no-port'], {})).toThrow(ConfigError);
-    expect(() => loadConfig(['--kafka-partitions', '3'], {})).toThrow(/only 1 partition/);
+    expect(() => loadConfig(['--kafka-partitions', '0'], {})).toThrow(/at least 1/);
+    expect(loadConfig(['--kafka-partitions', '3'], {}).kafkaPartitions).toBe(3);
     expect(() => loadConfig(['--kafka-replication', '0'], {})).toThrow(/positive integer or -1/);
     expect(() => loadConfig(['--kafka-topics', 'a=b c'], {})).toThrow(/legal Kafka topic/);
   });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { LevelRepository, type NewFile } from '../../src/storage/levels/repository.js';
-import type { SinkKey, SliceEntry } from '../../src/storage/levels/model.js';
+import { levelKeys, type SinkKey, type SliceEntry } from '../../src/storage/levels/model.js';
 import { StatisticsService } from '../../src/storage/statistics.js';
 
 const SINK: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
@@ -213,6 +213,112 @@ describe('clear', () => {
     clock = at(62);
     stats.clear(456, 'my-source', 'my-sink');
     expect(stats.sinkTotal(456, 'my-source', 'my-sink-2').total.recordsCount).toBe(0);
+  });
+});
+
+describe('partition instances', () => {
+  const ROWS: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'rows' };
+  const ROWS_1: SinkKey = { ...ROWS, sinkId: 'rows#1' };
+  const ROWS2: SinkKey = { ...ROWS, sinkId: 'rows2' };
+  const ROWS2_1: SinkKey = { ...ROWS, sinkId: 'rows2#1' };
+
+  /** rows: an imported file and a writing one; rows#1: an uploaded slice; rows2 (and its instance): data that must not count. */
+  function data() {
+    repo.openFile(newFile(ROWS), at(0));
+    write(ROWS, 2, 1, 2);
+    const a = repo.rotateFile(newFile(ROWS), at(3));
+    upload(a.closedSlice, 4, 4);
+    repo.fileImporting(a.closedFile, at(5));
+    repo.fileImported(a.closedFile, at(5));
+    write(ROWS, 1, 6, 6);
+    // rows#1 opens its file at the same millisecond as rows' first file.
+    repo.openFile(newFile(ROWS_1), at(0));
+    write(ROWS_1, 3, 0, 7);
+    const { closed } = repo.rotateSlice(ROWS_1, at(8));
+    upload(closed, 9, 9);
+    for (const other of [ROWS2, ROWS2_1]) {
+      repo.openFile(newFile(other), at(0));
+      write(other, 100, 0, 100);
+    }
+    return { imported: a.closedFile, writing: a.file };
+  }
+
+  it('totals and files cover the sink and its instances, not sink rows2', () => {
+    const { imported, writing } = data();
+    expect(stats.sinkTotal(456, 'my-source', 'rows')).toEqual({
+      total: { firstRecordAt: iso(0), lastRecordAt: iso(7), recordsCount: 6, compressedSize: 4 + 10 + 9, uncompressedSize: 60 },
+      levels: {
+        local: { firstRecordAt: iso(6), lastRecordAt: iso(6), recordsCount: 1, compressedSize: 10, uncompressedSize: 10 },
+        staging: { firstRecordAt: iso(0), lastRecordAt: iso(7), recordsCount: 3, compressedSize: 9, uncompressedSize: 30 },
+        target: { firstRecordAt: iso(1), lastRecordAt: iso(2), recordsCount: 2, compressedSize: 4, uncompressedSize: 20 },
+      },
+    });
+    const files = stats.sinkFiles(456, 'my-source', 'rows', false);
+    // Imported first, then by openedAt; the two files opened at minute 0 keep their own statistics.
+    expect(files.map((f) => [f.state, f.openedAt, f.statistics?.total?.recordsCount])).toEqual([
+      ['imported', imported.openedAt, 2],
+      ['writing', iso(0), 3],
+      ['writing', writing.openedAt, 1],
+    ]);
+    expect(stats.sinkTotal(456, 'my-source', 'rows2').total.recordsCount).toBe(200);
+    expect(stats.sinkFiles(456, 'my-source', 'rows2', false)).toHaveLength(2);
+  });
+
+  it('failedFiles includes the instances\' failed files', () => {
+    data();
+    repo.rotateFile(newFile(ROWS_1), at(10));
+    const [file] = repo.listFiles(ROWS_1);
+    repo.markFailed(file, 'import failed', iso(60), at(11));
+    expect(stats.sinkFiles(456, 'my-source', 'rows', true)).toEqual([
+      { state: 'closing', openedAt: iso(0), closingAt: iso(10), retryAttempt: 1, retryReason: 'import failed', retryAfter: iso(60) },
+    ]);
+  });
+
+  it('includes the instances\' archived totals', () => {
+    repo.openFile(newFile(ROWS_1), at(0));
+    write(ROWS_1, 3, 1, 2);
+    const { closedFile, closedSlice } = repo.rotateFile(newFile(ROWS_1), at(3));
+    upload(closedSlice, 6, 4);
+    repo.fileImporting(closedFile, at(5));
+    repo.fileImported(closedFile, at(5));
+    const before = stats.sinkTotal(456, 'my-source', 'rows');
+    repo.deleteExpired(at(60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
+    expect(repo.listFiles(ROWS_1).map((f) => f.state)).toEqual(['writing']);
+    expect(stats.sinkTotal(456, 'my-source', 'rows')).toEqual(before);
+    expect(before.levels.target?.recordsCount).toBe(3);
+  });
+
+  it('a sink reset (one marker under the plain id) hides its instances\' data and drops their archives', () => {
+    data();
+    const { closedFile, closedSlice } = repo.rotateFile(newFile(ROWS_1), at(10));
+    upload(closedSlice, 9, 11);
+    repo.fileImporting(closedFile, at(11));
+    repo.fileImported(closedFile, at(11));
+
+    clock = at(20);
+    stats.clear(456, 'my-source', 'rows');
+    expect(store.get(levelKeys.statsReset(456, 'my-source', 'rows#1'))).toBeUndefined();
+    expect(stats.sinkTotal(456, 'my-source', 'rows').total.recordsCount).toBe(0);
+    expect(stats.sinkFiles(456, 'my-source', 'rows', false)).toEqual([]);
+    // Retention after the reset does not archive the instance's hidden file.
+    repo.deleteExpired(at(120), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
+    expect(store.get(levelKeys.statsArchive(ROWS_1))).toBeUndefined();
+    expect(stats.sinkTotal(456, 'my-source', 'rows').total.recordsCount).toBe(0);
+    expect(stats.sinkTotal(456, 'my-source', 'rows2').total.recordsCount).toBe(200);
+
+    // An archive from before the reset is dropped by it.
+    store.transact((tx) => tx.put(levelKeys.statsArchive(ROWS_1), { recordsCount: 5, compressedSize: 5, uncompressedSize: 5 }));
+    store.transact((tx) => tx.put(levelKeys.statsArchive(ROWS2_1), { recordsCount: 5, compressedSize: 5, uncompressedSize: 5 }));
+    clock = at(130);
+    stats.clear(456, 'my-source', 'rows');
+    expect(store.get(levelKeys.statsArchive(ROWS_1))).toBeUndefined();
+    expect(store.get(levelKeys.statsArchive(ROWS2_1))).toBeDefined();
+
+    // Data an instance writes after the reset counts.
+    repo.rotateFile(newFile(ROWS_1), at(140));
+    write(ROWS_1, 2, 141, 142);
+    expect(stats.sinkTotal(456, 'my-source', 'rows').total).toMatchObject({ recordsCount: 2, firstRecordAt: iso(141), lastRecordAt: iso(142) });
+    expect(stats.sinkFiles(456, 'my-source', 'rows', false).map((f) => f.openedAt)).toEqual([iso(140)]);
   });
 });
 

@@ -28,6 +28,7 @@ export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (
     const limit = Number(raw);
     if (!/^\d+$/.test(raw) || limit < 1 || limit > 1000) throw new ApiError(400, 'invalidRange', `Limit must be between 1 and 1000, got "${raw}".`);
     const key = { branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
+    // Both cover every partition instance of the sink (one writer per partition of its topic).
     return { count: failures.count(key), failures: failures.recent(key, limit) };
   });
 

@@ -71,13 +71,14 @@ export interface EventLog {
    * onOwnership). False for the embedded log: its node has every topic.
    */
   readonly coordinated: boolean;
-  /** Cluster mode: takes part in the split of the topic (idempotent). */
+  /** Cluster mode: takes part in the split of the topic's partitions (idempotent). */
   claim(topic: string): void;
   /**
-   * Cluster mode: called when this node is given a topic (with the position through which the
-   * topic's records are done, where its sinks resume) or loses it. Returns an unsubscribe function.
+   * Cluster mode: called when this node is given a stream (a partition of a topic; with the
+   * position through which its records are done, where its sinks resume) or loses it.
+   * Returns an unsubscribe function.
    */
-  onOwnership(listener: (topic: string, change: OwnershipChange) => void): () => void;
+  onOwnership(listener: (stream: string, change: OwnershipChange) => void): () => void;
   /** Highest durable offset of a topic (0 when empty). */
   headOffset(topic: string): number;
   /** Lowest offset still kept (retention may have removed older ones); head + 1 when empty. */
@@ -99,6 +100,22 @@ export type OwnershipChange = { owned: true; committedThrough: number } | { owne
 
 /** The log cannot accept more data (disk or map full): ingestion answers 503, never acknowledges. */
 export class EventLogFullError extends Error {}
+
+/**
+ * A topic can have partitions (Kafka); each is read on its own, in its own order, with its own
+ * offsets: a *stream*. The stream of partition 0 is named like the topic (so a topic of one
+ * partition is one stream of the same name), that of partition p > 0 `<topic>#<p>`. The
+ * embedded log has one partition per topic. The reading methods of the port (read, fetch,
+ * acknowledge, release, headOffset, tailOffset, onDurable) take streams.
+ */
+export function streamOf(topic: string, partition: number): string {
+  return partition === 0 ? topic : `${topic}#${partition}`;
+}
+
+export function parseStream(stream: string): { topic: string; partition: number } {
+  const hash = stream.lastIndexOf('#');
+  return hash < 0 ? { topic: stream, partition: 0 } : { topic: stream.slice(0, hash), partition: Number(stream.slice(hash + 1)) };
+}
 
 export function sourceTopic(projectId: number, branchId: number, sourceId: string): string {
   return `${projectId}.${branchId}.${sourceId}`;

@@ -26,6 +26,8 @@ export interface AppenderOptions {
 
 interface PendingAppend {
   topic: string;
+  /** Chosen once the topic's partition count is known. */
+  partition: number;
   messages: KafkaOutMessage[];
   bytes: number;
   resolve: () => void;
@@ -41,21 +43,27 @@ export class KafkaAppender {
   private sending: Promise<void> | undefined;
   private flushScheduled = false;
   private closed = false;
+  /** Per topic, the partition the next append goes to (round robin). */
+  private readonly nextPartition = new Map<string, number>();
   private readonly timeoutMs: number;
   private readonly maxPendingBytes: number;
 
   constructor(
     private readonly producer: Producer,
-    /** Told the highest offset (Kafka offset + 1) acknowledged per topic after each send. */
-    private readonly onAcked: (topic: string, headOffset: number) => void,
+    /** Told the highest offset (Kafka offset + 1) acknowledged per topic partition after each send. */
+    private readonly onAcked: (topic: string, partition: number, headOffset: number) => void,
     options: AppenderOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxPendingBytes = options.maxPendingBytes ?? 64 * 1024 ** 2;
   }
 
-  /** Queues the messages; the promise resolves once every in-sync replica has them. */
-  append(topic: string, messages: KafkaOutMessage[], before: Promise<void>): Promise<void> {
+  /**
+   * Queues the messages; the promise resolves once every in-sync replica has them. `before`
+   * resolves with the topic's partition count: the messages of one append go to one partition
+   * (in order), successive appends take the partitions in turn.
+   */
+  append(topic: string, messages: KafkaOutMessage[], before: Promise<number>): Promise<void> {
     if (this.closed) throw new Error('event log is closed');
     let bytes = 0;
     for (const m of messages) bytes += m.value.length + 64;
@@ -67,6 +75,7 @@ export class KafkaAppender {
       const timer = setTimeout(() => reject(new EventLogUnavailableError(`event log: Kafka did not acknowledge the records within ${this.timeoutMs} ms`)), this.timeoutMs);
       const entry: PendingAppend = {
         topic,
+        partition: 0,
         messages,
         bytes,
         resolve: () => {
@@ -81,7 +90,12 @@ export class KafkaAppender {
       // The topic must exist first (created on its first append); order is kept because the
       // topic's later appends wait for the same promise, and promise reactions run in order.
       before.then(
-        () => this.enqueue(entry),
+        (partitions) => {
+          const next = this.nextPartition.get(topic) ?? 0;
+          entry.partition = next % partitions;
+          this.nextPartition.set(topic, (next + 1) % partitions);
+          this.enqueue(entry);
+        },
         (err: unknown) => {
           this.pendingBytes -= bytes;
           entry.reject(new EventLogUnavailableError(`event log: ${(err as Error).message}`, { cause: err }));
@@ -114,20 +128,23 @@ export class KafkaAppender {
     const batch = this.queue;
     if (batch.length === 0) return;
     this.queue = [];
-    const byTopic = new Map<string, KafkaOutMessage[]>();
+    const byTopic = new Map<string, Array<KafkaOutMessage & { partition: number }>>();
+    const counts = new Map<string, number>();
     for (const entry of batch) {
-      const list = byTopic.get(entry.topic);
-      if (list) list.push(...entry.messages);
-      else byTopic.set(entry.topic, [...entry.messages]);
+      let list = byTopic.get(entry.topic);
+      if (!list) byTopic.set(entry.topic, (list = []));
+      for (const m of entry.messages) list.push({ ...m, partition: entry.partition });
+      const key = `${entry.topic}\u0000${entry.partition}`;
+      counts.set(key, (counts.get(key) ?? 0) + entry.messages.length);
     }
-    const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages: messages.map((m) => ({ ...m, partition: 0 })) }));
+    const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
     this.sending = this.producer
       .sendBatch({ acks: -1, topicMessages })
       .then(
         (metadata: RecordMetadata[]) => {
           for (const m of metadata) {
-            const count = byTopic.get(m.topicName)?.length ?? 0;
-            if (m.baseOffset !== undefined) this.onAcked(m.topicName, Number(m.baseOffset) + count);
+            const count = counts.get(`${m.topicName}\u0000${m.partition}`) ?? 0;
+            if (m.baseOffset !== undefined) this.onAcked(m.topicName, m.partition, Number(m.baseOffset) + count);
           }
           for (const entry of batch) entry.resolve();
         },

@@ -1,19 +1,21 @@
 /**
  * The Kafka adapter of the EventLog port (DESIGN.md "Ports and adapters"): each event-log topic
- * (one per source) is a Kafka topic of one partition (kafka-topics.ts names them), records are
- * Kafka records in the format producers can write themselves (kafka-record.ts), appends go
- * through one idempotent producer with acks=-1 and group commit (kafka-appender.ts), and each
- * topic that is read has a consumer feeding a buffer (kafka-reader.ts).
+ * (one per source) is a Kafka topic (kafka-topics.ts names them) whose partitions are the
+ * port's streams (event-log.ts streamOf), records are Kafka records in the format producers can
+ * write themselves (kafka-record.ts), appends go through one idempotent producer with acks=-1
+ * and group commit (kafka-appender.ts; each append to one partition, in turn), and each stream
+ * that is read has a consumer, in a group of its own, feeding a buffer (kafka-reader.ts).
  *
- * Offsets: port offset = Kafka offset + 1 (the port counts from 1). Append results carry -1
+ * Offsets: port offset = Kafka offset + 1 (the port counts from 1), per partition. Append results carry -1
  * offsets: Kafka assigns them when it acknowledges. Retention is the broker's (the topics are
  * created with retention.ms and retention.bytes); applyRetention removes nothing here.
  */
+import { randomUUID } from 'node:crypto';
 import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { createKafkaClient, type KafkaClientOptions } from '../kafka/client.js';
 import type { Logger } from '../../logger.js';
 import type { IngestRecord } from '../../pipeline/record.js';
-import type { AppendResult, EventLog, LoggedRecord, OwnershipChange } from './event-log.js';
+import { parseStream, streamOf, type AppendResult, type EventLog, type LoggedRecord, type OwnershipChange } from './event-log.js';
 import { KafkaAppender, type AppenderOptions } from './kafka-appender.js';
 import { encodeKafkaRecord } from './kafka-record.js';
 import { TopicReader, type ReaderOptions } from './kafka-reader.js';
@@ -40,7 +42,9 @@ export class KafkaEventLog implements EventLog {
   /** Readers of random access (fetch), closed when unused for a while. */
   private readonly randomReaders = new Map<string, { reader: TopicReader; idle?: NodeJS.Timeout }>();
   private readonly listeners = new Map<string, Set<(head: number) => void>>();
-  private readonly ownershipListeners = new Set<(topic: string, change: OwnershipChange) => void>();
+  private readonly ownershipListeners = new Set<(stream: string, change: OwnershipChange) => void>();
+  /** This process's id in the partition groups (kafka-assigner.ts orders the nodes by it). */
+  private readonly nodeId = randomUUID();
   /** Highest offset known per event-log topic (acknowledged appends, fetched high watermarks). */
   private readonly heads = new Map<string, number>();
   /** Kafka topic -> event-log topic, for acknowledgements that name the Kafka topic. */
@@ -56,7 +60,7 @@ export class KafkaEventLog implements EventLog {
     private readonly options: KafkaEventLogOptions,
     private readonly log: Logger,
   ) {
-    this.appender = new KafkaAppender(producer, (kafkaTopic, head) => this.noteHead(kafkaTopic, head), options);
+    this.appender = new KafkaAppender(producer, (kafkaTopic, partition, head) => this.noteHead(kafkaTopic, partition, head), options);
     this.topicManager = new TopicManager(admin, options.settings);
   }
 
@@ -101,9 +105,9 @@ export class KafkaEventLog implements EventLog {
     return { firstOffset: -1, lastOffset: -1, durable };
   }
 
-  read(topic: string, afterOffset: number, limit: number): LoggedRecord[] {
+  read(stream: string, afterOffset: number, limit: number): LoggedRecord[] {
     if (this.closed || limit <= 0) return [];
-    return this.reader(topic).read(afterOffset, limit);
+    return this.reader(stream).read(afterOffset, limit);
   }
 
   /**
@@ -111,18 +115,19 @@ export class KafkaEventLog implements EventLog {
    * never committed), so that a replay does not move the sinks' reading. Ends at the topic's high
    * watermark of the moment of the call.
    */
-  async fetch(topic: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
+  async fetch(stream: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
     if (this.closed || limit <= 0) return [];
+    const { topic, partition } = parseStream(stream);
     const { name, bound } = kafkaTopicOf(this.options.topics, topic);
     await this.topicManager.ensure(name, bound);
     const offsets = await this.admin.fetchTopicOffsets(name);
-    const head = Number(offsets.find((p) => p.partition === 0)?.high ?? 0);
+    const head = Number(offsets.find((p) => p.partition === partition)?.high ?? 0);
     if (afterOffset >= head) return [];
-    let entry = this.randomReaders.get(topic);
+    let entry = this.randomReaders.get(stream);
     if (!entry) {
-      const reader = new TopicReader(this.kafka, name, undefined, `${this.groupPrefix}random.${name}.`, async () => undefined, () => undefined, this.log, this.options);
+      const reader = new TopicReader(this.kafka, name, partition, undefined, `${this.groupPrefix}random.${name}.`, async () => undefined, () => undefined, this.log, this.options);
       entry = { reader };
-      this.randomReaders.set(topic, entry);
+      this.randomReaders.set(stream, entry);
     }
     clearTimeout(entry.idle);
     try {
@@ -130,35 +135,44 @@ export class KafkaEventLog implements EventLog {
     } finally {
       const current = entry;
       current.idle = setTimeout(() => {
-        if (this.randomReaders.get(topic) === current) this.randomReaders.delete(topic);
+        if (this.randomReaders.get(stream) === current) this.randomReaders.delete(stream);
         void current.reader.close();
       }, RANDOM_READER_IDLE_MS);
       current.idle.unref();
     }
   }
 
-  acknowledge(topic: string, throughOffset: number): void {
-    this.readers.get(topic)?.acknowledge(throughOffset);
+  acknowledge(stream: string, throughOffset: number): void {
+    this.readers.get(stream)?.acknowledge(throughOffset);
   }
 
-  release(topic: string, throughOffset: number): void {
-    this.readers.get(topic)?.release(throughOffset);
+  release(stream: string, throughOffset: number): void {
+    this.readers.get(stream)?.release(throughOffset);
   }
 
   /** The nodes of a cluster split the topics through their consumer groups (one per topic). */
   readonly coordinated = true;
 
+  /** Joins the group of every partition of the topic (created first if Sluice owns it). */
   claim(topic: string): void {
-    if (!this.closed) this.reader(topic).claim();
+    if (this.closed) return;
+    const { name, bound } = kafkaTopicOf(this.options.topics, topic);
+    this.topicManager.ensure(name, bound).then(
+      (partitions) => {
+        if (this.closed) return;
+        for (let p = 0; p < partitions; p++) this.reader(streamOf(topic, p)).claim();
+      },
+      (err: unknown) => this.log.warn({ err, topic: name }, 'kafka: cannot claim the topic yet; trying again at the next check'),
+    );
   }
 
-  onOwnership(listener: (topic: string, change: OwnershipChange) => void): () => void {
+  onOwnership(listener: (stream: string, change: OwnershipChange) => void): () => void {
     this.ownershipListeners.add(listener);
     return () => void this.ownershipListeners.delete(listener);
   }
 
-  headOffset(topic: string): number {
-    return this.heads.get(topic) ?? 0;
+  headOffset(stream: string): number {
+    return this.heads.get(stream) ?? 0;
   }
 
   /** Not tracked locally (the broker's retention moves it): 1, or what a reader was given. */
@@ -166,11 +180,11 @@ export class KafkaEventLog implements EventLog {
     return 1;
   }
 
-  onDurable(topic: string, listener: (headOffset: number) => void): () => void {
-    let set = this.listeners.get(topic);
+  onDurable(stream: string, listener: (headOffset: number) => void): () => void {
+    let set = this.listeners.get(stream);
     if (!set) {
       set = new Set();
-      this.listeners.set(topic, set);
+      this.listeners.set(stream, set);
     }
     set.add(listener);
     return () => void set.delete(listener);
@@ -181,14 +195,17 @@ export class KafkaEventLog implements EventLog {
   }
 
   async dropTopic(topic: string): Promise<void> {
-    const reader = this.readers.get(topic);
-    this.readers.delete(topic);
-    this.heads.delete(topic);
-    await reader?.close();
-    const random = this.randomReaders.get(topic);
-    this.randomReaders.delete(topic);
-    clearTimeout(random?.idle);
-    await random?.reader.close();
+    const ofTopic = (stream: string) => parseStream(stream).topic === topic;
+    for (const [stream, reader] of [...this.readers].filter(([s]) => ofTopic(s))) {
+      this.readers.delete(stream);
+      this.heads.delete(stream);
+      await reader.close();
+    }
+    for (const [stream, random] of [...this.randomReaders].filter(([s]) => ofTopic(s))) {
+      this.randomReaders.delete(stream);
+      clearTimeout(random.idle);
+      await random.reader.close();
+    }
     const { name, bound } = kafkaTopicOf(this.options.topics, topic);
     // A bound topic belongs to its producers: the source only stops reading it.
     if (!bound) await this.topicManager.delete(name);
@@ -204,27 +221,35 @@ export class KafkaEventLog implements EventLog {
     await within(Promise.all([this.producer.disconnect(), this.admin.disconnect()]), CLOSE_WAIT_MS);
   }
 
-  private reader(topic: string): TopicReader {
-    let reader = this.readers.get(topic);
+  /**
+   * The reader of a stream (a topic partition), in the partition's consumer group:
+   * `<groupPrefix><topic>` for partition 0 (the name from before partitions), else
+   * `<groupPrefix><topic>.p<n>`.
+   */
+  private reader(stream: string): TopicReader {
+    let reader = this.readers.get(stream);
     if (!reader) {
+      const { topic, partition } = parseStream(stream);
       const { name, bound } = kafkaTopicOf(this.options.topics, topic);
       this.logTopics.set(name, topic);
-      const groupId = `${this.groupPrefix}${name}`;
+      const groupId = partition === 0 ? `${this.groupPrefix}${name}` : `${this.groupPrefix}${name}.p${partition}`;
       reader = new TopicReader(
         this.kafka,
         name,
+        partition,
         groupId,
         '',
         () => this.topicManager.ensure(name, bound),
-        (head) => this.recordsArrived(topic, head),
+        (head) => this.recordsArrived(stream, head),
         this.log,
         this.options,
         {
-          committed: () => this.committedThrough(groupId, name),
+          nodeId: this.nodeId,
+          committed: () => this.committedThrough(groupId, name, partition),
           changed: (change) => {
             for (const listener of this.ownershipListeners) {
               try {
-                listener(topic, change);
+                listener(stream, change);
               } catch (err) {
                 this.log.error({ err, topic }, 'ownership listener failed');
               }
@@ -232,26 +257,28 @@ export class KafkaEventLog implements EventLog {
           },
         },
       );
-      this.readers.set(topic, reader);
+      this.readers.set(stream, reader);
     }
     return reader;
   }
 
-  /** The group's committed offset of the topic as a port offset (Kafka's next offset = port offset done through). */
-  private async committedThrough(groupId: string, name: string): Promise<number> {
+  /** The group's committed offset of the partition as a port offset (Kafka's next offset = port offset done through). */
+  private async committedThrough(groupId: string, name: string, partition: number): Promise<number> {
     const [entry] = await this.admin.fetchOffsets({ groupId, topics: [name] });
-    const offset = Number(entry?.partitions.find((p) => p.partition === 0)?.offset ?? -1);
+    const offset = Number(entry?.partitions.find((p) => p.partition === partition)?.offset ?? -1);
     return offset > 0 ? offset : 0;
   }
 
-  private noteHead(kafkaTopic: string, head: number): void {
+  private noteHead(kafkaTopic: string, partition: number, head: number): void {
     const topic = this.logTopics.get(kafkaTopic);
-    if (topic !== undefined && head > (this.heads.get(topic) ?? 0)) this.heads.set(topic, head);
+    if (topic === undefined) return;
+    const stream = streamOf(topic, partition);
+    if (head > (this.heads.get(stream) ?? 0)) this.heads.set(stream, head);
   }
 
-  private recordsArrived(topic: string, head: number): void {
-    if (head > (this.heads.get(topic) ?? 0)) this.heads.set(topic, head);
-    for (const listener of this.listeners.get(topic) ?? []) {
+  private recordsArrived(stream: string, head: number): void {
+    if (head > (this.heads.get(stream) ?? 0)) this.heads.set(stream, head);
+    for (const listener of this.listeners.get(stream) ?? []) {
       try {
         listener(head);
       } catch {

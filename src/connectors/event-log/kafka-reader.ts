@@ -1,26 +1,27 @@
 /**
- * The read side of the Kafka event log for one topic: a kafkajs consumer feeding a buffer from
- * which the port's synchronous `read` answers.
+ * The read side of the Kafka event log for one stream (a partition of a topic): a kafkajs
+ * consumer feeding a buffer from which the port's synchronous `read` answers.
  *
  * Kafka pushes (a consumer's fetch loop calls back with batches) while the SourceRouter pulls
- * (`read(topic, afterOffset, limit)` when told that records arrived). The buffer joins the two:
+ * (`read(stream, afterOffset, limit)` when told that records arrived). The buffer joins the two:
  * it holds the records after the lowest position its readers still need, `read` hands out what
  * it holds, and each batch that lands calls `onRecords` (the port's onDurable listeners).
- * Records leave the buffer when `acknowledge` says every sink has durably committed them, and
- * only then is that position committed as the consumer group's offset. Sink positions
- * themselves stay in the metadata store with the slices they filled (exactly once across
- * crashes); the group offset is the broker's view of the same (lag monitoring, hand-over).
+ * Records leave the buffer when `release` says every sink has committed them to its slices; the
+ * consumer group's offset is what `acknowledge` says is done for good (cluster mode: imported),
+ * the position the partition's next owner starts from.
  *
- * Offsets: the port counts from 1, Kafka from 0, so port offset = Kafka offset + 1. A reader
- * starts at its first `read`, at the requested position (seek); a `read` below what the buffer
- * still holds restarts the consumer there. The buffer is bounded: past `maxBuffered` records
- * the partition is paused until acknowledgements make room.
+ * Offsets: the port counts from 1, Kafka from 0, so port offset = Kafka offset + 1. A random
+ * access reader (no group) starts at its first `read`, at the requested position (seek); a
+ * group reader (cluster mode) joins its partition's group at `claim` and starts at the group's
+ * committed position. A `read` below what the buffer still holds seeks back. The buffer is
+ * bounded: past `maxBuffered` records the partition is paused until releases make room.
  */
 import { randomUUID } from 'node:crypto';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../../logger.js';
 import type { LoggedRecord, OwnershipChange } from './event-log.js';
 import { decodeKafkaRecord } from './kafka-record.js';
+import { onePartitionAssigner } from './kafka-assigner.js';
 
 
 /**
@@ -29,6 +30,8 @@ import { decodeKafkaRecord } from './kafka-record.js';
  * topic to this node (with that position, where the node's sinks resume) or takes it away.
  */
 export interface ReaderOwnership {
+  /** This node's id, by which the groups' assigner orders the nodes (kafka-assigner.ts). */
+  nodeId: string;
   /** The group's committed position (port offset through which records are done), 0 when none. */
   committed: () => Promise<number>;
   changed: (change: OwnershipChange) => void;
@@ -71,14 +74,16 @@ export class TopicReader {
   constructor(
     private readonly kafka: Kafka,
     readonly kafkaTopic: string,
+    /** The partition this reader reads (its stream). */
+    readonly partition: number,
     /**
      * The consumer group, whose offset records the acknowledged position; undefined for random
      * access: a throwaway group per start (`<throwawayPrefix><uuid>`), nothing committed.
      */
     private readonly groupId: string | undefined,
     private readonly throwawayPrefix: string,
-    /** Creates the topic if Sluice owns it, and checks it (one partition). */
-    private readonly ensureTopic: () => Promise<void>,
+    /** Creates the topic if Sluice owns it. */
+    private readonly ensureTopic: () => Promise<unknown>,
     /** Called after a batch landed in the buffer, with the topic's high watermark (port offsets). */
     private readonly onRecords: (head: number) => void,
     private readonly log: Logger,
@@ -229,6 +234,8 @@ export class TopicReader {
       // Long-poll limit of an empty fetch: a seek takes effect only when the fetch in flight returns.
       maxWaitTimeInMs: 500,
       allowAutoTopicCreation: false,
+      // Cluster mode: the group (one per partition) gives its partition to one node.
+      ...(this.ownership ? { partitionAssigners: [onePartitionAssigner(this.kafkaTopic, this.partition, this.ownership.nodeId)] } : {}),
     });
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (payload.restart) return;
@@ -239,7 +246,7 @@ export class TopicReader {
       if (this.ownership && generation === this.generation) this.ownershipChanged(false);
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      const assigned = payload.memberAssignment[this.kafkaTopic]?.length > 0;
+      const assigned = (payload.memberAssignment[this.kafkaTopic] ?? []).includes(this.partition);
       if (this.ownership) {
         if (generation === this.generation) this.ownershipChanged(assigned);
       } else if (this.groupId && !assigned) {
@@ -252,7 +259,7 @@ export class TopicReader {
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: true, eachBatch: (payload) => this.take(payload, generation) });
       // Kafka offset of the record after port offset `afterOffset` is `afterOffset`. In cluster
       // mode the group's committed position is where reading starts.
-      if (!this.ownership) consumer.seek({ topic: this.kafkaTopic, partition: 0, offset: String(afterOffset) });
+      if (!this.ownership) consumer.seek({ topic: this.kafkaTopic, partition: this.partition, offset: String(afterOffset) });
     } catch (err) {
       await consumer.disconnect().catch(() => undefined);
       throw err;
@@ -266,7 +273,7 @@ export class TopicReader {
 
   private async take({ batch, isStale }: EachBatchPayload, generation: number): Promise<void> {
     // A batch fetched before a seek belongs to the old position, one of a replaced consumer to nobody.
-    if (generation !== this.generation || isStale() || batch.messages.length === 0) return;
+    if (generation !== this.generation || isStale() || batch.messages.length === 0 || batch.partition !== this.partition) return;
     if (this.ownership && !this.owned) return;
     let added = 0;
     for (const message of batch.messages) {
@@ -279,7 +286,7 @@ export class TopicReader {
     if (added === 0) return;
     if (!this.paused && this.held() >= this.maxBuffered) {
       this.paused = true;
-      this.consumer?.pause([{ topic: this.kafkaTopic }]);
+      this.consumer?.pause([{ topic: this.kafkaTopic, partitions: [this.partition] }]);
     }
     this.onRecords(Math.max(this.position, Number(batch.highWatermark)));
     for (const wake of [...this.waiters]) wake();
@@ -287,7 +294,7 @@ export class TopicReader {
 
   private resume(): void {
     this.paused = false;
-    this.consumer?.resume([{ topic: this.kafkaTopic }]);
+    this.consumer?.resume([{ topic: this.kafkaTopic, partitions: [this.partition] }]);
   }
 
   /** Restarts the consumer at `afterOffset` (a reader needs records the buffer let go). */
@@ -297,7 +304,7 @@ export class TopicReader {
       this.buffer = [];
       this.start = 0;
       this.floor = this.position = afterOffset;
-      this.consumer.seek({ topic: this.kafkaTopic, partition: 0, offset: String(afterOffset) });
+      this.consumer.seek({ topic: this.kafkaTopic, partition: this.partition, offset: String(afterOffset) });
       return;
     }
     const old = this.consumer;
@@ -323,7 +330,7 @@ export class TopicReader {
     this.start = 0;
     this.floor = this.position = 0;
     if (!assigned) {
-      this.log.info({ topic: this.kafkaTopic }, 'kafka reader: this node no longer processes the topic');
+      this.log.info({ topic: this.kafkaTopic, partition: this.partition }, 'kafka reader: this node no longer processes the topic');
       this.ownership!.changed({ owned: false });
       return;
     }
@@ -332,7 +339,7 @@ export class TopicReader {
         if (!this.owned || this.closed) return;
         this.acknowledged = this.committed = committedThrough;
         this.release(committedThrough);
-        this.log.info({ topic: this.kafkaTopic, committedThrough }, 'kafka reader: this node now processes the topic');
+        this.log.info({ topic: this.kafkaTopic, partition: this.partition, committedThrough }, 'kafka reader: this node now processes the topic');
         this.ownership!.changed({ owned: true, committedThrough });
       },
       (err: unknown) => {
@@ -362,7 +369,7 @@ export class TopicReader {
     const offset = this.acknowledged;
     if (!this.groupId || !this.consumer || offset <= this.committed) return;
     try {
-      await this.consumer.commitOffsets([{ topic: this.kafkaTopic, partition: 0, offset: String(offset) }]);
+      await this.consumer.commitOffsets([{ topic: this.kafkaTopic, partition: this.partition, offset: String(offset) }]);
       this.committed = Math.max(this.committed, offset);
     } catch (err) {
       // Tried again with the next acknowledgement; the sinks' own positions are what counts.

@@ -60,19 +60,19 @@ export interface TopicSettings {
 }
 
 /**
- * Creates a topic once (idempotent: an existing topic is taken as it is) and checks that it has
- * one partition: the event-log port orders a topic's records by one offset, and sink positions
- * are single offsets (more partitions need per-partition positions, the cluster mode's work).
+ * Creates a topic once (idempotent: an existing topic is taken as it is) and learns how many
+ * partitions it has (each is a stream of its own for the sinks: event-log.ts streamOf).
  */
 export class TopicManager {
-  private readonly ready = new Map<string, Promise<void>>();
+  private readonly ready = new Map<string, Promise<number>>();
 
   constructor(
     private readonly admin: Admin,
     private readonly settings: TopicSettings,
   ) {}
 
-  ensure(name: string, bound: boolean): Promise<void> {
+  /** Resolves with the topic's partition count once it exists. */
+  ensure(name: string, bound: boolean): Promise<number> {
     let ready = this.ready.get(name);
     if (!ready) {
       ready = this.create(name, bound);
@@ -96,7 +96,7 @@ export class TopicManager {
     for (let i = 0; i < 100 && (await this.admin.listTopics()).includes(name); i++) await new Promise((r) => setTimeout(r, 100));
   }
 
-  private async create(name: string, bound: boolean): Promise<void> {
+  private async create(name: string, bound: boolean): Promise<number> {
     // Created only when missing (after a restart it exists; kafkajs logs an existing topic as an error).
     if (!bound && !(await this.admin.listTopics()).includes(name)) {
       const { partitions, replication, retentionMs, retentionBytes } = this.settings;
@@ -114,8 +114,7 @@ export class TopicManager {
     }
     const meta = await this.admin.fetchTopicMetadata({ topics: [name] });
     const count = meta.topics[0]?.partitions.length ?? 0;
-    if (count !== 1) {
-      throw new Error(`Kafka topic ${name} has ${count} partitions; a source topic must have exactly 1 (more partitions need cluster mode, not done yet)`);
-    }
+    if (count < 1) throw new Error(`Kafka topic ${name} has no partitions`);
+    return count;
   }
 }

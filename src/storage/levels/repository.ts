@@ -16,6 +16,7 @@ import type { MetadataStore, MetadataTx } from '../../connectors/metadata/store.
 import { retryDelayMs } from '../../pipeline/triggers.js';
 import { SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';
 import { localSlicePath } from './local-slices.js';
+import { parseInstanceId, sinkInstances } from './instances.js';
 import {
   levelKeys,
   type ArchivedStatistics,
@@ -363,18 +364,25 @@ export class LevelRepository {
 
   /**
    * Forgets everything stored about a sink's data (the sink was deleted for good): files,
-   * slices, the consumer offset and statistics. Returns the slices, whose local and staged
-   * files the caller removes.
+   * slices, the consumer offset and statistics, of the sink and of all its partition instances
+   * (instances.ts), in one transaction. Given an instance id, only that instance. Returns the
+   * slices (their sinkId is the instance id), whose local and staged files the caller removes.
    */
   purgeSink(sink: SinkKey): SliceEntry[] {
     return this.store.transact((tx) => {
-      const slices = tx.list<SliceEntry>(levelKeys.sinkSlices(sink)).map((e) => e.value);
-      for (const e of tx.list(levelKeys.sinkSlices(sink))) tx.delete(e.key);
-      for (const e of tx.list(levelKeys.files(sink))) tx.delete(e.key);
-      tx.delete(levelKeys.offset(sink));
-      tx.delete(levelKeys.seen(sink));
-      tx.delete(levelKeys.open(sink));
-      tx.delete(levelKeys.statsArchive(sink));
+      const slices: SliceEntry[] = [];
+      for (const instance of sinkInstances(tx, sink)) {
+        for (const e of tx.list<SliceEntry>(levelKeys.sinkSlices(instance))) {
+          slices.push(e.value);
+          tx.delete(e.key);
+        }
+        for (const e of tx.list(levelKeys.files(instance))) tx.delete(e.key);
+        tx.delete(levelKeys.offset(instance));
+        tx.delete(levelKeys.seen(instance));
+        tx.delete(levelKeys.open(instance));
+        tx.delete(levelKeys.statsArchive(instance));
+      }
+      // The reset marker is kept per sink, not per instance.
       tx.delete(levelKeys.statsReset(sink.branchId, sink.sourceId, sink.sinkId));
       return slices;
     });
@@ -517,7 +525,8 @@ function archive(tx: MetadataTx, sink: SinkKey, slices: SliceEntry[]): void {
 /** The sink's effective statistics reset time ('' when never reset). */
 export function resetMarker(reader: { get<T>(key: string): T | undefined }, sink: SinkKey): string {
   const source = reader.get<string>(levelKeys.statsReset(sink.branchId, sink.sourceId)) ?? '';
-  const own = reader.get<string>(levelKeys.statsReset(sink.branchId, sink.sourceId, sink.sinkId)) ?? '';
+  // A sink's marker applies to all its partition instances (`sink` may be one: retention's files).
+  const own = reader.get<string>(levelKeys.statsReset(sink.branchId, sink.sourceId, parseInstanceId(sink.sinkId).sinkId)) ?? '';
   return source > own ? source : own;
 }
 

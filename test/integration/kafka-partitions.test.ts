@@ -1,0 +1,149 @@
+/**
+ * Source topics of several partitions against a real broker: two `sluice serve --kafka
+ * --kafka-partitions 3` processes (built by `npm run build`) sharing one tables file split a
+ * topic's partitions (each partition a stream with its own sink writer, files and positions).
+ * Events spread over the partitions land once; when one node is killed with SIGKILL while a
+ * client streams, the other takes its partitions over and every acknowledged event is in the
+ * table exactly once.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { streamWhileKilling } from '../helpers/stream-while-killing.js';
+import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
+
+const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
+const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
+const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
+const TOPIC = 'sluice.1.1.wide';
+
+let broker: TestBroker;
+const root = mkdtempSync(join(tmpdir(), 'sluice-partitions-'));
+const tablesFile = join(root, 'shared', 'tables.duckdb');
+const nodes: ChildService[] = [];
+
+beforeAll(async () => {
+  broker = await startTestBroker();
+  mkdirSync(join(root, 'shared'));
+  for (const name of ['a', 'b']) {
+    nodes.push(new ChildService({
+      dataDir: join(root, name),
+      env: {
+        SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_KAFKA_PARTITIONS: '3', SLUICE_TARGET_PATH: tablesFile,
+        SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s',
+      },
+    }));
+  }
+  await Promise.all(nodes.map((n) => n.start(30_000)));
+}, KAFKA_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const n of nodes) await n.dispose();
+  await broker?.stop();
+  rmSync(root, { recursive: true, force: true });
+}, 60_000);
+
+/** The partitions of the topic a node processes now, by its log. */
+function partitionsOf(node: ChildService): number[] {
+  const state = new Map<number, boolean>();
+  for (const line of node.output().split('\n')) {
+    if (!line.includes(`"topic":"${TOPIC}"`) || !line.includes('processes the topic')) continue;
+    const { partition, msg } = JSON.parse(line) as { partition: number; msg: string };
+    state.set(partition, msg.includes('now processes'));
+  }
+  return [...state].filter(([, owned]) => owned).map(([p]) => p).sort();
+}
+
+async function tableRows(): Promise<string[]> {
+  const instance = await DuckDBInstance.create(tablesFile, { access_mode: 'READ_ONLY' });
+  try {
+    const conn = await instance.connect();
+    try {
+      return ((await conn.runAndReadAll('SELECT n FROM "in.c-wide"."rows"')).getRowObjectsJS() as { n: string }[]).map((r) => r.n);
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    instance.closeSync();
+  }
+}
+
+describe('topics of several partitions', () => {
+  it('splits the partitions between the nodes, and the survivor of a SIGKILL takes the dead node\'s over', async () => {
+    const [a, b] = nodes;
+    const path = await a.createSource('wide');
+    await a.createSink('wide', 'rows', 'in.c-wide.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 30 });
+    const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      // Created with the source's first claim (or append), with --kafka-partitions partitions.
+      const createdBy = Date.now() + 20_000;
+      while (!(await admin.listTopics()).includes(TOPIC) && Date.now() < createdBy) await sleep(200);
+      expect((await admin.fetchTopicMetadata({ topics: [TOPIC] })).topics[0].partitions).toHaveLength(3);
+    } finally {
+      await admin.disconnect();
+    }
+    // The split settles: every partition with exactly one node, and both nodes with some.
+    const settleBy = Date.now() + 30_000;
+    const split = () => [partitionsOf(a), partitionsOf(b)];
+    while (Date.now() < settleBy) {
+      const [pa, pb] = split();
+      if (pa.length > 0 && pb.length > 0 && [...pa, ...pb].sort().join() === '0,1,2') break;
+      await sleep(250);
+    }
+    const [pa, pb] = split();
+    expect([...pa, ...pb].sort(), `${tail(a.output(), 1500)}\n----\n${tail(b.output(), 1500)}`).toEqual([0, 1, 2]);
+    expect(pa.length * pb.length).toBeGreaterThan(0);
+    await sleep(3500); // past the rebalance timeout: nothing moves any more
+
+    const TOTAL = 450;
+    const run = Math.random().toString(36).slice(2, 8);
+    const ids = Array.from({ length: TOTAL }, (_, i) => `${run}-${String(i).padStart(4, '0')}`);
+    // Both nodes import their partitions' records before one of them dies.
+    const before = await streamWhileKilling({ service: a, path, ids: ids.slice(0, 150), killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) });
+    expect(before.unexpected).toEqual([]);
+    const imported = (n: ChildService) => n.output().split('\n').some((l) => l.includes('file imported') && l.includes('in.c-wide.rows'));
+    const importedBy = Date.now() + 30_000;
+    while (!(imported(a) && imported(b)) && Date.now() < importedBy) await sleep(200);
+    expect([imported(a), imported(b)]).toEqual([true, true]);
+
+    const { acked, unexpected, kills } = await streamWhileKilling({
+      service: a, path, ids: ids.slice(150), killAt: [50 + Math.floor(Math.random() * 100)], concurrency: 6, deadlineMs: 90_000,
+      killAndRestart: async () => {
+        const exit = await b.kill('SIGKILL');
+        return { exit: `${exit.code}/${exit.signal}`, partitionsOfKilled: pb };
+      },
+    });
+    for (const id of before.acked) acked.add(id);
+    expect(unexpected, tail(a.output())).toEqual([]);
+    expect(acked.size).toBe(TOTAL);
+
+    // The survivor gets every partition once the group gives up on the killed member.
+    const takenBy = Date.now() + 40_000;
+    while (partitionsOf(a).length < 3 && Date.now() < takenBy) await sleep(250);
+    expect(partitionsOf(a), tail(a.output())).toEqual([0, 1, 2]);
+    await a.patchSinkSettings('wide', 'rows', { [IMPORT_COUNT]: 1 });
+    const doneBy = Date.now() + 40_000;
+    let count = -1;
+    let stable = 0;
+    while (Date.now() < doneBy && stable < 3) {
+      const now = Number((await a.call('GET', '/v2/storage/tables/in.c-wide.rows')).json?.rowsCount ?? -1);
+      stable = now === count && now >= TOTAL ? stable + 1 : 0;
+      count = now;
+      await sleep(700);
+    }
+    expect(await a.stop(), tail(a.output())).toEqual({ code: 0, signal: null });
+
+    const rows = await tableRows();
+    const counts = new Map<string, number>();
+    for (const n of rows) counts.set(n, (counts.get(n) ?? 0) + 1);
+    expect([...acked].filter((id) => !counts.has(id)), `missing\n${tail(a.output())}`).toEqual([]);
+    expect([...counts].filter(([, n]) => n > 1), `doubled\n${tail(a.output())}`).toEqual([]);
+    expect(rows).toHaveLength(TOTAL);
+    console.log(`partitions: ${TOTAL} events over 3 partitions, split a=${JSON.stringify(pa)} b=${JSON.stringify(pb)}, kill ${JSON.stringify(kills)}`);
+  }, 240_000);
+});
