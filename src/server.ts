@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
@@ -23,6 +23,7 @@ import { LevelRepository } from './storage/levels/repository.js';
 import { MappingFailures } from './storage/mapping-failures.js';
 import { StorageOperator } from './actors/storage-operator.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
+import { StreamHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
 import { createJobQueue } from './queue/index.js';
@@ -92,6 +93,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   });
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, engine: templates, dataDir: config.dataDir, logger, eventLog, operator, tables,
+    handOver: config.kafkaBrokers ? new StreamHandOver(metadata, randomUUID(), logger.child({ component: 'hand-over' })) : undefined,
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },

@@ -13,6 +13,7 @@ import { SourceRouter } from './source-router.js';
 import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
 import { restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { StorageOperator } from './storage-operator.js';
+import type { StreamHandOver } from './hand-over.js';
 import type { TableService } from '../storage/tables.js';
 import type { OwnershipChange } from '../connectors/event-log/event-log.js';
 import { sinkStream, sourceStreams } from '../storage/levels/importer.js';
@@ -23,6 +24,8 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   operator: StorageOperator;
   /** The tables: in cluster mode, where a sink taken over resumes (the target's stream positions). */
   tables: Pick<TableService, 'position' | 'forgetPositions'>;
+  /** Cluster mode: how streams pass between nodes (hand-over.ts). */
+  handOver?: StreamHandOver;
   failures: MappingFailures;
   projectId: number;
   branchId: number;
@@ -52,6 +55,11 @@ export class StreamRuntime {
   private reconciling = Promise.resolve();
   private lastRetentionAt = 0;
   private started = false;
+  private isStopping = false;
+  /** Cluster mode: streams lost and not released yet, and the streams waiting to be taken up (by ticket). */
+  private readonly releasing = new Set<string>();
+  private readonly gaining = new Map<string, number>();
+  private tickets = 0;
   /**
    * Cluster mode (a coordinated log): the streams the log gave this node, each with the position
    * through which its records were done when it came (where its sinks resume).
@@ -95,8 +103,10 @@ export class StreamRuntime {
     }
     for (const [key, writer] of this.writers) {
       if (wanted.has(key)) continue;
-      this.writers.delete(key);
       const stream = this.streamOfWriter(writer);
+      // A stream given up is released by releaseStream (queued behind this reconcile).
+      if (this.deps.eventLog.coordinated && !this.owned.has(stream) && this.releasing.has(stream)) continue;
+      this.writers.delete(key);
       const router = this.routers.get(stream);
       router?.removeTarget(writer.sinkId);
       const sinkDefined = defined.has(writerKey({ ...writer.key, sinkId: parseInstanceId(writer.sinkId).sinkId }));
@@ -194,10 +204,47 @@ export class StreamRuntime {
     return start;
   }
 
+  /**
+   * A stream lost is released: its writers close and import their files first (in the
+   * reconcile chain, so that no reconcile sees them meanwhile). A stream gained is taken up
+   * once its previous owner released it (hand-over.ts).
+   */
   private ownershipChanged(stream: string, change: OwnershipChange): void {
-    if (change.owned) this.owned.set(stream, change.committedThrough);
-    else this.owned.delete(stream);
-    void this.reconcile();
+    if (!change.owned) {
+      this.gaining.delete(stream);
+      if (!this.owned.delete(stream)) return;
+      this.releasing.add(stream);
+      this.reconciling = this.reconciling
+        .then(() => this.releaseStream(stream))
+        .catch((err) => this.deps.logger.error({ err, stream }, 'releasing a stream failed'))
+        .finally(() => this.releasing.delete(stream));
+      void this.reconcile();
+      return;
+    }
+    const ticket = ++this.tickets;
+    this.gaining.set(stream, ticket);
+    void (this.deps.handOver?.awaitRelease(stream) ?? Promise.resolve()).then(() => {
+      // Still ours after the wait (the group may have taken it away meanwhile)?
+      if (this.gaining.get(stream) !== ticket || this.isStopping) return;
+      this.gaining.delete(stream);
+      this.owned.set(stream, change.committedThrough);
+      void this.reconcile();
+    });
+  }
+
+  /** The writers of a stream this node gave up: their files closed and imported, then the stream marked released. */
+  private async releaseStream(stream: string): Promise<void> {
+    const leaving = [...this.writers].filter(([, w]) => this.streamOfWriter(w) === stream);
+    const router = this.routers.get(stream);
+    this.routers.delete(stream);
+    for (const [key] of leaving) this.writers.delete(key);
+    await router?.stop();
+    const left = await this.flushWriters(leaving.map(([, w]) => w));
+    await Promise.all(leaving.map(([, w]) => w.stop()));
+    // What could not be imported in time is dropped: the next owner reads it again from its position.
+    for (const key of left) await this.discardUnimported(key);
+    this.deps.handOver?.released(stream);
+    this.deps.logger.info({ stream, sinks: leaving.length, notImported: left.length }, 'stream released to another node');
   }
 
   /**
@@ -237,6 +284,7 @@ export class StreamRuntime {
       tx.put(levelKeys.offset(key), start);
       tx.put(levelKeys.seen(key), adoptedAt(seen, previous, start));
     });
+    this.deps.handOver?.working(stream);
     this.deps.logger.info({ sink: writerKey(key), start, groupPosition: this.owned.get(stream), targetPosition: position }, 'sink taken up on this node');
     return start;
   }
@@ -275,7 +323,10 @@ export class StreamRuntime {
     for (const writer of this.writers.values()) writer.send({ type: 'tick', now });
     this.deps.operator.tick(now);
     for (const router of this.routers.values()) router.pump();
-    if (this.deps.eventLog.coordinated) this.acknowledgeImported();
+    if (this.deps.eventLog.coordinated) {
+      this.acknowledgeImported();
+      this.deps.handOver?.heartbeat(now);
+    }
     if (now - this.lastRetentionAt >= 60_000) {
       this.lastRetentionAt = now;
       const removed = this.deps.eventLog.applyRetention(this.deps.retention, now);
@@ -342,10 +393,19 @@ export class StreamRuntime {
    * instead of reading again what was not imported yet. Bounded: what is left after the timeout
    * is read again by the next owner (nothing is lost, the group position was never past it).
    */
-  private async handOver(timeoutMs = 15_000): Promise<void> {
-    const { levels, operator, logger } = this.deps;
-    const keys = [...this.writers.values()].map((w) => w.key);
-    for (const writer of this.writers.values()) writer.send({ type: 'close' });
+  private async handOver(): Promise<void> {
+    const left = await this.flushWriters([...this.writers.values()]);
+    this.acknowledgeImported();
+    if (left.length === 0) for (const stream of this.owned.keys()) this.deps.handOver?.released(stream);
+    if (left.length > 0) this.deps.logger.warn({ sinks: left.map(writerKey) }, 'leaving with files not imported: the next owner of their topics reads them again');
+    else this.deps.logger.info({ sinks: this.writers.size }, 'handed over: every file imported and the group positions committed');
+  }
+
+  /** Closes the writers' files and drives their imports; returns the writers' keys with files still not imported after `timeoutMs`. */
+  private async flushWriters(writers: SinkWriter[], timeoutMs = 15_000): Promise<SinkKey[]> {
+    const { levels, operator } = this.deps;
+    const keys = writers.map((w) => w.key);
+    for (const writer of writers) writer.send({ type: 'close' });
     const deadline = Date.now() + timeoutMs;
     const pending = () => keys.filter((k) => levels.writingFile(k) || levels.listFiles(k).some((f) => f.state !== 'imported'));
     let left = pending();
@@ -354,9 +414,7 @@ export class StreamRuntime {
       await new Promise((r) => setTimeout(r, 100));
       left = pending();
     }
-    this.acknowledgeImported();
-    if (left.length > 0) logger.warn({ sinks: left.map(writerKey), timeoutMs }, 'leaving with files not imported: the next owner of their topics reads them again');
-    else logger.info({ sinks: keys.length }, 'handed over: every file imported and the group positions committed');
+    return left;
   }
 
   private requireStarted(): void {
@@ -365,6 +423,7 @@ export class StreamRuntime {
 
   /** Stops taking work and lets the actors finish what they hold; writing files stay open for the next start. */
   async stop(): Promise<void> {
+    this.isStopping = true;
     clearInterval(this.timer);
     this.unsubscribeOwnership?.();
     await this.reconciling;

@@ -61,6 +61,7 @@ export const SHARED_PREFIXES: readonly string[] = [
   'storage/configRows/',
   'storage/configVersions/',
   'storage/statsReset/',
+  'cluster/', // which node works on which stream, and the nodes' heartbeats (actors/hand-over.ts)
 ];
 
 export function isSharedKey(key: string): boolean {
