@@ -5,6 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { openMetadataStore } from './connectors/metadata/open-metadata-store.js';
+import { ReplicatedMetadataStore } from './connectors/metadata/replicated-store.js';
+import { BlockIds } from './connectors/metadata/block-ids.js';
+import { sequenceIds } from './storage/id-sequence.js';
 import { DuckDbTarget } from './connectors/target/duckdb-target.js';
 import { TokenService } from './storage/tokens.js';
 import { TableService } from './storage/tables.js';
@@ -60,7 +63,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   mkdirSync(config.dataDir, { recursive: true });
   const metadata = await openMetadataStore(config, logger);
   const project = new Project(config.projectId, config.defaultBranchId);
-  const tokens = new TokenService(metadata, config.projectId);
+  // Ids no two cluster nodes can both hand out; counters in the store on a node of its own.
+  const ids = metadata instanceof ReplicatedMetadataStore ? await BlockIds.start(() => metadata.reserveBlock()) : sequenceIds;
+  const tokens = new TokenService(metadata, config.projectId, ids);
   const master = resolveMasterToken(config);
   tokens.ensureMaster(master.secret);
   const target = await DuckDbTarget.open(config.targetPath, { shared: config.kafkaBrokers !== undefined });
@@ -99,7 +104,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
-  const queue = createJobQueue({ config, metadata, tables, logger });
+  const queue = createJobQueue({ config, metadata, tables, logger, ids });
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {
     ingestSources.invalidate();

@@ -4,6 +4,7 @@
  */
 import type { Config } from '../config.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
+import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
 import type { Logger } from '../logger.js';
 import { ConfigurationService } from '../storage/configurations/service.js';
 import { EventService } from '../storage/events.js';
@@ -19,12 +20,12 @@ export interface JobQueue {
   pool: WorkerPool;
 }
 
-export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; logger: Logger }): JobQueue {
-  const { config, metadata, tables } = deps;
+export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; logger: Logger; ids?: IdAllocator }): JobQueue {
+  const { config, metadata, tables, ids = sequenceIds } = deps;
   const logger = deps.logger.child({ component: 'jobs' });
-  const configurations = new ConfigurationService(metadata);
+  const configurations = new ConfigurationService(metadata, ids);
   const events = new EventService(metadata);
-  const jobs = new JobService(metadata, configurations, config.defaultBranchId);
+  const jobs = new JobService(metadata, configurations, config.defaultBranchId, ids);
   const interrupted = jobs.recoverInterrupted();
   if (interrupted > 0) logger.warn({ interrupted }, 'jobs interrupted by the previous stop were marked as failed');
   const runner = new JobRunner({ jobs, configurations, events, tables, dataDir: config.dataDir, logger });

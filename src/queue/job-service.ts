@@ -1,7 +1,7 @@
 import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { ConfigurationService } from '../storage/configurations/service.js';
 import type { Token } from '../storage/token-model.js';
-import { nextStorageId } from '../storage/id-sequence.js';
+import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
 import { runnableComponent } from '../components/registry.js';
 import { QueueError, jobNotFound } from './errors.js';
 import { canTransition, INTERRUPTED, isFinished, KILLABLE_STATUSES, type Job, type JobStatus } from './job-model.js';
@@ -28,6 +28,7 @@ export class JobService {
     private readonly store: MetadataStore,
     private readonly configurations: ConfigurationService,
     private readonly defaultBranchId: number,
+    private readonly ids: IdAllocator = sequenceIds,
   ) {}
 
   /** Called after a job is stored as created (the worker pool starts it when it can). */
@@ -62,7 +63,7 @@ export class JobService {
     }
     const variables = jobVariableSource(request, request.configData, storedConfiguration);
     const job = this.store.transact((tx) => {
-      const id = nextStorageId(tx);
+      const id = this.ids.next(tx, 'storage');
       const created: Job = {
         id,
         runId: parentRunId ? `${parentRunId}.${id}` : id,

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sequenceIds, type IdAllocator } from './id-sequence.js';
 import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { Token } from './token-model.js';
 
@@ -6,7 +7,6 @@ export type { Token };
 
 const TOKEN_PREFIX = 'storage/token/';
 const HASH_INDEX = 'storage/tokenByHash/';
-const SEQUENCE = 'storage/sequence/token';
 
 export interface NewToken {
   description: string;
@@ -31,6 +31,7 @@ export class TokenService {
   constructor(
     private readonly store: MetadataStore,
     private readonly projectId: number,
+    private readonly ids: IdAllocator = sequenceIds,
   ) {}
 
   /**
@@ -124,9 +125,7 @@ export class TokenService {
   }
 
   private nextId(tx: MetadataTx): string {
-    const next = (tx.get<number>(SEQUENCE) ?? 0) + 1;
-    tx.put(SEQUENCE, next);
-    return String(next);
+    return this.ids.next(tx, 'token');
   }
 }
 

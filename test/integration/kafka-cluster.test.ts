@@ -112,4 +112,16 @@ describe('cluster metadata through Kafka', () => {
     expect(job.status).toBe(503);
     expect(job.text).toMatch(/does not run jobs/);
   });
+
+  it('gives tokens created on two nodes at the same moment different ids, and keeps them all', async () => {
+    const create = (svc: TestService, i: number) => svc.call('POST', '/v2/storage/tokens', { json: { description: `burst ${i}`, canManageBuckets: false } });
+    const made = await Promise.all(Array.from({ length: 20 }, (_, i) => create(i % 2 === 0 ? a : b, i)));
+    expect(made.map((r) => r.status)).toEqual(Array(20).fill(201));
+    const ids = made.map((r) => r.json.id as string);
+    expect(new Set(ids).size).toBe(20);
+    // Every token works on both nodes.
+    for (const r of made) {
+      for (const node of [a, b]) expect((await seenOn(node, '/v2/storage/tokens/verify', 200, r.json.token)).description).toBe(r.json.description);
+    }
+  });
 });

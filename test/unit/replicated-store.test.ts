@@ -15,6 +15,7 @@ class MemoryChangeLog {
   private readonly followers: Array<{ deliver: (c: MetadataChange[]) => void; next: number }> = [];
   held = false;
   failAppends = false;
+  reserved = 0;
 
   client(): MetadataChangeLog {
     return {
@@ -29,6 +30,7 @@ class MemoryChangeLog {
         this.followers.push(follower);
         this.flushTo(follower);
       },
+      reserve: async () => this.reserved++,
       close: async () => undefined,
     };
   }

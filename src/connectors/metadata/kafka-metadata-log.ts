@@ -65,6 +65,22 @@ export class KafkaMetadataLog implements MetadataChangeLog {
     });
   }
 
+  /**
+   * The offset of a record appended for it (`cluster/idBlock`, value the reserving node):
+   * offsets of one partition are unique and grow. Compaction keeps only the last such record,
+   * which every node applies like any change (a harmless key).
+   */
+  async reserve(): Promise<number> {
+    if (this.closed) throw new Error('metadata log is closed');
+    const [meta] = await this.producer.send({
+      topic: this.options.topic,
+      acks: -1,
+      messages: [{ partition: 0, key: 'cluster/idBlock', value: pack(`${process.pid}`), headers: { origin: 'reserve', seq: '0' } }],
+    });
+    if (meta?.baseOffset === undefined) throw new Error('the metadata log did not say where the reservation went');
+    return Number(meta.baseOffset);
+  }
+
   async follow(deliver: (changes: MetadataChange[]) => void): Promise<void> {
     const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
     const head = Number(offsets.find((p) => p.partition === 0)?.high ?? 0);

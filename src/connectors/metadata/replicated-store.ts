@@ -41,6 +41,8 @@ export interface MetadataChangeLog {
    * new ones. Resolves once the changes that were in the log when it was called are delivered.
    */
   follow(deliver: (changes: MetadataChange[]) => void): Promise<void>;
+  /** A number no other call, on any node, ever gets again (cluster ids: block-ids.ts). */
+  reserve(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -142,6 +144,11 @@ export class ReplicatedMetadataStore implements MetadataStore {
     return this.appended.then(() => {
       if (this.lastFailure && this.lastFailure.through > mark) throw this.lastFailure.error;
     });
+  }
+
+  /** See MetadataChangeLog.reserve. */
+  reserveBlock(): Promise<number> {
+    return this.log.reserve();
   }
 
   /** Called with the keys after changes of other nodes were applied to the local view. */

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { MetadataReader, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
 import { ApiError } from '../../api/errors.js';
 import type { Token } from '../token-model.js';
-import { nextStorageId } from '../id-sequence.js';
+import { sequenceIds, type IdAllocator } from '../id-sequence.js';
 import { canonicalJson } from './canonical-json.js';
 import {
   configurationAlreadyExists, configurationNotFound, rowAlreadyExists, rowNotFound, versionNotFound,
@@ -55,7 +55,10 @@ function creator(token: Token): CreatorToken {
  * soft (a version); deleting a deleted configuration purges it. Only the default branch exists.
  */
 export class ConfigurationService {
-  constructor(private readonly store: MetadataStore) {}
+  constructor(
+    private readonly store: MetadataStore,
+    private readonly ids: IdAllocator = sequenceIds,
+  ) {}
 
   /** Ids of the components that have at least one configuration (deleted ones count when asked). */
   componentIds(isDeleted = false): string[] {
@@ -95,7 +98,7 @@ export class ConfigurationService {
     return this.store.transact((tx) => {
       let id = input.configurationId;
       if (id === undefined) {
-        do id = nextStorageId(tx); while (tx.get(configKey(componentId, id)) !== undefined);
+        do id = this.ids.next(tx, 'storage'); while (tx.get(configKey(componentId, id)) !== undefined);
       }
       const existing = tx.get<Configuration>(configKey(componentId, id));
       if (existing && !existing.isDeleted) throw configurationAlreadyExists(id);
@@ -230,7 +233,7 @@ export class ConfigurationService {
       const snapshot = Number.isInteger(n) && n > 0 ? tx.get<ConfigurationVersion>(versionKey(componentId, id, n)) : undefined;
       if (!snapshot) throw versionNotFound(version);
       let copyId: string;
-      do copyId = nextStorageId(tx); while (tx.get(configKey(componentId, copyId)) !== undefined);
+      do copyId = this.ids.next(tx, 'storage'); while (tx.get(configKey(componentId, copyId)) !== undefined);
       const now = new Date().toISOString();
       const changeDescription = input.changeDescription || `Copied from configuration "${source.name}" (${id}) version ${n}`;
       const copy: Configuration = {
@@ -277,7 +280,7 @@ export class ConfigurationService {
       const config = this.live(tx, componentId, id);
       let rowId = input.rowId;
       if (rowId === undefined) {
-        do rowId = nextStorageId(tx); while (tx.get(rowPrefix(componentId, id) + rowId) !== undefined);
+        do rowId = this.ids.next(tx, 'storage'); while (tx.get(rowPrefix(componentId, id) + rowId) !== undefined);
       } else if (tx.get(rowPrefix(componentId, id) + rowId) !== undefined) {
         throw rowAlreadyExists(rowId);
       }
