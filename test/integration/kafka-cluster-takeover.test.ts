@@ -6,77 +6,36 @@
  * table exactly once: what the killed node had imported is not written again, what it had not
  * is read again from the topic.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
-import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
+import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
+import { importedRows, partitionsOf, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
 const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
 const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
 const SOURCES = ['alpha', 'beta', 'gamma'];
 
-let broker: TestBroker;
-const root = mkdtempSync(join(tmpdir(), 'sluice-takeover-'));
-const tablesFile = join(root, 'shared', 'tables.duckdb');
-const nodes: ChildService[] = [];
+let cluster: TestCluster;
+let nodes: ChildService[];
 
 beforeAll(async () => {
-  broker = await startTestBroker();
-  mkdirSync(join(root, 'shared'));
-  for (const name of ['a', 'b']) {
-    nodes.push(
-      new ChildService({
-        dataDir: join(root, name),
-        env: {
-          SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_TARGET_PATH: tablesFile,
-          SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s',
-        },
-      }),
-    );
-  }
-  await Promise.all(nodes.map((n) => n.start(30_000)));
+  cluster = await startTestCluster(['a', 'b']);
+  nodes = cluster.nodes;
 }, KAFKA_START_TIMEOUT_MS);
 
 afterAll(async () => {
-  for (const n of nodes) await n.dispose();
-  await broker?.stop();
-  rmSync(root, { recursive: true, force: true });
+  await cluster?.dispose();
 }, 60_000);
 
-/** The node (of `among`) whose log says it processes the source's topic (and has not said it stopped since). */
+/** The node (of `among`) that processes the source's topic (one partition), by its log. */
 function ownerOf(sourceId: string, among = nodes): ChildService | undefined {
-  const topic = `sluice.1.1.${sourceId}`;
-  const owners = among.filter((n) => {
-    const lines = n.output().split('\n').filter((l) => l.includes(`"topic":"${topic}"`) && l.includes('processes the topic'));
-    return lines.length > 0 && lines[lines.length - 1].includes('now processes');
-  });
+  const owners = among.filter((n) => partitionsOf(n, `sluice.1.1.${sourceId}`).includes(0));
   return owners.length === 1 ? owners[0] : undefined;
 }
 
-/** Rows a node's log says it imported into the table (empty files, e.g. at a hand-over, do not count). */
-function importedRows(node: ChildService, tableId: string): number {
-  return node.output().split('\n').filter((l) => l.includes('"msg":"file imported"') && l.includes(`"tableId":"${tableId}"`)).reduce((n, l) => n + (JSON.parse(l) as { rows: number }).rows, 0);
-}
-
-async function tableRows(table = 'rows'): Promise<string[]> {
-  const instance = await DuckDBInstance.create(tablesFile, { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await instance.connect();
-    try {
-      const reader = await conn.runAndReadAll(`SELECT n FROM "in.c-takeover"."${table}"`);
-      return (reader.getRowObjectsJS() as { n: string }[]).map((r) => r.n);
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    instance.closeSync();
-  }
-}
+const tableRows = (table = 'rows') => readColumn(cluster.tablesFile, 'in.c-takeover', table, 'n');
 
 describe('cluster hand-over', () => {
   it('takes over the topics of a node killed while streaming: every acknowledged event once', async () => {

@@ -6,78 +6,39 @@
  * client streams, the other takes its partitions over and every acknowledged event is in the
  * table exactly once.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
-import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
+import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
+import { importedRows, logLines, partitionsOf as partitionsOfTopic, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 
 const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
 const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
 const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
 const TOPIC = 'sluice.1.1.wide';
 
-let broker: TestBroker;
-const root = mkdtempSync(join(tmpdir(), 'sluice-partitions-'));
-const tablesFile = join(root, 'shared', 'tables.duckdb');
-const nodes: ChildService[] = [];
+let cluster: TestCluster;
+let nodes: ChildService[];
 
 beforeAll(async () => {
-  broker = await startTestBroker();
-  mkdirSync(join(root, 'shared'));
-  for (const name of ['a', 'b']) {
-    nodes.push(new ChildService({
-      dataDir: join(root, name),
-      env: {
-        SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_KAFKA_PARTITIONS: '3', SLUICE_TARGET_PATH: tablesFile,
-        SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s',
-      },
-    }));
-  }
-  await Promise.all(nodes.map((n) => n.start(30_000)));
+  cluster = await startTestCluster(['a', 'b'], { SLUICE_KAFKA_PARTITIONS: '3' });
+  nodes = cluster.nodes;
 }, KAFKA_START_TIMEOUT_MS);
 
 afterAll(async () => {
-  for (const n of nodes) await n.dispose();
-  await broker?.stop();
-  rmSync(root, { recursive: true, force: true });
+  await cluster?.dispose();
 }, 60_000);
 
-/** The partitions of the topic a node processes now, by its log. */
-function partitionsOf(node: ChildService, topic = TOPIC): number[] {
-  const state = new Map<number, boolean>();
-  for (const line of node.output().split('\n')) {
-    if (!line.includes(`"topic":"${topic}"`) || !line.includes('processes the topic')) continue;
-    const { partition, msg } = JSON.parse(line) as { partition: number; msg: string };
-    state.set(partition, msg.includes('now processes'));
-  }
-  return [...state].filter(([, owned]) => owned).map(([p]) => p).sort();
-}
-
-async function tableRows(table = 'rows'): Promise<string[]> {
-  const instance = await DuckDBInstance.create(tablesFile, { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await instance.connect();
-    try {
-      return ((await conn.runAndReadAll(`SELECT n FROM "in.c-wide"."${table}"`)).getRowObjectsJS() as { n: string }[]).map((r) => r.n);
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    instance.closeSync();
-  }
-}
+const partitionsOf = (node: ChildService, topic = TOPIC) => partitionsOfTopic(node, topic);
+const tableRows = (table = 'rows') => readColumn(cluster.tablesFile, 'in.c-wide', table, 'n');
 
 describe('topics of several partitions', () => {
   it('splits the partitions between the nodes, and the survivor of a SIGKILL takes the dead node\'s over', async () => {
     const [a, b] = nodes;
     const path = await a.createSource('wide');
     await a.createSink('wide', 'rows', 'in.c-wide.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 30 });
-    const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ brokers: [cluster.broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
       // Created with the source's first claim (or append), with --kafka-partitions partitions.
@@ -106,8 +67,7 @@ describe('topics of several partitions', () => {
     // Both nodes import their partitions' records before one of them dies.
     const before = await streamWhileKilling({ service: a, path, ids: ids.slice(0, 150), killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) });
     expect(before.unexpected).toEqual([]);
-    // Rows a node's log says it imported (empty files, e.g. at a hand-over, do not count).
-    const imported = (n: ChildService) => n.output().split('\n').some((l) => l.includes('"msg":"file imported"') && l.includes('"tableId":"in.c-wide.rows"') && (JSON.parse(l) as { rows: number }).rows > 0);
+    const imported = (n: ChildService) => importedRows(n, 'in.c-wide.rows') > 0;
     const importedBy = Date.now() + 30_000;
     while (!(imported(a) && imported(b)) && Date.now() < importedBy) await sleep(200);
     expect([imported(a), imported(b)]).toEqual([true, true]);
@@ -172,16 +132,16 @@ describe('topics of several partitions', () => {
     const moved = partitionsOf(b, topic);
     expect(moved.length, tail(b.output())).toBeGreaterThan(0);
     // b takes a partition up only once a released it (or after the hand-over wait).
-    const takenUpLines = () => b.output().split('\n').filter((l) => l.includes('sink taken up on this node') && l.includes('1/live/rows'));
+    const takenUpLines = () => logLines<{ sink: string; start: number; targetPosition?: number }>(b, 'sink taken up on this node').filter((l) => l.sink === '1/live/rows' || l.sink.startsWith('1/live/rows#'));
     const upBy = Date.now() + 30_000;
     while (takenUpLines().length < moved.length && Date.now() < upBy) await sleep(200);
     // a released what moved: its files imported first, nothing left behind.
-    const released = a.output().split('\n').filter((l) => l.includes('stream released to another node')).map((l) => JSON.parse(l) as { stream: string; notImported: number });
+    const released = logLines<{ stream: string; notImported: number }>(a, 'stream released to another node');
     // (A partition can also move back and forth while the groups settle: then a released it more than once.)
     for (const p of moved) expect(released.map((r) => r.stream)).toContain(p === 0 ? '1.1.live' : `1.1.live#${p}`);
     expect(released.every((r) => r.notImported === 0)).toBe(true);
     // b started each moved partition after what a imported (its target position), not at the start.
-    const takenUp = takenUpLines().map((l) => JSON.parse(l) as { start: number; targetPosition?: number });
+    const takenUp = takenUpLines();
     expect(takenUp.length).toBeGreaterThanOrEqual(moved.length);
     for (const t of takenUp) expect(t.start).toBe(t.targetPosition);
     expect(takenUp.reduce((n, t) => n + t.start, 0)).toBeGreaterThan(0);
