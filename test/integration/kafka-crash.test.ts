@@ -8,10 +8,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
+import { readColumn } from '../helpers/cluster.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 
 const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
@@ -32,20 +32,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-async function tableIds(): Promise<string[]> {
-  const instance = await DuckDBInstance.create(join(dataDir, 'tables.duckdb'), { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await instance.connect();
-    try {
-      const reader = await conn.runAndReadAll('SELECT n FROM "in.c-kcrash"."rows"');
-      return (reader.getRowObjectsJS() as { n: string }[]).map((r) => r.n);
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    instance.closeSync();
-  }
-}
+const tableIds = () => readColumn(join(dataDir, 'tables.duckdb'), 'in.c-kcrash', 'rows', 'n');
 
 describe('crash safety with Kafka', () => {
   it('keeps every acknowledged event exactly once across SIGKILLs while streaming', async () => {
