@@ -7,7 +7,7 @@
  * and the next one in the background when the current one runs low.
  */
 import type { MetadataTx } from './store.js';
-import type { IdAllocator } from '../../storage/id-sequence.js';
+import type { IdAllocator, IdSequence } from '../../storage/id-sequence.js';
 
 /** Ids per block; block n has the ids FIRST + n * SIZE .. FIRST + (n + 1) * SIZE - 1. */
 const SIZE = 1000;
@@ -29,8 +29,8 @@ export class BlockIds implements IdAllocator {
     return ids;
   }
 
-  /** The transaction is not needed: the ids are this node's own. */
-  next(_tx: MetadataTx): string {
+  /** The transaction is not needed (the ids are this node's own), nor the sequence (every id is unique anyway). */
+  next(_tx: MetadataTx, _sequence: IdSequence): string {
     if (this.used >= this.current.length) {
       void this.refill().catch(() => undefined);
       throw new Error('No ids are reserved at the moment (the cluster metadata log is slow to answer); please retry.');
