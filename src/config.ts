@@ -196,10 +196,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   const cfgPort = (raw.port as number | undefined) ?? 8000;
   const publicApiUrl = (raw.publicApiUrl as string | undefined) ?? `http://localhost:${cfgPort}`;
+  const dataDir = resolve((raw.dataDir as string | undefined) ?? './data');
   return {
     host: (raw.host as string | undefined) ?? '0.0.0.0',
     port: cfgPort,
-    dataDir: resolve((raw.dataDir as string | undefined) ?? './data'),
+    dataDir,
     masterToken: raw.masterToken as string | undefined,
     projectId: (raw.projectId as number | undefined) ?? 1,
     defaultBranchId: (raw.defaultBranchId as number | undefined) ?? 1,
@@ -226,7 +227,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     kafkaTopicPrefix: (raw.kafkaTopicPrefix as string | undefined) ?? DEFAULT_TOPIC_PREFIX,
     kafkaTopics: (raw.kafkaTopics as Record<string, string> | undefined) ?? {},
     roles: checkRoles((raw.roles as ReadonlySet<Role> | undefined) ?? new Set(ROLES), raw.kafkaBrokers !== undefined),
-    targetPath: resolve((raw.targetPath as string | undefined) ?? join((raw.dataDir as string | undefined) ?? './data', 'tables.duckdb')),
+    targetPath: resolve((raw.targetPath as string | undefined) ?? join(dataDir, 'tables.duckdb')),
   };
 }
 

@@ -61,7 +61,9 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
-  const metadata = await openMetadataStore(config, logger);
+  // This process in a cluster: its metadata changes, partition-group membership and hand-over marks carry it.
+  const nodeId = randomUUID();
+  const metadata = await openMetadataStore(config, logger, nodeId);
   const project = new Project(config.projectId, config.defaultBranchId);
   // Ids no two cluster nodes can both hand out; counters in the store on a node of its own.
   const ids = metadata instanceof ReplicatedMetadataStore ? await BlockIds.start(() => metadata.reserveBlock()) : sequenceIds;
@@ -89,7 +91,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   const statistics = new StatisticsService(metadata);
-  const eventLog = await openEventLog(config, logger);
+  const eventLog = await openEventLog(config, logger, nodeId);
   const levels = new LevelRepository(metadata);
   const failures = new MappingFailures(metadata);
   const operator = new StorageOperator({
@@ -98,7 +100,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   });
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, engine: templates, dataDir: config.dataDir, logger, eventLog, operator, tables,
-    handOver: config.kafkaBrokers ? new StreamHandOver(metadata, randomUUID(), logger.child({ component: 'hand-over' })) : undefined,
+    handOver: config.kafkaBrokers ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' })) : undefined,
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },

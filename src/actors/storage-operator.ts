@@ -8,6 +8,7 @@ import { levelKeys, type FileEntry, type SliceEntry } from '../storage/levels/mo
 import { REFERENCE_RETENTION, type LevelRepository } from '../storage/levels/repository.js';
 import { stageSlice } from '../storage/levels/staging.js';
 import { importFile } from '../storage/levels/importer.js';
+import { removeSliceFiles } from '../storage/levels/local-slices.js';
 import { Actor } from './actor.js';
 
 export interface StorageOperatorDeps {
@@ -104,8 +105,6 @@ export class StorageOperator extends Actor<Message> {
         this.log.error({ file: levelKeys.file(f, f.openedAt), tableId: f.tableId, reason: f.retryReason }, 'file expired before it could be imported: its staged data is deleted');
       }
     }
-    for (const s of slices) {
-      for (const p of [s.localPath, s.stagingPath]) if (p) void rm(join(dataDir, p), { force: true });
-    }
+    void removeSliceFiles(dataDir, slices);
   }
 }

@@ -6,7 +6,7 @@ import { instanceId, parseInstanceId } from '../storage/levels/instances.js';
 import type { Sink, Source } from '../definition/model.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { createRecordContext } from '../pipeline/columns/index.js';
-import { levelKeys, type SinkKey } from '../storage/levels/model.js';
+import { levelKeys, sinkPath, type SinkKey } from '../storage/levels/model.js';
 import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
 import { SourceRouter } from './source-router.js';
@@ -16,7 +16,8 @@ import type { StorageOperator } from './storage-operator.js';
 import type { StreamHandOver } from './hand-over.js';
 import type { TableService } from '../storage/tables.js';
 import type { OwnershipChange } from '../connectors/event-log/event-log.js';
-import { sinkStream, sourceStreams } from '../storage/levels/importer.js';
+import { sourceStreams } from '../storage/levels/importer.js';
+import { removeSliceFiles } from '../storage/levels/local-slices.js';
 import { adoptedAt } from '../pipeline/seen-offsets.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
@@ -93,10 +94,10 @@ export class StreamRuntime {
     for (const source of readSources(store, branchId)) {
       sourceIds.add(source.sourceId);
       for (const sink of readSinks(store, branchId, source.sourceId)) {
-        defined.add(writerKey(sink));
+        defined.add(sinkPath(sink));
         if (!source.deleted && !sink.deleted && !sink.disabled) {
           for (const { stream, partition } of this.streamsToWork(source.sourceId)) {
-            wanted.set(writerKey({ ...sink, sinkId: instanceId(sink.sinkId, partition) }), { source, sink, stream, partition });
+            wanted.set(sinkPath({ ...sink, sinkId: instanceId(sink.sinkId, partition) }), { source, sink, stream, partition });
           }
         }
       }
@@ -105,22 +106,10 @@ export class StreamRuntime {
       if (wanted.has(key)) continue;
       const stream = this.streamOfWriter(writer);
       // A stream given up is released by releaseStream (queued behind this reconcile).
-      if (this.deps.eventLog.coordinated && !this.owned.has(stream) && this.releasing.has(stream)) continue;
+      if (this.releasing.has(stream)) continue;
       this.writers.delete(key);
-      const router = this.routers.get(stream);
-      router?.removeTarget(writer.sinkId);
-      const sinkDefined = defined.has(writerKey({ ...writer.key, sinkId: parseInstanceId(writer.sinkId).sinkId }));
-      if (sinkDefined && this.deps.eventLog.coordinated && !this.owned.has(stream)) {
-        // The topic went to another node, which reads on from what the target has: this
-        // node's unimported work on it is dropped, not imported (it would be imported twice).
-        await writer.stop();
-        await this.discardUnimported(writer.key);
-        if (router && router.targetCount === 0) {
-          this.routers.delete(stream);
-          await router.stop();
-        }
-        this.deps.logger.info({ sink: key }, 'sink handed over to another node: its unimported data here is dropped');
-      } else if (sinkDefined) {
+      this.routers.get(stream)?.removeTarget(writer.sinkId);
+      if (defined.has(sinkPath({ ...writer.key, sinkId: parseInstanceId(writer.sinkId).sinkId }))) {
         writer.send({ type: 'close' });
         void writer.stop();
         this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
@@ -172,12 +161,12 @@ export class StreamRuntime {
     for (const { key } of store.list(prefix)) {
       const [sourceId, instance] = key.slice(prefix.length).split('/');
       const sink = { branchId, sourceId, sinkId: instance };
-      if (defined.has(writerKey({ ...sink, sinkId: parseInstanceId(instance).sinkId }))) continue;
+      if (defined.has(sinkPath({ ...sink, sinkId: parseInstanceId(instance).sinkId }))) continue;
       await dropTopicOf(sourceId);
       levels.purgeSink(sink);
       failures.purge(sink);
       for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, instance), { recursive: true, force: true });
-      this.deps.logger.info({ sink: writerKey(sink) }, 'deleted sink purged: its unimported data is removed');
+      this.deps.logger.info({ sink: sinkPath(sink) }, 'deleted sink purged: its unimported data is removed');
     }
   }
 
@@ -274,7 +263,7 @@ export class StreamRuntime {
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
     const { levels, store } = this.deps;
     const previous = levels.consumerOffset(key);
-    const position = await this.deps.tables.position(sinkStream(key));
+    const position = await this.deps.tables.position(sinkPath(key));
     const hasPeers = [...this.writers.values()].some((w) => this.streamOfWriter(w) === stream);
     if (previous === undefined && position === undefined && hasPeers) return this.startOffset(sink, stream, partition);
     await this.discardUnimported(key);
@@ -285,14 +274,12 @@ export class StreamRuntime {
       tx.put(levelKeys.seen(key), adoptedAt(seen, previous, start));
     });
     this.deps.handOver?.working(stream);
-    this.deps.logger.info({ sink: writerKey(key), start, groupPosition: this.owned.get(stream), targetPosition: position }, 'sink taken up on this node');
+    this.deps.logger.info({ sink: sinkPath(key), start, groupPosition: this.owned.get(stream), targetPosition: position }, 'sink taken up on this node');
     return start;
   }
 
   private async discardUnimported(key: SinkKey): Promise<void> {
-    for (const slice of this.deps.levels.discardUnimported(key)) {
-      for (const p of [slice.localPath, slice.stagingPath]) if (p) await rm(join(this.deps.dataDir, p), { force: true });
-    }
+    await removeSliceFiles(this.deps.dataDir, this.deps.levels.discardUnimported(key));
   }
 
   /** Cluster mode: the group position of each stream this node works on moves with the imports. */
@@ -397,7 +384,7 @@ export class StreamRuntime {
     const left = await this.flushWriters([...this.writers.values()]);
     this.acknowledgeImported();
     if (left.length === 0) for (const stream of this.owned.keys()) this.deps.handOver?.released(stream);
-    if (left.length > 0) this.deps.logger.warn({ sinks: left.map(writerKey) }, 'leaving with files not imported: the next owner of their topics reads them again');
+    if (left.length > 0) this.deps.logger.warn({ sinks: left.map(sinkPath) }, 'leaving with files not imported: the next owner of their topics reads them again');
     else this.deps.logger.info({ sinks: this.writers.size }, 'handed over: every file imported and the group positions committed');
   }
 
@@ -432,8 +419,4 @@ export class StreamRuntime {
     await Promise.all([...this.writers.values()].map((w) => w.stop()));
     await this.deps.operator.stop();
   }
-}
-
-function writerKey(sink: Pick<Sink, 'branchId' | 'sourceId' | 'sinkId'>): string {
-  return `${sink.branchId}/${sink.sourceId}/${sink.sinkId}`;
 }

@@ -18,9 +18,12 @@ export function answerWritesWhenSettled(app: FastifyInstance, metadata: Metadata
   });
   app.addHook('onSend', async (req, reply, payload) => {
     if (READS.has(req.method)) return payload;
+    const mark = marks.get(req) ?? 0;
+    // Nothing written since the request began (ingestion, most calls): nothing to wait for.
+    if (metadata.writeMark() === mark) return payload;
     try {
       // Only writes since this request began count (another request's failed write is its own).
-      await metadata.settled(marks.get(req) ?? 0);
+      await metadata.settled(mark);
       return payload;
     } catch (err) {
       const message = `The change could not be shared with the other cluster nodes (${(err as Error).message}); it may be lost. Please retry.`;

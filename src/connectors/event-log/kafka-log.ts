@@ -35,6 +35,8 @@ export interface KafkaEventLogOptions extends AppenderOptions, ReaderOptions, Ka
    * `<groupPrefix>random.<topic>.<uuid>`.
    */
   groupPrefix?: string;
+  /** This process in the cluster (the server's node id); a random one when not given. */
+  nodeId?: string;
 }
 
 export class KafkaEventLog implements EventLog {
@@ -44,7 +46,7 @@ export class KafkaEventLog implements EventLog {
   private readonly listeners = new Map<string, Set<(head: number) => void>>();
   private readonly ownershipListeners = new Set<(stream: string, change: OwnershipChange) => void>();
   /** This process's id in the partition groups (kafka-assigner.ts orders the nodes by it). */
-  private readonly nodeId = randomUUID();
+  private readonly nodeId: string;
   /** Highest offset known per event-log topic (acknowledged appends, fetched high watermarks). */
   private readonly heads = new Map<string, number>();
   /** Kafka topic -> event-log topic, for acknowledgements that name the Kafka topic. */
@@ -62,6 +64,7 @@ export class KafkaEventLog implements EventLog {
   ) {
     this.appender = new KafkaAppender(producer, (kafkaTopic, partition, head) => this.noteHead(kafkaTopic, partition, head), options);
     this.topicManager = new TopicManager(admin, options.settings);
+    this.nodeId = options.nodeId ?? randomUUID();
   }
 
   /** Connects the producer and the admin client; fails when no broker answers. */

@@ -9,7 +9,8 @@ import type { EventLog } from './event-log.js';
 import { KafkaEventLog } from './kafka-log.js';
 import { LmdbEventLog } from './lmdb-log.js';
 
-export async function openEventLog(config: Config, logger: Logger): Promise<EventLog> {
+/** `nodeId`: this process in the cluster (Kafka's partition groups order the nodes by it). */
+export async function openEventLog(config: Config, logger: Logger, nodeId: string): Promise<EventLog> {
   if (!config.kafkaBrokers) {
     return LmdbEventLog.open(join(config.dataDir, 'log'), { maxBytes: config.logMaxBytes, minFreeDiskBytes: config.logMinFreeDiskBytes });
   }
@@ -17,6 +18,7 @@ export async function openEventLog(config: Config, logger: Logger): Promise<Even
     {
       brokers: config.kafkaBrokers,
       clientId: `sluice-${config.projectId}`,
+      nodeId,
       topics: { prefix: config.kafkaTopicPrefix, bindings: config.kafkaTopics },
       settings: {
         partitions: config.kafkaPartitions,

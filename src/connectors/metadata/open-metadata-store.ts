@@ -18,7 +18,8 @@ export function metadataTopic(config: Pick<Config, 'kafkaTopicPrefix' | 'project
   return `${config.kafkaTopicPrefix}${config.projectId}.metadata`;
 }
 
-export async function openMetadataStore(config: Config, logger: Logger): Promise<MetadataStore> {
+/** `nodeId`: this process in the cluster (its metadata changes carry it). */
+export async function openMetadataStore(config: Config, logger: Logger, nodeId: string): Promise<MetadataStore> {
   const local = new LmdbMetadataStore(join(config.dataDir, 'metadata'));
   if (!config.kafkaBrokers) return local;
   const log = logger.child({ component: 'metadata' });
@@ -26,7 +27,7 @@ export async function openMetadataStore(config: Config, logger: Logger): Promise
     const kafka = createKafkaClient({ brokers: config.kafkaBrokers, clientId: `sluice-${config.projectId}-metadata` }, log);
     const changeLog = await KafkaMetadataLog.open(kafka, { topic: metadataTopic(config), replication: config.kafkaReplication, groupPrefix: `sluice-meta.${config.projectId}.` }, log);
     const started = Date.now();
-    const store = await ReplicatedMetadataStore.open(local, changeLog);
+    const store = await ReplicatedMetadataStore.open(local, changeLog, { origin: nodeId });
     log.info({ topic: metadataTopic(config), replayMs: Date.now() - started }, 'cluster metadata replayed');
     return store;
   } catch (err) {

@@ -57,8 +57,6 @@ export const SHARED_PREFIXES: readonly string[] = [
   'task/', // management tasks (a task created on one node is polled on another)
   'storage/token/',
   'storage/tokenByHash/',
-  'storage/sequence/token',
-  'storage/sequence/id',
   'storage/configs/',
   'storage/configRows/',
   'storage/configVersions/',
@@ -72,7 +70,6 @@ export function isSharedKey(key: string): boolean {
 }
 
 export class ReplicatedMetadataStore implements MetadataStore {
-  readonly origin = randomUUID();
   private seq = 0;
   /** Last seq this process wrote per key (own log changes older than it are skipped). */
   private readonly lastOwnWrite = new Map<string, number>();
@@ -88,11 +85,14 @@ export class ReplicatedMetadataStore implements MetadataStore {
   private constructor(
     private readonly local: MetadataStore,
     private readonly log: MetadataChangeLog,
+    /** This node process (its changes carry it; the server's node id). */
+    readonly origin: string,
   ) {}
 
   /** Replays the change log into the local view (at most `replayTimeoutMs`), then follows it. */
-  static async open(local: MetadataStore, log: MetadataChangeLog, replayTimeoutMs = 60_000): Promise<ReplicatedMetadataStore> {
-    const store = new ReplicatedMetadataStore(local, log);
+  static async open(local: MetadataStore, log: MetadataChangeLog, options: { origin?: string; replayTimeoutMs?: number } = {}): Promise<ReplicatedMetadataStore> {
+    const { origin = randomUUID(), replayTimeoutMs = 60_000 } = options;
+    const store = new ReplicatedMetadataStore(local, log, origin);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the cluster metadata log was not replayed within ${replayTimeoutMs} ms`)), replayTimeoutMs);

@@ -1,19 +1,13 @@
 import { StorageValidationError } from '../../api/storage/envelope.js';
 import { invalidConfigurationFormat, invalidStateFormat } from './errors.js';
-import type { JsonObject } from './model.js';
+import type { ConfigurationInput, JsonObject } from './model.js';
 
 /**
  * Turns a create or update body (JSON, or form-urlencoded where `configuration` and `state` are
  * JSON strings and booleans are "1"/"0") into typed fields. Unknown fields are ignored, as the
  * reference's clients send extra ones; a field of the wrong type is a 400 in the Storage envelope.
  */
-export interface ParsedBody {
-  name?: string;
-  description?: string;
-  configuration?: JsonObject;
-  state?: JsonObject;
-  isDisabled?: boolean;
-  changeDescription?: string;
+export interface ParsedBody extends ConfigurationInput {
   configurationId?: string;
   rowId?: string;
 }

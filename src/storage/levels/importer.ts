@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { TableService } from '../tables.js';
-import type { FileEntry, FileKey, SliceEntry } from './model.js';
+import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from './model.js';
 
 /** The import id of a file: "<branchId>/<sourceId>/<sinkId>/<openedAt>". */
 export function fileImportId(file: FileKey): string {
@@ -29,11 +29,6 @@ export interface FileImportResult {
  * file's record count is inserted. A file without records is skipped. The caller then commits
  * `fileImported`.
  */
-/** The stream of a sink in the target's positions: `<branchId>/<sourceId>/<sinkId>`. */
-export function sinkStream(sink: { branchId: number; sourceId: string; sinkId: string }): string {
-  return `${sink.branchId}/${sink.sourceId}/${sink.sinkId}`;
-}
-
 /** The prefix of the streams of a source's sinks. */
 export function sourceStreams(branchId: number, sourceId: string): string {
   return `${branchId}/${sourceId}/`;
@@ -62,7 +57,7 @@ export async function importFile(tables: TableService, dataDir: string, file: Fi
     importId,
     columns: file.columns.map((c) => c.name),
     expectedRows,
-    position: through > 0 ? { stream: sinkStream(file), through } : undefined,
+    position: through > 0 ? { stream: sinkPath(file), through } : undefined,
   });
   return { importId, inserted: result.inserted, duplicate: result.duplicate, skipped: false };
 }

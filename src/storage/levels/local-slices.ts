@@ -5,10 +5,10 @@
  * Bytes beyond the committed length belong to a batch whose commit did not happen; after a crash
  * `recoverSlice` cuts them off, and the batch is written again from the committed offsets.
  */
-import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import type { SliceKey } from './model.js';
+import type { SliceEntry, SliceKey } from './model.js';
 
 /** An ISO time as a file or directory name: "2000-01-01T02:00:00.000Z" -> "2000-01-01T02-00-00-000Z". */
 export function fsTime(iso: string): string {
@@ -164,5 +164,12 @@ export async function syncDir(dir: string): Promise<void> {
     // Some platforms cannot fsync a directory; the entry is still there.
   } finally {
     await handle?.close();
+  }
+}
+
+/** Removes the local and staged files of slices whose entries are gone (a missing file is fine). */
+export async function removeSliceFiles(dataDir: string, slices: readonly SliceEntry[]): Promise<void> {
+  for (const slice of slices) {
+    for (const path of [slice.localPath, slice.stagingPath]) if (path) await rm(join(dataDir, path), { force: true });
   }
 }

@@ -29,6 +29,14 @@ export interface SinkRef {
 /** A sink within the process's project (keys leave the project id out). */
 export type SinkKey = Omit<SinkRef, 'projectId'>;
 
+/**
+ * A sink (or sink instance) as `<branchId>/<sourceId>/<sinkId>`: the runtime's writer keys, log
+ * fields, and the names of the sinks' positions in the target.
+ */
+export function sinkPath(sink: SinkKey): string {
+  return `${sink.branchId}/${sink.sourceId}/${sink.sinkId}`;
+}
+
 export interface FileKey extends SinkKey {
   openedAt: string;
 }

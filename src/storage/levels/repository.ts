@@ -19,6 +19,7 @@ import { localSlicePath } from './local-slices.js';
 import { parseInstanceId, sinkInstances } from './instances.js';
 import {
   levelKeys,
+  sinkPath,
   type ArchivedStatistics,
   type FileEntry,
   type FileKey,
@@ -202,7 +203,7 @@ export class LevelRepository {
     return this.store.transact((tx) => {
       const sink = sinkKey(input);
       if (tx.get<OpenPointer>(levelKeys.open(sink))) {
-        throw new LevelStateError(`sink ${sinkLabel(sink)} already has a writing file; rotate it instead`);
+        throw new LevelStateError(`sink ${sinkPath(sink)} already has a writing file; rotate it instead`);
       }
       return this.openFileIn(tx, input, at);
     });
@@ -274,12 +275,12 @@ export class LevelRepository {
       const previous = tx.get<number>(offsetKey) ?? 0;
       if (batch.firstOffset !== undefined && batch.firstOffset <= previous) {
         throw new LevelStateError(
-          `batch starts at offset ${batch.firstOffset} but sink ${sinkLabel(key)} already committed offset ${previous}`);
+          `batch starts at offset ${batch.firstOffset} but sink ${sinkPath(key)} already committed offset ${previous}`);
       }
       const covered = Math.max(batch.lastOffset ?? 0, batch.firstOffset ?? 0);
       if (batch.consumerOffset < previous || batch.consumerOffset < covered) {
         throw new LevelStateError(
-          `consumer offset ${batch.consumerOffset} of sink ${sinkLabel(key)} is behind ${Math.max(previous, covered)}`);
+          `consumer offset ${batch.consumerOffset} of sink ${sinkPath(key)} is behind ${Math.max(previous, covered)}`);
       }
       const updated: SliceEntry = compact({
         ...slice,
@@ -504,7 +505,7 @@ export class LevelRepository {
 
 function requireOpen(tx: MetadataTx, sink: SinkKey): OpenPointer {
   const open = tx.get<OpenPointer>(levelKeys.open(sink));
-  if (!open) throw new LevelStateError(`sink ${sinkLabel(sink)} has no writing file`);
+  if (!open) throw new LevelStateError(`sink ${sinkPath(sink)} has no writing file`);
   return open;
 }
 
@@ -589,14 +590,11 @@ function sameSink(a: SinkKey, b: SinkKey): boolean {
   return a.branchId === b.branchId && a.sourceId === b.sourceId && a.sinkId === b.sinkId;
 }
 
-function sinkLabel(s: SinkKey): string {
-  return `${s.branchId}/${s.sourceId}/${s.sinkId}`;
-}
 
 function fileLabel(f: FileKey): string {
-  return `${sinkLabel(f)}/${f.openedAt}`;
+  return `${sinkPath(f)}/${f.openedAt}`;
 }
 
 function sliceLabel(s: SliceKey): string {
-  return `${sinkLabel(s)}/${s.fileOpenedAt}/${s.openedAt}`;
+  return `${sinkPath(s)}/${s.fileOpenedAt}/${s.openedAt}`;
 }
