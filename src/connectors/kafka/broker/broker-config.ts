@@ -61,7 +61,14 @@ export function log4jProperties(logFile: string): string {
   ].join('\n');
 }
 
-/** A cluster id as Kafka's `random-uuid` makes it: 16 random bytes, URL-safe base64 without padding. */
-export function newClusterId(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * A cluster id as Kafka's `random-uuid` makes it: 16 random bytes, URL-safe base64 without
+ * padding. Like Kafka's `Uuid.randomUuid`, it never starts with `-`: the storage tool's argument
+ * parser would read such an id as an option (one format in 64 failed that way).
+ */
+export function newClusterId(random: () => Buffer = () => randomBytes(16)): string {
+  for (;;) {
+    const id = random().toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }

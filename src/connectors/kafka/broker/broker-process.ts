@@ -78,7 +78,7 @@ export async function startBroker(options: BrokerOptions): Promise<BrokerState> 
   writeFileSync(join(dir, 'log4j.properties'), log4jProperties(join(dir, 'server.log')));
   if (!existsSync(join(logDir, 'meta.properties'))) {
     log(`formatting the KRaft log directory ${logDir}`);
-    await runJava(dist, dir, [STORAGE_TOOL, 'format', '-t', newClusterId(), '-c', config, '--ignore-formatted']);
+    await runJava(dist, dir, [STORAGE_TOOL, 'format', `--cluster-id=${newClusterId()}`, '-c', config, '--ignore-formatted']);
   }
 
   const out = openSync(join(dir, 'broker.out'), 'a');
