@@ -39,6 +39,8 @@ export interface Config {
   logMinFreeDiskBytes: number;
   /** How often slices and files are checked against their triggers (reference 1 s). */
   checkIntervalMs: number;
+  /** Sinks render rows on a worker thread (default); false renders on the event loop. */
+  renderThread: boolean;
   /** A slice younger than this is not uploaded (reference 10 s). */
   uploadMinIntervalMs: number;
   /** A file younger than this is not imported (reference 60 s). */
@@ -140,6 +142,11 @@ const roles = (raw: string): ReadonlySet<Role> => {
   }
   return new Set(names as Role[]);
 };
+const onOff = (name: string) => (raw: string): boolean => {
+  if (/^(on|true|1)$/i.test(raw)) return true;
+  if (/^(off|false|0)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}".`);
+};
 const bytes = (name: string) => (raw: string): number => {
   const n = parseByteSize(raw);
   if (n === undefined || n <= 0) throw new ConfigError(`${name} must be a size like 1MB or 512KB, got "${raw}".`);
@@ -166,6 +173,7 @@ export const OPTIONS: Option[] = [
   { flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the data the event log holds (default 64GB)' },
   { flag: '--log-min-free-disk', env: 'SLUICE_LOG_MIN_FREE_DISK', key: 'logMinFreeDiskBytes', parse: bytes('log min free disk'), help: 'ingestion answers 503 below this free disk space (default 256MB)' },
   { flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked (default 1s)' },
+  { flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion (default); off: on the event loop' },
   { flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (default 10s)' },
   { flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (default 60s)' },
   { flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (default 2m)' },
@@ -217,6 +225,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logMaxBytes: (raw.logMaxBytes as number | undefined) ?? 64 * 1024 ** 3,
     logMinFreeDiskBytes: (raw.logMinFreeDiskBytes as number | undefined) ?? 256 * 1024 ** 2,
     checkIntervalMs: (raw.checkIntervalMs as number | undefined) ?? 1000,
+    renderThread: (raw.renderThread as boolean | undefined) ?? true,
     uploadMinIntervalMs: (raw.uploadMinIntervalMs as number | undefined) ?? 10_000,
     importMinIntervalMs: (raw.importMinIntervalMs as number | undefined) ?? 60_000,
     retryBaseMs: (raw.retryBaseMs as number | undefined) ?? 120_000,

@@ -19,6 +19,8 @@ import { SinkService } from './definition/sinks.js';
 import { SinkLifecycle } from './definition/sink-lifecycle.js';
 import type { MappingChecker } from './definition/columns.js';
 import { SluiceTemplateEngine } from './connectors/jsonnet/sluice-engine.js';
+import { InThreadRenderer } from './actors/render/renderer.js';
+import { WorkerRenderer } from './actors/render/worker-renderer.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
 import { openEventLog } from './connectors/event-log/open-event-log.js';
@@ -98,8 +100,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     store: metadata, levels, tables, dataDir: config.dataDir, retryBaseMs: config.retryBaseMs,
     stagingRetentionMs: config.stagingRetentionMs, logger,
   });
+  // Sinks' mapping and CSV encoding run on a worker thread, beside ingestion (actors/render).
+  const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);
   const runtime = new StreamRuntime({
-    store: metadata, levels, failures, engine: templates, dataDir: config.dataDir, logger, eventLog, operator, tables,
+    store: metadata, levels, failures, renderer, dataDir: config.dataDir, logger, eventLog, operator, tables,
     handOver: config.kafkaBrokers ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' })) : undefined,
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
@@ -146,6 +150,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await tasks.drain();
         await queue.pool.stop();
         await runtime.stop();
+        await renderer.close();
         await eventLog.close();
         await target.close();
         await metadata.close();

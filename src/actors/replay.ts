@@ -16,11 +16,9 @@
  * The range ends at the sink's consumer offset when the replay starts; later records reach the
  * sink through the normal path.
  */
-import type { EventLog } from '../connectors/event-log/event-log.js';
-import { createRecordContext } from '../pipeline/columns/index.js';
+import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
 import { isSeen, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { ReprocessResult } from './sink-writer.js';
-import type { RoutedRecord } from './source-router.js';
 
 export interface ReplayRequest {
   /** First receive time replayed. */
@@ -50,7 +48,7 @@ export interface ReplayProgress {
 interface ReplayTarget {
   committedOffset: number;
   accepts(signal: string): boolean;
-  replay(records: RoutedRecord[], markSeen?: [number, number]): Promise<ReprocessResult>;
+  replay(records: readonly LoggedRecord[], markSeen?: [number, number]): Promise<ReprocessResult>;
 }
 
 export interface ReplayDeps {
@@ -93,17 +91,18 @@ export async function replaySink(deps: ReplayDeps): Promise<ReplayProgress> {
     const batch = (await log.fetch(topic, after, CHUNK)).filter((r) => r.offset <= upTo);
     if (batch.length === 0) break;
     after = batch[batch.length - 1].offset;
-    const chosen: RoutedRecord[] = [];
+    const chosen: LoggedRecord[] = [];
     let unseenFrom = Infinity;
     let unseenTo = -Infinity;
-    for (const { offset, record } of batch) {
+    for (const logged of batch) {
+      const { offset, record } = logged;
       const failed = deps.hasFailed(offset);
       const unseen = !isSeen(seen, offset, upTo);
       const wanted = writer.accepts(record.signal) && (request.records === 'failed'
         ? failed
         : request.fullRemap || failed || unseen);
       if (!wanted) continue;
-      chosen.push({ offset, ctx: createRecordContext(record) });
+      chosen.push(logged);
       if (unseen) {
         unseenFrom = Math.min(unseenFrom, offset);
         unseenTo = Math.max(unseenTo, offset);

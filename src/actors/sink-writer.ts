@@ -1,9 +1,9 @@
 import { join } from 'node:path';
+import type { LoggedRecord } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 import { acceptsSignal, type Signal, type Sink, type Source } from '../definition/model.js';
-import { compileMapping, MappingError, type CompiledMapping } from '../pipeline/columns/index.js';
-import type { TemplateEngine } from '../pipeline/template-engine.js';
+import { encodedReceivedAt } from '../pipeline/record-codec.js';
 import { effectiveSetting, SETTINGS } from '../pipeline/settings.js';
 import { importReason, triggersOf, uploadReason, type LevelLimits } from '../pipeline/triggers.js';
 import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../storage/levels/model.js';
@@ -13,24 +13,26 @@ import { instanceId } from '../storage/levels/instances.js';
 import { SliceAppender } from '../storage/levels/local-slices.js';
 import { MappingFailures, toFailureRecord, type MappingFailure } from '../storage/mapping-failures.js';
 import { Actor } from './actor.js';
-import type { RoutedRecord, RouterTarget } from './source-router.js';
+import type { RecordRenderer, RenderedRows } from './render/renderer.js';
+import type { RouterTarget, TargetJob } from './source-router.js';
 
 export interface SinkWriterDeps {
   store: MetadataStore;
   levels: LevelRepository;
   failures: MappingFailures;
-  engine: TemplateEngine;
+  renderer: RecordRenderer;
   dataDir: string;
   limits: LevelLimits;
   logger: Logger;
 }
 
 type Message =
-  | { type: 'deliver'; records: RoutedRecord[]; through: number; done: Settle }
+  | { type: 'prepare'; done: (job: Promise<TargetJob>) => void }
+  | { type: 'deliver'; batch: readonly LoggedRecord[]; rendered: RenderedRows; job: TargetJob; through: number; done: Settle }
   | { type: 'tick'; now: number }
   | { type: 'reload'; sink: Sink; source: Source }
   | { type: 'close' }
-  | { type: 'replay'; records: RoutedRecord[]; markSeen?: [number, number]; done: (r: Promise<ReprocessResult>) => void };
+  | { type: 'replay'; records: readonly LoggedRecord[]; markSeen?: [number, number]; done: (r: Promise<ReprocessResult>) => void };
 
 interface Settle {
   resolve: () => void;
@@ -48,8 +50,9 @@ export function fileSettings(source: Source, sink: Sink): NewFile['settings'] {
 }
 
 /**
- * One per enabled sink (DESIGN.md "Actors"): maps each delivered record through the sink's
- * columns, appends the rows to the open slice file, syncs it, and commits in one metadata
+ * One per enabled sink (DESIGN.md "Actors"): takes each batch's rows as the router had them
+ * rendered with the columns of the sink's open file (actors/render, off the event loop),
+ * appends them to the open slice file, syncs it, and commits in one metadata
  * transaction the slice's new length, counts, times and the log offsets covered, together with
  * the batch's mapping failures. After a crash the slice is cut back to its committed length and
  * consumption resumes after the committed offset: every record lands exactly once. On ticks it
@@ -63,7 +66,6 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   private file?: FileEntry;
   private slice?: SliceEntry;
   private appender?: SliceAppender;
-  private mapping?: CompiledMapping;
 
   constructor(
     sink: Sink,
@@ -101,10 +103,17 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     return acceptsSignal(this.sink, signal as Signal | '');
   }
 
-  deliver(records: RoutedRecord[], through: number): Promise<void> {
+  prepare(): Promise<TargetJob> {
     return new Promise((resolve, reject) => {
       if (this.isStopped) return reject(new Error('sink writer stopped'));
-      this.send({ type: 'deliver', records, through, done: { resolve, reject } });
+      this.send({ type: 'prepare', done: (job) => job.then(resolve, reject) });
+    });
+  }
+
+  deliver(batch: readonly LoggedRecord[], rendered: RenderedRows, job: TargetJob, through: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.isStopped) return reject(new Error('sink writer stopped'));
+      this.send({ type: 'deliver', batch, rendered, job, through, done: { resolve, reject } });
     });
   }
 
@@ -114,7 +123,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
    * `markSeen` records, in the same transaction, that the sink has now handled that range of
    * offsets it had never consumed, so a second replay does not write them twice.
    */
-  replay(records: RoutedRecord[], markSeen?: [number, number]): Promise<ReprocessResult> {
+  replay(records: readonly LoggedRecord[], markSeen?: [number, number]): Promise<ReprocessResult> {
     return new Promise((resolve, reject) => {
       if (this.isStopped) return reject(new Error('sink writer stopped'));
       this.send({ type: 'replay', records, markSeen, done: (p) => p.then(resolve, reject) });
@@ -123,9 +132,15 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   protected async handle(message: Message): Promise<void> {
     switch (message.type) {
+      case 'prepare': {
+        const job = this.ensureOpen().then(() => this.currentJob());
+        message.done(job);
+        await job;
+        return;
+      }
       case 'deliver':
         try {
-          await this.write(message.records, message.through);
+          await this.write(message.batch, message.rendered, message.job, message.through);
           message.done.resolve();
         } catch (err) {
           // The router waits for this sink: it is told, and this actor restarts and retries.
@@ -157,7 +172,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   /** Opens (or resumes, truncating to the committed length) the sink's writing file and slice. */
   private async ensureOpen(): Promise<void> {
-    if (this.appender && this.slice && this.file && this.mapping) return;
+    if (this.appender && this.slice && this.file) return;
     const { levels } = this.deps;
     let file = levels.writingFile(this.key);
     let slice = levels.writingSlice(this.key);
@@ -166,8 +181,12 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     }
     this.file = file;
     this.slice = slice;
-    this.mapping = await compileMapping(file.columns, this.deps.engine);
     this.appender = await SliceAppender.open(join(this.deps.dataDir, slice.localPath), slice.uncompressedSize);
+  }
+
+  /** How the next batch is to be rendered: the open file's columns, after the committed offset. Only when open. */
+  private currentJob(): TargetJob {
+    return { columns: this.file!.columns, after: this.committedOffset, allowedSignals: this.sink.allowedSignals, file: this.file!.openedAt };
   }
 
   private newFile(): NewFile {
@@ -182,39 +201,39 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     };
   }
 
-  private async write(records: RoutedRecord[], through: number): Promise<void> {
+  private async write(batch: readonly LoggedRecord[], rendered: RenderedRows, job: TargetJob, through: number): Promise<void> {
     if (through <= this.committedOffset) return;
-    const fresh = records.filter((r) => r.offset > this.committedOffset);
     await this.ensureOpen();
-    const results = fresh.length > 0 ? await this.mapping!.renderMany(fresh.map((r) => r.ctx)) : [];
-    const rows: string[][] = [];
-    const written: RoutedRecord[] = [];
-    const failed: MappingFailure[] = [];
-    results.forEach((res, i) => {
-      if (res instanceof MappingError) {
-        failed.push({ offset: fresh[i].offset, failedAt: new Date().toISOString(), reason: res.message, record: toFailureRecord(fresh[i].ctx.record) });
-      } else {
-        rows.push(res);
-        written.push(fresh[i]);
-      }
-    });
-    const length = rows.length > 0 ? await this.appender!.append(rows) : this.slice!.uncompressedSize;
-    await this.commit(written, failed, length, through);
+    const current = this.currentJob();
+    if (job.file !== current.file || job.after !== current.after) {
+      // The file rotated, or the writer restarted, after the router asked: rendered again for what holds now.
+      [rendered] = await this.deps.renderer.render(batch, [current]);
+    }
+    const failed = this.failuresOf(batch, rendered);
+    const length = rendered.count > 0 ? await this.appender!.appendBytes(rendered.csv) : this.slice!.uncompressedSize;
+    await this.commit(batch, rendered, failed, length, through);
     if (failed.length > 0) this.log.debug({ failed: failed.length, first: failed[0].reason }, 'records not mapped');
   }
 
+  /** The records the mapping refused, to be kept; throws when the mapping itself does not compile. */
+  private failuresOf(batch: readonly LoggedRecord[], rendered: RenderedRows): MappingFailure[] {
+    if (rendered.error !== undefined) throw new Error(`the columns of the sink's file do not compile: ${rendered.error}`);
+    const failedAt = new Date().toISOString();
+    return rendered.failures.map((f) => ({ offset: batch[f.index].offset, failedAt, reason: f.reason, record: toFailureRecord(batch[f.index].record) }));
+  }
+
   /** The batch's one metadata transaction; its disk flush runs off the event loop (ingestion goes on meanwhile). */
-  private async commit(written: RoutedRecord[], failed: MappingFailure[], length: number, through: number): Promise<void> {
+  private async commit(batch: readonly LoggedRecord[], rendered: RenderedRows, failed: MappingFailure[], length: number, through: number): Promise<void> {
     const { store, levels, failures } = this.deps;
     const sliceKey = { ...this.key, fileOpenedAt: this.slice!.fileOpenedAt, openedAt: this.slice!.openedAt };
-    const first = written[0];
-    const last = written[written.length - 1];
+    const first = rendered.count > 0 ? batch[rendered.firstIndex] : undefined;
+    const last = rendered.count > 0 ? batch[rendered.lastIndex] : undefined;
     this.slice = await store.transactAsync((tx) => {
       const slice = levels.commitBatch(sliceKey, {
         uncompressedSize: length,
-        recordsCount: written.length,
-        firstRecordAt: first?.ctx.record.receivedAt.toISOString(),
-        lastRecordAt: last?.ctx.record.receivedAt.toISOString(),
+        recordsCount: rendered.count,
+        firstRecordAt: first && receivedAtIso(first),
+        lastRecordAt: last && receivedAtIso(last),
         firstOffset: first?.offset,
         lastOffset: last?.offset,
         consumerOffset: through,
@@ -266,7 +285,6 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     const { file, slice } = this.deps.levels.rotateFile(this.newFile());
     this.file = file;
     this.slice = slice;
-    this.mapping = await compileMapping(file.columns, this.deps.engine);
     this.appender = await SliceAppender.open(join(this.deps.dataDir, slice.localPath), 0);
   }
 
@@ -291,31 +309,24 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   }
 
   /** See {@link replay}. Replayed rows carry old offsets: the consumer offset stays as it is. */
-  private async writeReplayed(records: RoutedRecord[], markSeenRange?: [number, number]): Promise<ReprocessResult> {
+  private async writeReplayed(records: readonly LoggedRecord[], markSeenRange?: [number, number]): Promise<ReprocessResult> {
     await this.ensureOpen();
     // The mapping of the sink as it is now (the file may have been opened with an older one).
     if (JSON.stringify(this.file!.columns) !== JSON.stringify(this.sink.table.mapping.columns)) await this.rotateFile();
-    const results = records.length > 0 ? await this.mapping!.renderMany(records.map((r) => r.ctx)) : [];
-    const rows: string[][] = [];
-    const written: RoutedRecord[] = [];
-    const failed: MappingFailure[] = [];
-    results.forEach((res, i) => {
-      if (res instanceof MappingError) {
-        failed.push({ offset: records[i].offset, failedAt: new Date().toISOString(), reason: res.message, record: toFailureRecord(records[i].ctx.record) });
-      } else {
-        rows.push(res);
-        written.push(records[i]);
-      }
-    });
-    const length = rows.length > 0 ? await this.appender!.append(rows) : this.slice!.uncompressedSize;
+    // Every record given is rendered: the caller chose them (old offsets, any signal it accepts).
+    const [rendered] = await this.deps.renderer.render(records, [{ columns: this.file!.columns, after: -Infinity }]);
+    const failed = this.failuresOf(records, rendered);
+    const failedIndexes = new Set(rendered.failures.map((f) => f.index));
+    const written = records.filter((_, i) => !failedIndexes.has(i));
+    const length = rendered.count > 0 ? await this.appender!.appendBytes(rendered.csv) : this.slice!.uncompressedSize;
     const { store, levels, failures } = this.deps;
     const sliceKey = { ...this.key, fileOpenedAt: this.slice!.fileOpenedAt, openedAt: this.slice!.openedAt };
     this.slice = store.transact((tx) => {
       const slice = written.length === 0 ? this.slice! : levels.commitBatch(sliceKey, {
         uncompressedSize: length,
         recordsCount: written.length,
-        firstRecordAt: written[0].ctx.record.receivedAt.toISOString(),
-        lastRecordAt: written[written.length - 1].ctx.record.receivedAt.toISOString(),
+        firstRecordAt: receivedAtIso(written[0]),
+        lastRecordAt: receivedAtIso(written[written.length - 1]),
         consumerOffset: this.committedOffset,
       });
       failures.remove(tx, this.key, written.map((w) => w.offset));
@@ -325,4 +336,9 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     });
     return { reprocessed: written.length, failed: failed.length };
   }
+}
+
+/** Receive time of a logged record, read from its encoded form when it has one (no decoding). */
+function receivedAtIso(r: LoggedRecord): string {
+  return new Date(r.encoded ? encodedReceivedAt(r.encoded) : r.record.receivedAt.getTime()).toISOString();
 }

@@ -1,13 +1,12 @@
 import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
 import type { Logger } from '../logger.js';
-import { createRecordContext } from '../pipeline/columns/index.js';
-import type { RecordContext } from '../pipeline/template-engine.js';
 import { Actor } from './actor.js';
+import type { RecordRenderer, RenderedRows, RenderJob } from './render/renderer.js';
 
-/** A record as the router hands it to sink writers: its log offset and its shared context. */
-export interface RoutedRecord {
-  offset: number;
-  ctx: RecordContext;
+/** A sink's render job for one batch, with the file it was asked for. */
+export interface TargetJob extends RenderJob {
+  /** Identity of the sink's open file (its opening time): rows rendered for another file are rendered again. */
+  file: string;
 }
 
 /** What the router needs of a sink writer. */
@@ -15,10 +14,10 @@ export interface RouterTarget {
   readonly sinkId: string;
   /** Highest offset the writer has committed (records up to it are done). */
   readonly committedOffset: number;
-  /** Whether the sink takes records of this signal ('' = HTTP records, taken by every sink). */
-  accepts(signal: string): boolean;
-  /** Writes the records and commits `throughOffset`; resolves once committed. */
-  deliver(records: RoutedRecord[], throughOffset: number): Promise<void>;
+  /** Opens the sink's file if needed, and says how the next batch is to be rendered for it. */
+  prepare(): Promise<TargetJob>;
+  /** Writes the rows rendered for `job` and commits `throughOffset`; resolves once committed. */
+  deliver(batch: readonly LoggedRecord[], rendered: RenderedRows, job: TargetJob, throughOffset: number): Promise<void>;
 }
 
 type Message = { type: 'pump' };
@@ -29,11 +28,11 @@ const BATCH = 1000;
 const GATHER_MS = 25;
 
 /**
- * One per source topic: reads each batch of the log once, parses nothing itself but builds one
- * RecordContext per record (the body is then parsed at most once, lazily, and shared by every
- * sink), and hands every enabled sink the records it has not committed yet. It waits for all
- * sinks before reading on, so a slow sink holds the source back instead of buffering without
- * bound (the log keeps the records meanwhile).
+ * One per source topic: reads each batch of the log once and has it rendered once for all of
+ * its enabled sinks (one RecordRenderer call: each body parsed at most once and shared by every
+ * sink, the rows of each sink only for the records it has not committed yet), then hands each
+ * sink its rows. It waits for all sinks before reading on, so a slow sink holds the source back
+ * instead of buffering without bound (the log keeps the records meanwhile).
  */
 export class SourceRouter extends Actor<Message> {
   private readonly targets = new Map<string, RouterTarget>();
@@ -44,6 +43,7 @@ export class SourceRouter extends Actor<Message> {
     readonly topic: string,
     readonly sourceId: string,
     private readonly eventLog: EventLog,
+    private readonly renderer: RecordRenderer,
     logger: Logger,
   ) {
     super(`router ${topic}`, logger);
@@ -114,12 +114,11 @@ export class SourceRouter extends Actor<Message> {
   }
 
   private async fanOut(batch: LoggedRecord[], targets: RouterTarget[]): Promise<void> {
-    const routed: RoutedRecord[] = batch.map((r) => ({ offset: r.offset, ctx: createRecordContext(r.record) }));
     const through = batch[batch.length - 1].offset;
-    await Promise.all(
-      targets
-        .filter((t) => t.committedOffset < through)
-        .map((t) => t.deliver(routed.filter((r) => r.offset > t.committedOffset && t.accepts(r.ctx.record.signal)), through)),
-    );
+    const live = targets.filter((t) => t.committedOffset < through);
+    if (live.length === 0) return;
+    const jobs = await Promise.all(live.map((t) => t.prepare()));
+    const rendered = await this.renderer.render(batch, jobs);
+    await Promise.all(live.map((t, i) => t.deliver(batch, rendered[i], jobs[i], through)));
   }
 }

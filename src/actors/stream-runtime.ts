@@ -5,7 +5,6 @@ import { parseStream, sourceTopic, streamOf } from '../connectors/event-log/even
 import { instanceId, parseInstanceId } from '../storage/levels/instances.js';
 import type { Sink, Source } from '../definition/model.js';
 import { readSinks, readSources } from '../definition/repository.js';
-import { createRecordContext } from '../pipeline/columns/index.js';
 import { levelKeys, sinkPath, type SinkKey } from '../storage/levels/model.js';
 import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
@@ -300,7 +299,7 @@ export class StreamRuntime {
   private routerFor(stream: string, sourceId: string): SourceRouter {
     let router = this.routers.get(stream);
     if (!router) {
-      router = new SourceRouter(stream, sourceId, this.deps.eventLog, this.deps.logger);
+      router = new SourceRouter(stream, sourceId, this.deps.eventLog, this.deps.renderer, this.deps.logger);
       this.routers.set(stream, router);
     }
     return router;
@@ -332,7 +331,7 @@ export class StreamRuntime {
     const total: ReprocessResult = { reprocessed: 0, failed: 0 };
     for (const writer of writers) {
       const kept = this.deps.failures.all(writer.key);
-      const r = await writer.replay(kept.map((f) => ({ offset: f.offset, ctx: createRecordContext(fromFailureRecord(f.record, signal)) })));
+      const r = await writer.replay(kept.map((f) => ({ offset: f.offset, record: fromFailureRecord(f.record, signal) })));
       total.reprocessed += r.reprocessed;
       total.failed += r.failed;
     }

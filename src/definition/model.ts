@@ -82,7 +82,7 @@ export interface Sink extends Entity {
  * Whether a sink takes records of a signal: HTTP records ('') go to every sink; OTLP records to
  * sinks without an allowedSignals filter or whose filter names the signal.
  */
-export function acceptsSignal(sink: Pick<Sink, 'allowedSignals'>, signal: Signal | ''): boolean {
+export function acceptsSignal(sink: { allowedSignals?: readonly Signal[] }, signal: Signal | ''): boolean {
   const allowed = sink.allowedSignals;
   return signal === '' || !allowed || allowed.length === 0 || allowed.includes(signal);
 }

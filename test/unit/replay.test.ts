@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { replaySink, type ReplayProgress } from '../../src/actors/replay.js';
-import type { RoutedRecord } from '../../src/actors/source-router.js';
+import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
 import { restartAt } from '../../src/pipeline/seen-offsets.js';
 import type { IngestRecord } from '../../src/pipeline/record.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
@@ -17,7 +17,7 @@ function fakeWriter(committedOffset: number, fails = new Set<number>()) {
     calls,
     committedOffset,
     accepts: (signal: string) => signal === '' || signal === 'logs',
-    async replay(records: RoutedRecord[], markSeen?: [number, number]) {
+    async replay(records: readonly LoggedRecord[], markSeen?: [number, number]) {
       calls.push({ offsets: records.map((r) => r.offset), markSeen });
       const failed = records.filter((r) => fails.has(r.offset)).length;
       return { reprocessed: records.length - failed, failed };

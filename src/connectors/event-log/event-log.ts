@@ -9,6 +9,8 @@ import type { IngestRecord } from '../../pipeline/record.js';
 export interface LoggedRecord {
   offset: number;
   record: IngestRecord;
+  /** The record in the form of pipeline/record-codec, when the adapter has it at hand (the embedded log). */
+  readonly encoded?: Uint8Array;
 }
 
 export interface AppendResult {

@@ -1,8 +1,8 @@
 import { statfsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { Signal } from '../../definition/model.js';
 import type { IngestRecord } from '../../pipeline/record.js';
+import { decodeRecord, encodeRecord, encodedReceivedAt } from '../../pipeline/record-codec.js';
 import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from './event-log.js';
 
 /**
@@ -76,7 +76,7 @@ export interface LmdbEventLogOptions {
 
 /** The two handles of a topic's database: records decoded, or only their sizes. */
 interface TopicStore {
-  db: Database<IngestRecord | Buffer, number>;
+  db: Database<Buffer, number>;
   sizes: Database<RecordMeta, number>;
 }
 
@@ -115,9 +115,6 @@ const DEFAULT_MAX_BYTES = 64 * 1024 ** 3;
 const PAGE_SIZE = 16 * 1024;
 const TOPIC_PREFIX = 't/';
 const FLOORS_DB = 'floors';
-const FORMAT_VERSION = 1;
-/** Fixed part of an encoded record: version, receivedAt, signal, ip length, headers length. */
-const FIXED_HEADER = 1 + 8 + 1 + 2 + 4;
 /** Per-record bytes counted on top of the value (key, LMDB node header). */
 const RECORD_OVERHEAD = 16;
 /** LMDB database names are keys (~1978 bytes at most); topics are short ids. */
@@ -126,12 +123,11 @@ const MAX_TOPIC_BYTES = 1024;
 const REMOVAL_CHUNK = 5000;
 /** A removal chunk whose commit failed is tried this often in all (failureBackoffMs apart). */
 const REMOVAL_ATTEMPTS = 5;
-const SIGNAL_CODES: Record<string, number> = { '': 0, logs: 1, metrics: 2, traces: 3 };
-const SIGNALS_BY_CODE: (Signal | '')[] = ['', 'logs', 'metrics', 'traces'];
 /** MDB_APPEND: lmdb-js reads `append` from put's third argument (its typings only declare a version number there). */
 const APPEND = { append: true } as unknown as number;
 const passThrough = (value: Buffer): Buffer => value;
-const RECORD_CODEC = { encoder: { encode: passThrough, decode: decodeRecord } } as object;
+/** Reads hand out a copy of the stored bytes; they are decoded only if someone asks (see StoredRecord). */
+const RECORD_CODEC = { encoder: { encode: passThrough, decode: copyOf } } as object;
 const SIZE_CODEC = { encoder: { encode: passThrough, decode: decodeMeta } } as object;
 
 export class LmdbEventLog implements EventLog {
@@ -283,7 +279,7 @@ export class LmdbEventLog implements EventLog {
     if (from > state.durable) return [];
     const out: LoggedRecord[] = [];
     for (const { key, value } of state.store.db.getRange({ start: from, end: state.durable + 1, limit })) {
-      out.push({ offset: key, record: value as IngestRecord });
+      out.push(new StoredRecord(key, value));
     }
     return out;
   }
@@ -450,7 +446,7 @@ export class LmdbEventLog implements EventLog {
   private openStore(topic: string): TopicStore {
     if (this.openStores >= this.maxTopics) throw new EventLogFullError(`event log: too many topics (maxTopics ${this.maxTopics})`);
     const name = TOPIC_PREFIX + topic;
-    const store = { db: this.root.openDB<IngestRecord | Buffer, number>(name, RECORD_CODEC), sizes: this.root.openDB<RecordMeta, number>(name, SIZE_CODEC) };
+    const store = { db: this.root.openDB<Buffer, number>(name, RECORD_CODEC), sizes: this.root.openDB<RecordMeta, number>(name, SIZE_CODEC) };
     this.openStores++;
     return store;
   }
@@ -641,47 +637,30 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-/**
- * Value layout (little endian): u8 format version, f64 receivedAt (epoch ms), u8 signal code,
- * u16 ip length, ip (utf8), u32 headers length, headers (JSON), body (the rest).
- */
-export function encodeRecord(record: IngestRecord): Buffer {
-  const headers = JSON.stringify(record.headers);
-  const ipLength = Buffer.byteLength(record.ip);
-  const headersLength = Buffer.byteLength(headers);
-  const out = Buffer.allocUnsafe(FIXED_HEADER + ipLength + headersLength + record.body.length);
-  out[0] = FORMAT_VERSION;
-  out.writeDoubleLE(record.receivedAt.getTime(), 1);
-  out[9] = SIGNAL_CODES[record.signal] ?? 0;
-  out.writeUInt16LE(ipLength, 10);
-  let pos = 12 + out.write(record.ip, 12, 'utf8');
-  out.writeUInt32LE(headersLength, pos);
-  pos += 4;
-  pos += out.write(headers, pos, 'utf8');
-  record.body.copy(out, pos);
-  return out;
-}
-
-/** Decodes a value; `bytes` may be lmdb-js's reused buffer, so the body is copied. */
-export function decodeRecord(bytes: Uint8Array, size?: unknown): IngestRecord {
-  const length = typeof size === 'number' ? size : bytes.length;
-  const b = Buffer.from(bytes.buffer, bytes.byteOffset, length);
-  if (b[0] !== FORMAT_VERSION) throw new Error(`event log: unknown record format ${b[0]}`);
-  const receivedAt = new Date(b.readDoubleLE(1));
-  const signal = SIGNALS_BY_CODE[b[9]] ?? '';
-  const ipLength = b.readUInt16LE(10);
-  const ip = b.toString('utf8', 12, 12 + ipLength);
-  let pos = 12 + ipLength;
-  const headersLength = b.readUInt32LE(pos);
-  pos += 4;
-  const headers = JSON.parse(b.toString('utf8', pos, pos + headersLength)) as Record<string, string>;
-  pos += headersLength;
-  const body = Buffer.from(b.subarray(pos, length));
-  return { receivedAt, ip, headers, body, signal };
-}
-
 function decodeMeta(bytes: Uint8Array, size?: unknown): RecordMeta {
   const length = typeof size === 'number' ? size : bytes.length;
-  const receivedAt = new DataView(bytes.buffer, bytes.byteOffset + 1, 8).getFloat64(0, true);
-  return { size: length, receivedAt };
+  return { size: length, receivedAt: encodedReceivedAt(bytes) };
+}
+
+/** lmdb-js hands decoders a buffer it reuses: the value's bytes are copied out. */
+function copyOf(bytes: Uint8Array, size?: unknown): Buffer {
+  const length = typeof size === 'number' ? size : bytes.length;
+  return Buffer.from(bytes.subarray(0, length));
+}
+
+/**
+ * A record read from the log: its stored bytes, decoded on first use. The sinks' path never
+ * decodes on the event loop: the render worker gets the bytes (LoggedRecord.encoded).
+ */
+class StoredRecord implements LoggedRecord {
+  private decoded: IngestRecord | undefined;
+
+  constructor(
+    readonly offset: number,
+    readonly encoded: Buffer,
+  ) {}
+
+  get record(): IngestRecord {
+    return (this.decoded ??= decodeRecord(this.encoded));
+  }
 }

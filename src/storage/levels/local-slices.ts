@@ -7,7 +7,7 @@
  */
 import { mkdir, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
+import { csvRows, type Cell } from '../../pipeline/csv-rows.js';
 import type { SliceEntry, SliceKey } from './model.js';
 
 /** An ISO time as a file or directory name: "2000-01-01T02:00:00.000Z" -> "2000-01-01T02-00-00-000Z". */
@@ -25,18 +25,7 @@ export function localSlicePath(slice: SliceKey): string {
   return join('local', sliceDir(slice), `${fsTime(slice.openedAt)}.csv`);
 }
 
-/** One CSV cell: `null` and `undefined` become an empty field. */
-export type Cell = string | null | undefined;
-
-/**
- * Rows as CSV: RFC 4180 (fields with a comma, quote, CR or LF are quoted, quotes doubled), no
- * header, "\n" after every row. A row of one empty cell is an empty line, which the target reads
- * as one row with an empty value.
- */
-export function csvRows(rows: readonly (readonly Cell[])[]): string {
-  if (rows.length === 0) return '';
-  return stringify(rows as Cell[][], { record_delimiter: '\n' });
-}
+export { csvRows, type Cell } from '../../pipeline/csv-rows.js';
 
 export interface SliceAppenderOptions {
   /** fdatasync after every append (sync mode "disk", the default); false: page cache only ("cache"). */
@@ -48,6 +37,8 @@ export interface SliceAppenderOptions {
  * length. Appends run one after another in call order; if an append fails the appender refuses
  * further appends (the file's tail is unknown): reopen it with the committed length.
  */
+const EMPTY = new Uint8Array(0);
+
 export class SliceAppender {
   private queue: Promise<unknown> = Promise.resolve();
   private broken?: Error;
@@ -77,11 +68,15 @@ export class SliceAppender {
    * the value to commit with the batch. An empty batch writes nothing.
    */
   append(rows: readonly (readonly Cell[])[]): Promise<number> {
+    return this.appendBytes(rows.length === 0 ? EMPTY : Buffer.from(csvRows(rows), 'utf8'));
+  }
+
+  /** As append(), for rows already encoded as CSV (the render worker's output). */
+  appendBytes(data: Uint8Array): Promise<number> {
     const run = this.queue.then(async () => {
       if (this.closed) throw new Error(`the slice appender of ${this.path} is closed`);
       if (this.broken) throw new Error(`an earlier append to ${this.path} failed; reopen the slice: ${this.broken.message}`);
-      if (rows.length === 0) return this.bytes;
-      const data = Buffer.from(csvRows(rows), 'utf8');
+      if (data.length === 0) return this.bytes;
       try {
         let offset = 0;
         while (offset < data.length) {

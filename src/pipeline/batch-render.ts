@@ -1,0 +1,104 @@
+/**
+ * A micro-batch of records through the mappings of every sink that reads it, at once: one
+ * RecordContext per record (the body parsed at most once, shared by all sinks), one CSV text
+ * per sink. Pure and thread-agnostic: the render worker runs it off the event loop, tests and
+ * replays may run it in place (actors/render).
+ */
+import { acceptsSignal, type Column, type Signal } from '../definition/model.js';
+import { compileMapping, createRecordContext, MappingError, type CompiledMapping } from './columns/index.js';
+import { csvRows } from './csv-rows.js';
+import type { IngestRecord } from './record.js';
+import type { RecordContext, TemplateEngine } from './template-engine.js';
+
+/** What one sink asks of a batch. */
+export interface RenderJob {
+  /** The columns of the sink's open file. */
+  columns: readonly Column[];
+  /** Only records with a greater offset are rendered (the sink committed the others). */
+  after: number;
+  /** The sink's signal filter (none: every signal). */
+  allowedSignals?: readonly Signal[];
+}
+
+/** What one sink gets back. */
+export interface RenderedRows {
+  /** The rows of the records written, as CSV in UTF-8 (csv-rows.ts). */
+  csv: Uint8Array;
+  /** How many records were written, and the batch indexes of the first and the last. */
+  count: number;
+  firstIndex: number;
+  lastIndex: number;
+  /** Records the mapping could not render, by batch index, with the reason. */
+  failures: { index: number; reason: string }[];
+  /** Set when the columns do not compile (a template the engine refuses): nothing was rendered. */
+  error?: string;
+}
+
+export interface BatchRecord {
+  offset: number;
+  record: IngestRecord;
+}
+
+const encoder = new TextEncoder();
+/** Compiled mappings kept (by their columns): a sink's mapping changes rarely. */
+const CACHED_MAPPINGS = 100;
+
+export class BatchRenderer {
+  private readonly mappings = new Map<string, Promise<CompiledMapping>>();
+
+  constructor(private readonly engine: TemplateEngine) {}
+
+  async render(records: readonly BatchRecord[], jobs: readonly RenderJob[]): Promise<RenderedRows[]> {
+    // Built lazily: a record no job takes is never decoded or parsed.
+    const contexts = new Array<RecordContext | undefined>(records.length);
+    const contextOf = (i: number): RecordContext => (contexts[i] ??= createRecordContext(records[i].record));
+    const out: RenderedRows[] = [];
+    for (const job of jobs) out.push(await this.renderJob(records, job, contextOf));
+    return out;
+  }
+
+  private async renderJob(records: readonly BatchRecord[], job: RenderJob, contextOf: (i: number) => RecordContext): Promise<RenderedRows> {
+    const result: RenderedRows = { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [] };
+    let mapping: CompiledMapping;
+    try {
+      mapping = await this.mapping(job.columns);
+    } catch (err) {
+      return { ...result, error: err instanceof Error ? err.message : String(err) };
+    }
+    const chosen: number[] = [];
+    for (let i = 0; i < records.length; i++) {
+      if (records[i].offset <= job.after) continue;
+      if (job.allowedSignals && !acceptsSignal(job, records[i].record.signal)) continue;
+      chosen.push(i);
+    }
+    if (chosen.length === 0) return result;
+    const rendered = await mapping.renderMany(chosen.map(contextOf));
+    const rows: string[][] = [];
+    rendered.forEach((row, k) => {
+      const index = chosen[k];
+      if (row instanceof MappingError) {
+        result.failures.push({ index, reason: row.message });
+        return;
+      }
+      rows.push(row);
+      if (result.firstIndex < 0) result.firstIndex = index;
+      result.lastIndex = index;
+    });
+    result.count = rows.length;
+    result.csv = encoder.encode(csvRows(rows));
+    return result;
+  }
+
+  private mapping(columns: readonly Column[]): Promise<CompiledMapping> {
+    const key = JSON.stringify(columns);
+    let hit = this.mappings.get(key);
+    if (!hit) {
+      hit = compileMapping(columns, this.engine);
+      // A failed compile is not kept: the next batch tries again.
+      hit.catch(() => this.mappings.delete(key));
+      this.mappings.set(key, hit);
+      if (this.mappings.size > CACHED_MAPPINGS) this.mappings.delete(this.mappings.keys().next().value!);
+    }
+    return hit;
+  }
+}

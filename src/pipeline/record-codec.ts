@@ -1,0 +1,55 @@
+import type { Signal } from '../definition/model.js';
+import type { IngestRecord } from './record.js';
+
+/**
+ * The binary form of a record: the embedded event log's value, and what the render worker gets
+ * (records cross threads as one buffer of these, not as cloned objects).
+ *
+ * Layout (little endian): u8 format version, f64 receivedAt (epoch ms), u8 signal code, u16 ip
+ * length, ip (utf8), u32 headers length, headers (JSON), body (the rest).
+ */
+const FORMAT_VERSION = 1;
+/** Fixed part of an encoded record: version, receivedAt, signal, ip length, headers length. */
+const FIXED_HEADER = 1 + 8 + 1 + 2 + 4;
+const SIGNAL_CODES: Record<string, number> = { '': 0, logs: 1, metrics: 2, traces: 3 };
+const SIGNALS_BY_CODE: (Signal | '')[] = ['', 'logs', 'metrics', 'traces'];
+
+export function encodeRecord(record: IngestRecord): Buffer {
+  const headers = JSON.stringify(record.headers);
+  const ipLength = Buffer.byteLength(record.ip);
+  const headersLength = Buffer.byteLength(headers);
+  const out = Buffer.allocUnsafe(FIXED_HEADER + ipLength + headersLength + record.body.length);
+  out[0] = FORMAT_VERSION;
+  out.writeDoubleLE(record.receivedAt.getTime(), 1);
+  out[9] = SIGNAL_CODES[record.signal] ?? 0;
+  out.writeUInt16LE(ipLength, 10);
+  let pos = 12 + out.write(record.ip, 12, 'utf8');
+  out.writeUInt32LE(headersLength, pos);
+  pos += 4;
+  pos += out.write(headers, pos, 'utf8');
+  record.body.copy(out, pos);
+  return out;
+}
+
+/** Decodes the first `size` bytes (default: all); the body is copied, so `bytes` may be reused afterwards. */
+export function decodeRecord(bytes: Uint8Array, size?: unknown): IngestRecord {
+  const length = typeof size === 'number' ? size : bytes.length;
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, length);
+  if (b[0] !== FORMAT_VERSION) throw new Error(`event log: unknown record format ${b[0]}`);
+  const receivedAt = new Date(b.readDoubleLE(1));
+  const signal = SIGNALS_BY_CODE[b[9]] ?? '';
+  const ipLength = b.readUInt16LE(10);
+  const ip = b.toString('utf8', 12, 12 + ipLength);
+  let pos = 12 + ipLength;
+  const headersLength = b.readUInt32LE(pos);
+  pos += 4;
+  const headers = JSON.parse(b.toString('utf8', pos, pos + headersLength)) as Record<string, string>;
+  pos += headersLength;
+  const body = Buffer.from(b.subarray(pos, length));
+  return { receivedAt, ip, headers, body, signal };
+}
+
+/** Receive time (epoch ms) of an encoded record, without decoding the rest. */
+export function encodedReceivedAt(bytes: Uint8Array): number {
+  return new DataView(bytes.buffer, bytes.byteOffset + 1, 8).getFloat64(0, true);
+}
