@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
 import { TableService, parseBucketId, parseTableId, validateColumns } from '../../src/storage/tables.js';
 import { ApiError } from '../../src/api/errors.js';
+import { csvRows } from '../../src/pipeline/csv-rows.js';
 
 /** The ApiError a promise or function rejects with (fails the test when it does not). */
 async function apiError(run: () => unknown): Promise<ApiError> {
@@ -175,6 +176,15 @@ describe('TableService on a DuckDB file', () => {
     expect(await target.rowCount('in.c-b.t')).toBe(4);
     writeFileSync(bad, '"5","x"\n');
     expect(await tables.importCsv('in.c-b.t', bad, { importId: 'file-2' })).toEqual({ inserted: 1, duplicate: false });
+  });
+
+  it('importCsv keeps carriage returns inside values, as the slices write them', async () => {
+    await tables.ensureTable('in.c-b.cr', ['id', 'body'], {});
+    const file = join(dir, 'cr.csv');
+    const rows = [['1', 'a\rb'], ['2', 'windows\r\nline'], ['3', 'ends\r'], ['4', 'plain']];
+    writeFileSync(file, csvRows(rows));
+    expect(await tables.importCsv('in.c-b.cr', file, { importId: 'cr' })).toEqual({ inserted: 4, duplicate: false });
+    expect((await tables.preview('in.c-b.cr', 100)).rows).toEqual(rows);
   });
 
   it('importCsv loads a list of plain and gzipped files in one transaction', async () => {
