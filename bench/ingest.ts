@@ -39,7 +39,18 @@ import { apiCall, freePort, median, round2, ServerProcess, waitTask, serveNodeFl
  * precision; and how many records had reached the sink's local slice when the load stopped
  * (mapping runs behind ingestion, e.g. with templates).
  *
- * `npm run bench -- ingest [--kafka] [--duration 10] [--warmup 2] [--connections 50] [--rounds 3]`
+ * With `--floors` the cases show what the parts of the path cost, each a step further than the
+ * one before, all against the same bare baseline:
+ *
+ *  - bareLmdb:    the bare app plus one put per request into an LMDB environment opened as the
+ *                 embedded log opens its own (synced commits), answered 202 without waiting
+ *  - bareFile:    the bare app plus the body appended to a plain file, one write per event-loop
+ *                 turn and one fdatasync at a time (a group commit), answered 202
+ *  - sourceOnly:  Sluice, a source without sinks, sync.wait=false: the ingestion route and the
+ *                 embedded log, no mapping
+ *  - syncFalse:   as in the default cases
+ *
+ * `npm run bench -- ingest [--kafka | --floors] [--duration 10] [--warmup 2] [--connections 50] [--rounds 3]`
  */
 export async function ingestBench(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string, dflt: number): number => {
@@ -58,9 +69,10 @@ export async function ingestBench(args: string[]): Promise<Record<string, unknow
   if (!existsSync(main)) throw new Error('dist/main.js is missing: run "npm run build" first.');
 
   if (!args.includes('--kafka')) {
-    printHeader(DEFAULT_MODE, rounds, settings);
-    const { runs, problems } = await runRounds(DEFAULT_MODE, rounds, (c) => runCase(c, main, settings));
-    return results(DEFAULT_MODE, runs, problems, rounds, settings);
+    const mode = args.includes('--floors') ? FLOORS_MODE : DEFAULT_MODE;
+    printHeader(mode, rounds, settings);
+    const { runs, problems } = await runRounds(mode, rounds, (c) => runCase(c, main, settings));
+    return results(mode, runs, problems, rounds, settings);
   }
 
   const broker = await startBenchBroker(main);
@@ -140,7 +152,7 @@ function results(mode: Mode, runs: Record<string, RunResult[]>, problems: string
     loadgenCpuPct: med(c.name, 'loadgenCpuPct'),
     ...(c.kafka ? { brokerCpuPct: med(c.name, 'brokerCpuPct') } : {}),
     otherCpuPct: med(c.name, 'otherCpuPct'),
-    ...(c.syncWait === undefined ? {} : { sinkRecordsFraction: round2(median(runs[c.name].map((r) => (r.sinkRecords ?? 0) / r.accepted))) }),
+    ...(!c.columns ? {} : { sinkRecordsFraction: round2(median(runs[c.name].map((r) => (r.sinkRecords ?? 0) / r.accepted))) }),
     perRound: runs[c.name].map((r) => round2(r.eventsPerSec)),
   });
   const ok = problems.length === 0;
@@ -179,9 +191,12 @@ interface Case {
   name: string;
   /** The status every answer must have. */
   expectStatus: 200 | 202;
-  /** Undefined for the bare endpoint. */
+  /** Undefined for the bare endpoints. */
   syncWait?: boolean;
+  /** The sink's columns; a Sluice case without them has a source and no sink. */
   columns?: Record<string, unknown>[];
+  /** A bare endpoint other than BARE_SERVER: a fastify app as code for `node -e` (its folder in env DIR). */
+  script?: string;
   /** The server's event log is the bench's Kafka broker (see kafkaServer) instead of the embedded one. */
   kafka?: boolean;
 }
@@ -257,6 +272,17 @@ const DEFAULT_MODE: Mode = {
   ],
 };
 
+const FLOORS_MODE: Mode = {
+  baseline: 'bare',
+  cases: [
+    { name: 'bare', expectStatus: 200 },
+    { name: 'bareLmdb', expectStatus: 202, script: bareWith('lmdb') },
+    { name: 'bareFile', expectStatus: 202, script: bareWith('file') },
+    { name: 'sourceOnly', expectStatus: 202, syncWait: false },
+    { name: 'syncFalse', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS },
+  ],
+};
+
 const KAFKA_MODE: Mode = {
   baseline: 'embedded',
   cases: [
@@ -277,17 +303,55 @@ app.post('/', async (req, reply) => {
 app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 `;
 
+/**
+ * The bare app that also keeps each body (see FLOORS_MODE): in LMDB, one put per request with
+ * the embedded log's environment options, or appended to a file per event-loop turn with one
+ * fdatasync in flight. Both answer before the write is durable, as sync.wait=false does.
+ */
+function bareWith(store: 'lmdb' | 'file'): string {
+  const keep =
+    store === 'lmdb'
+      ? `
+const root = require('lmdb').open({ path: process.env.DIR + '/log', overlappingSync: false, noSync: false, compression: false, pageSize: 16384, maxDbs: 2 });
+const db = root.openDB('t/bench', { encoding: 'binary' });
+let offset = 0;
+const keep = (body) => { db.put(++offset, body, { append: true }).catch(() => undefined); };`
+      : `
+const fs = require('node:fs');
+const fd = fs.openSync(process.env.DIR + '/log', 'a');
+let pending = [], syncing = false, again = false;
+const sync = () => { if (syncing) { again = true; return; } syncing = true; again = false; fs.fdatasync(fd, () => { syncing = false; if (again) sync(); }); };
+const keep = (body) => {
+  pending.push(body);
+  if (pending.length === 1) setImmediate(() => { const data = Buffer.concat(pending); pending = []; fs.write(fd, data, () => sync()); });
+};`;
+  return `${keep}
+const app = require('fastify')({ logger: false });
+app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+  try { JSON.parse(body); done(null, body); } catch (err) { done(err); }
+});
+app.get('/health-check', async () => 'OK');
+app.post('/', async (req, reply) => {
+  keep(req.body);
+  return reply.code(202).type('text/plain; charset=utf-8').send('OK');
+});
+app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
+`;
+}
+
 const TOKEN = 'bench';
 const CLK_TCK = clockTicks();
 
 async function runCase(c: Case, main: string, settings: LoadSettings, extras: ServerExtras = {}): Promise<RunResult> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const dir = c.syncWait === undefined ? undefined : mkdtempSync(join(tmpdir(), 'sluice-bench-ingest-'));
+  const bare = c.syncWait === undefined;
+  const dir = bare && !c.script ? undefined : mkdtempSync(join(tmpdir(), 'sluice-bench-ingest-'));
   const server = new ServerProcess(
-    [...serveNodeFlags(), ...(c.syncWait === undefined ? ['-e', BARE_SERVER] : [main, 'serve'])],
+    [...serveNodeFlags(), ...(bare ? ['-e', c.script ?? BARE_SERVER] : [main, 'serve'])],
     {
       PORT: String(port),
+      DIR: dir ?? '',
       SLUICE_PORT: String(port),
       SLUICE_HOST: '127.0.0.1',
       SLUICE_DATA_DIR: dir ?? '',
@@ -299,7 +363,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
   const problems: string[] = [];
   try {
     await server.ready(base);
-    const path = c.syncWait === undefined ? '/' : await setUpSource(base, c);
+    const path = bare ? '/' : await setUpSource(base, c);
     const url = base + path;
 
     // One probe request, to fail early with a readable answer.
@@ -331,7 +395,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
     const accepted = 1 + (statusCodesOf(warm)[String(c.expectStatus)] ?? 0) + good;
 
     let sinkRecords: number | undefined;
-    if (c.syncWait !== undefined) {
+    if (c.columns) {
       const stats = (await apiCall(base, TOKEN, 'GET', '/v1/branches/default/sources/bench/sinks/bench/statistics/total')) as { total?: { recordsCount?: number } };
       sinkRecords = stats.total?.recordsCount ?? 0;
     }
@@ -363,10 +427,10 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
     const stopped = await server.stop(15_000);
     const stopMs = performance.now() - started;
     if (!stopped) process.stdout.write(`  ${c.name}: the server did not stop within 15 s of SIGTERM and was killed\n`);
-    else if (server.exitCode !== 0 && server.exitSignal !== 'SIGTERM' && c.syncWait !== undefined) {
+    else if (server.exitCode !== 0 && server.exitSignal !== 'SIGTERM' && !bare) {
       process.stdout.write(`  ${c.name}: the server stopped with ${server.describeExit()}\n`);
     }
-    if (c.syncWait !== undefined) process.stdout.write(`  ${c.name}: graceful stop took ${fmt(stopMs, 0)} ms\n`);
+    if (!bare) process.stdout.write(`  ${c.name}: graceful stop took ${fmt(stopMs, 0)} ms\n`);
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -450,6 +514,12 @@ function kafkaServer(broker: BenchBroker, topicPrefix: string): ServerExtras {
 async function setUpSource(base: string, c: Case): Promise<string> {
   const sources = '/v1/branches/default/sources';
   await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'POST', sources, { sourceId: 'bench', name: 'bench', type: 'http' }));
+  const setting = { settings: [{ key: 'storage.level.local.encoding.sync.wait', value: c.syncWait }] };
+  if (!c.columns) {
+    // No sink: the source's own setting decides whether answers wait for durability.
+    await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'PATCH', `${sources}/bench/settings`, setting));
+    return ingestionPath(base);
+  }
   const sink = {
     sinkId: 'bench',
     name: 'bench',
@@ -457,9 +527,12 @@ async function setUpSource(base: string, c: Case): Promise<string> {
     table: { type: 'keboola', tableId: 'in.c-bench.events', mapping: { columns: c.columns } },
   };
   await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'POST', `${sources}/bench/sinks`, sink));
-  const setting = { settings: [{ key: 'storage.level.local.encoding.sync.wait', value: c.syncWait }] };
   await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'PATCH', `${sources}/bench/sinks/bench/settings`, setting));
-  const source = (await apiCall(base, TOKEN, 'GET', `${sources}/bench`)) as { http?: { url?: string } };
+  return ingestionPath(base);
+}
+
+async function ingestionPath(base: string): Promise<string> {
+  const source = (await apiCall(base, TOKEN, 'GET', '/v1/branches/default/sources/bench')) as { http?: { url?: string } };
   if (!source.http?.url) throw new Error(`source has no http.url: ${JSON.stringify(source)}`);
   // The URL's host is the public one; the path is what this server routes.
   return new URL(source.http.url).pathname;
