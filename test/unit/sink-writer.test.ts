@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InThreadRenderer } from '../../src/actors/render/renderer.js';
+import { SinkWriter } from '../../src/actors/sink-writer.js';
+import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import type { Column, Sink, Source } from '../../src/definition/model.js';
+import { createLogger } from '../../src/logger.js';
+import { LevelRepository } from '../../src/storage/levels/repository.js';
+import { MappingFailures } from '../../src/storage/mapping-failures.js';
+
+const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+const key = { branchId: 1, sourceId: 'src', sinkId: 'snk' };
+const version = (n: number) => ({ number: n, hash: `h${n}`, description: '', at: new Date(T0).toISOString(), by: { type: 'user' } });
+const source = { ...key, projectId: 1, name: 'src', description: '', type: 'http', secret: 's', version: version(1) } as unknown as Source;
+const sinkWith = (columns: Column[], n: number) =>
+  ({ ...key, projectId: 1, name: 'snk', description: '', type: 'table', table: { type: 'keboola', tableId: 'in.c-b.t', mapping: { columns } }, version: version(n) }) as unknown as Sink;
+
+const ID: Column[] = [{ type: 'path', name: 'id', path: 'id' }];
+const ID_AND_NAME: Column[] = [...ID, { type: 'path', name: 'name', path: 'name', rawString: true }];
+const batch: LoggedRecord[] = [1, 2, 3].map((n) => ({
+  offset: n,
+  record: { receivedAt: new Date(T0 + n), ip: '10.0.0.1', headers: { 'Content-Type': 'application/json' }, body: Buffer.from(JSON.stringify({ id: n, name: `n${n}` })), signal: '' },
+}));
+
+let dir: string;
+let store: LmdbMetadataStore;
+let writer: SinkWriter;
+const renderer = new InThreadRenderer(new SluiceTemplateEngine());
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-sink-writer-'));
+  store = new LmdbMetadataStore(join(dir, 'metadata'));
+});
+
+afterEach(async () => {
+  await writer?.stop();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function start(sink: Sink): { levels: LevelRepository } {
+  const levels = new LevelRepository(store);
+  writer = new SinkWriter(sink, source, 0, {
+    store, levels, failures: new MappingFailures(store), renderer, dataDir: dir, logger: createLogger('silent'),
+    limits: { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 },
+  });
+  return { levels };
+}
+
+const sliceText = (levels: LevelRepository) => readFileSync(join(dir, levels.writingSlice(key)!.localPath), 'utf8');
+
+describe('SinkWriter', () => {
+  it('writes the rows rendered for the job it gave, and commits the offsets they cover', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const job = await writer.prepare();
+    expect(job).toMatchObject({ columns: ID, after: 0, file: levels.writingFile(key)!.openedAt });
+    // Rows as the router hands them: written as they are, not rendered again.
+    const rendered = { csv: Buffer.from('x\ny\n'), count: 2, firstIndex: 0, lastIndex: 2, failures: [{ index: 1, reason: 'nope' }] };
+    await writer.deliver(batch, rendered, job, 3);
+    expect(sliceText(levels)).toBe('x\ny\n');
+    expect(levels.writingSlice(key)).toMatchObject({ recordsCount: 2, firstRecordAt: new Date(T0 + 1).toISOString(), lastRecordAt: new Date(T0 + 3).toISOString() });
+    expect(writer.committedOffset).toBe(3);
+    expect(new MappingFailures(store).all(key).map((f) => [f.offset, f.reason])).toEqual([[2, 'nope']]);
+  });
+
+  it('renders the batch again when the file rotated after the router asked (the rows must fit the new columns)', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const job = await writer.prepare();
+    const [stale] = await renderer.render(batch, [job]);
+    expect(Buffer.from(stale.csv).toString()).toBe('1\n2\n3\n');
+    // The mapping changes before the batch arrives: the file rotates to the new columns.
+    writer.send({ type: 'reload', sink: sinkWith(ID_AND_NAME, 2), source } as never);
+    await writer.deliver(batch, stale, job, 3);
+    const file = levels.writingFile(key)!;
+    expect(file.openedAt).not.toBe(job.file);
+    expect(file.columns).toEqual(ID_AND_NAME);
+    expect(sliceText(levels)).toBe('1,n1\n2,n2\n3,n3\n');
+    expect(writer.committedOffset).toBe(3);
+  });
+
+  it('fails the batch (to be retried) when the columns of its file do not compile', async () => {
+    start(sinkWith([{ type: 'template', name: 't', template: { language: 'jsonnet', content: '{' } }], 1));
+    const job = await writer.prepare();
+    const [rendered] = await renderer.render(batch, [job]);
+    expect(rendered.error).toBeDefined();
+    await expect(writer.deliver(batch, rendered, job, 3)).rejects.toThrow(/do not compile/);
+    expect(writer.committedOffset).toBe(0);
+  });
+});
