@@ -41,6 +41,8 @@ export interface Config {
   checkIntervalMs: number;
   /** Sinks render rows on a worker thread (default); false renders on the event loop. */
   renderThread: boolean;
+  /** The common ingestion request is served before fastify routes it (default); false: every request through fastify. */
+  ingestFastPath: boolean;
   /** A slice younger than this is not uploaded (reference 10 s). */
   uploadMinIntervalMs: number;
   /** A file younger than this is not imported (reference 60 s). */
@@ -174,6 +176,7 @@ export const OPTIONS: Option[] = [
   { flag: '--log-min-free-disk', env: 'SLUICE_LOG_MIN_FREE_DISK', key: 'logMinFreeDiskBytes', parse: bytes('log min free disk'), help: 'ingestion answers 503 below this free disk space (default 256MB)' },
   { flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked (default 1s)' },
   { flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion (default); off: on the event loop' },
+  { flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it (default); off: every request through fastify' },
   { flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (default 10s)' },
   { flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (default 60s)' },
   { flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (default 2m)' },
@@ -226,6 +229,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logMinFreeDiskBytes: (raw.logMinFreeDiskBytes as number | undefined) ?? 256 * 1024 ** 2,
     checkIntervalMs: (raw.checkIntervalMs as number | undefined) ?? 1000,
     renderThread: (raw.renderThread as boolean | undefined) ?? true,
+    ingestFastPath: (raw.ingestFastPath as boolean | undefined) ?? true,
     uploadMinIntervalMs: (raw.uploadMinIntervalMs as number | undefined) ?? 10_000,
     importMinIntervalMs: (raw.importMinIntervalMs as number | undefined) ?? 60_000,
     retryBaseMs: (raw.retryBaseMs as number | undefined) ?? 120_000,

@@ -1,4 +1,6 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createIngestFastPath, type IngestFastPath } from './ingest/fast-path.js';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.js';
 import { streamApi } from './stream/index.js';
@@ -15,8 +17,11 @@ import { answerWritesWhenSettled } from './settled-writes.js';
  * schemas, hooks and error envelope. Unknown routes answer in the Stream API envelope.
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
+  const fastPath = services.config.roles.has('ingest') ? ingestFastPath(services) : undefined;
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
+    // The common ingestion request is answered before fastify routes it (ingest/fast-path.ts).
+    serverFactory: (handler) => httpServer((req, res) => (fastPath?.(req, res) ? undefined : handler(req, res))),
     bodyLimit: 4 * 1024 * 1024,
     // Path params may be percent-encoded ids; task ids contain slashes (wildcard route).
     routerOptions: { maxParamLength: 1000 },
@@ -57,6 +62,27 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
   app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
   return app;
+}
+
+/** An HTTP server set up as fastify sets up its own (its serverFactory option skips that). */
+function httpServer(listener: RequestListener): Server {
+  const server = createServer(listener);
+  server.keepAliveTimeout = 72_000;
+  server.requestTimeout = 0;
+  server.setTimeout(0);
+  return server;
+}
+
+function ingestFastPath(services: Services): IngestFastPath | undefined {
+  if (services.config.ingestFastPath === false) return undefined;
+  return createIngestFastPath({
+    eventLog: services.eventLog,
+    sources: services.ingestSources,
+    projectId: services.config.projectId,
+    maxBodyBytes: services.config.maxBodyBytes,
+    isShuttingDown: services.isShuttingDown,
+    log: services.logger,
+  });
 }
 
 /** The ingestion endpoints: HTTP records and connector batches, and OTLP. */

@@ -10,4 +10,11 @@ describe('sluice serve options', () => {
     expect(() => loadConfig(['--render-thread', 'maybe'], {})).toThrow(ConfigError);
     expect(() => loadConfig(['--render-thread', 'maybe'], {})).toThrow('render thread must be on or off, got "maybe".');
   });
+
+  it('serve plain ingestion requests before fastify unless told otherwise', () => {
+    expect(loadConfig([], {}).ingestFastPath).toBe(true);
+    expect(loadConfig(['--ingest-fast-path', 'off'], {}).ingestFastPath).toBe(false);
+    expect(loadConfig([], { SLUICE_INGEST_FAST_PATH: '0' }).ingestFastPath).toBe(false);
+    expect(() => loadConfig([], { SLUICE_INGEST_FAST_PATH: 'sometimes' })).toThrow('ingest fast path must be on or off, got "sometimes".');
+  });
 });

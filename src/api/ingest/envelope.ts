@@ -28,8 +28,9 @@ export function formatByteLimit(bytes: number): string {
   return `${bytes}B`;
 }
 
-function exceptionId(req: FastifyRequest): string {
-  return `sluice-stream-in-${req.id}-${randomBytes(4).toString('hex')}`;
+/** `requestId`: fastify's request id, or any id of the request (the fast path's). */
+export function exceptionId(requestId: string): string {
+  return `sluice-stream-in-${requestId}-${randomBytes(4).toString('hex')}`;
 }
 
 /** Renders any error of an ingestion request in the Stream envelope with the `stream.in.` prefix. */
@@ -37,7 +38,7 @@ export function renderIngestError(err: unknown, req: FastifyRequest, reply: Fast
   const apiErr = toApiError(err, maxBodyBytes);
   const body: Record<string, unknown> = { statusCode: apiErr.statusCode, error: PREFIX + apiErr.code, message: apiErr.message };
   if (apiErr.statusCode >= 500) {
-    const id = exceptionId(req);
+    const id = exceptionId(req.id);
     body.exceptionId = id;
     if (apiErr.statusCode === 503) {
       reply.header('retry-after', '1');
@@ -107,14 +108,14 @@ export function successResult(projectId: number, target: IngestTarget, statusCod
 }
 
 /** The answer when the log refused the record (full, or the durable write failed): 503, nothing acknowledged. */
-export function logFullResult(req: FastifyRequest, projectId: number, target: IngestTarget): IngestResult {
+export function logFullResult(requestId: string, projectId: number, target: IngestTarget): IngestResult {
   const n = target.enabledSinks.length;
   const error = PREFIX + 'logFull';
   return {
     statusCode: 503,
     error,
     message: LOG_FULL,
-    exceptionId: exceptionId(req),
+    exceptionId: exceptionId(requestId),
     sources: [{
       projectId,
       sourceId: target.source.sourceId,

@@ -6,13 +6,12 @@
  * the actors; this route does nothing more.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
+import type { EventLog } from '../../connectors/event-log/event-log.js';
 import type { IngestRecord } from '../../pipeline/record.js';
-import { headersFromRaw } from '../../pipeline/headers.js';
-import { normalizeIp } from '../../pipeline/columns/ip.js';
+import { appendToLog, httpRecord } from './append.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from './sources.js';
-import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, secretMatches } from './admission.js';
+import { CORS_PREFLIGHT, OWN_CORS, secretMatches } from './admission.js';
 import { batchResult, logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
 import { splitBatch } from '../../connectors/http-batch/split.js';
 
@@ -85,51 +84,16 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     return target;
   };
 
-  /**
-   * Appends the records to the source's topic as one batch: the acknowledgement point.
-   * Resolves to 200 (durable), 202 (sync.wait=false: answered before durability) or 503 (the
-   * log refused them; nothing is acknowledged).
-   */
-  const appendRecords = async (req: FastifyRequest, target: IngestTarget, records: IngestRecord[]): Promise<200 | 202 | 503> => {
-    const { sourceId, branchId } = target.source;
-    let appended: AppendResult;
-    try {
-      appended = eventLog.append(sourceTopic(projectId, branchId, sourceId), records);
-    } catch (err) {
-      if (err instanceof EventLogFullError) {
-        req.log.warn({ sourceId, records: records.length }, 'event log full, records refused');
-        return 503;
-      }
-      throw err;
-    }
-    if (!needsSyncWait(target)) {
-      // Answered before the write is durable (sync.wait=false): a later failure is only logged.
-      appended.durable.catch((err: unknown) => req.log.error({ err, sourceId, offset: appended.firstOffset }, 'records acknowledged with 202 were not made durable'));
-      return 202;
-    }
-    try {
-      await appended.durable;
-    } catch (err) {
-      req.log.warn({ err, sourceId }, 'durable write of the records failed, records refused');
-      return 503;
-    }
-    return 200;
-  };
+  const appendRecords = (req: FastifyRequest, target: IngestTarget, records: IngestRecord[]) => appendToLog(eventLog, projectId, target, records, req.log);
 
-  const recordOf = (req: FastifyRequest, receivedAt: Date, body: Buffer): IngestRecord => ({
-    receivedAt,
-    ip: normalizeIp(req.socket.remoteAddress) ?? '',
-    headers: headersFromRaw(req.raw.rawHeaders),
-    body,
-    signal: '',
-  });
+  const recordOf = (req: FastifyRequest, receivedAt: Date, body: Buffer): IngestRecord => httpRecord(req.raw, receivedAt, body);
 
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret', { config: OWN_CORS, bodyLimit: maxBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const status = await appendRecords(req, target, [recordOf(req, new Date(), body)]);
     const verbose = isVerbose(req);
-    if (status === 503) return answer(reply, logFullResult(req, projectId, target), verbose);
+    if (status === 503) return answer(reply, logFullResult(req.id, projectId, target), verbose);
     return answer(reply, successResult(projectId, target, status), verbose);
   });
 
@@ -151,7 +115,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     const status = await appendRecords(req, target, batch.records.map((r) => recordOf(req, receivedAt, r.body)));
     if (status === 503) {
       reply.header('retry-after', '1');
-      return reply.code(503).type('application/json; charset=utf-8').send(logFullResult(req, projectId, target));
+      return reply.code(503).type('application/json; charset=utf-8').send(logFullResult(req.id, projectId, target));
     }
     return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));
   });
