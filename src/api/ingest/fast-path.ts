@@ -35,6 +35,7 @@ const PREFIX = '/stream/';
 const PROJECT_ID = /^-?\d+$/;
 const SERVER = 'Sluice/Stream/HTTPSource';
 const OK = Buffer.from('OK');
+const ignore = (): void => undefined;
 
 export function createIngestFastPath(options: IngestFastPathOptions): IngestFastPath {
   const { eventLog, sources, projectId, maxBodyBytes, isShuttingDown, log } = options;
@@ -101,7 +102,9 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
         },
       );
     });
-    // An aborted request (the client went away mid-body) is never appended: 'end' does not come.
+    // An aborted request (the client went away mid-body) is never appended: 'end' does not
+    // come, and its 'error' (ECONNRESET) concerns nobody else.
+    req.on('error', ignore);
     return true;
   };
 }
