@@ -401,6 +401,23 @@ describe.each([
       expect(log.records(topic('orders')).length).toBe(before);
     });
 
+    it('answers 500 genericError with an exception id when the log fails unexpectedly, and goes on', async () => {
+      const append = log.append.bind(log);
+      log.append = () => {
+        throw new Error('disk on fire');
+      };
+      try {
+        const res = await post(url('fast'));
+        expect(res.status).toBe(500);
+        expect(res.json).toMatchObject({ statusCode: 500, error: 'stream.in.genericError' });
+        expect(res.json.message).toMatch(/^Application error\. Please contact our support with exception id \(sluice-stream-in-.+\) attached\.$/);
+        expect(res.json.message).toContain(res.json.exceptionId);
+      } finally {
+        log.append = append;
+      }
+      expect((await post(url('fast'))).status).toBe(202);
+    });
+
     it('answers 503 shutdown while the node stops', async () => {
       shuttingDown = true;
       const before = log.records(topic('orders')).length;

@@ -22,10 +22,12 @@ export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer)
 }
 
 /**
- * Resolves to 200 (durable), 202 (sync.wait=false: answered before durability) or 503 (the log
- * refused the records; nothing is acknowledged).
+ * 202 at once when nobody waits for durability (sync.wait=false), 503 at once when the log
+ * refuses the records (nothing is acknowledged), else a promise of 200 (durable) or 503. The
+ * answer that needs no wait comes synchronously: at full load every promise hop per request
+ * counts.
  */
-export async function appendToLog(eventLog: EventLog, projectId: number, target: IngestTarget, records: IngestRecord[], log: AppendLog): Promise<200 | 202 | 503> {
+export function appendToLog(eventLog: EventLog, projectId: number, target: IngestTarget, records: IngestRecord[], log: AppendLog): 202 | 503 | Promise<200 | 503> {
   const { sourceId, branchId } = target.source;
   let appended: AppendResult;
   try {
@@ -42,11 +44,11 @@ export async function appendToLog(eventLog: EventLog, projectId: number, target:
     appended.durable.catch((err: unknown) => log.error({ err, sourceId, offset: appended.firstOffset }, 'records acknowledged with 202 were not made durable'));
     return 202;
   }
-  try {
-    await appended.durable;
-  } catch (err) {
-    log.warn({ err, sourceId }, 'durable write of the records failed, records refused');
-    return 503;
-  }
-  return 200;
+  return appended.durable.then(
+    () => 200 as const,
+    (err: unknown) => {
+      log.warn({ err, sourceId }, 'durable write of the records failed, records refused');
+      return 503 as const;
+    },
+  );
 }

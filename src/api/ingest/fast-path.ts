@@ -75,6 +75,17 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     res.end(OK);
   };
 
+  /** As the route's error handler answers an unexpected failure. */
+  const failed = (res: ServerResponse, err: unknown, requestId: string): void => {
+    const id = exceptionId(requestId);
+    log.error({ err, exceptionId: id }, 'ingestion failed');
+    if (res.destroyed) return;
+    const message = `Application error. Please contact our support with exception id (${id}) attached.`;
+    const body = JSON.stringify({ statusCode: 500, error: 'stream.in.genericError', message, exceptionId: id });
+    res.writeHead(500, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
   return (req, res) => {
     const target = targetOf(req);
     if (!target) return false;
@@ -88,19 +99,14 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     req.on('end', () => {
       // The client sent what Content-Length announced (the HTTP parser holds it to that).
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      appendToLog(eventLog, projectId, target, [httpRecord(req, new Date(), body)], log).then(
-        (status) => answer(res, status, target, requestId),
-        (err: unknown) => {
-          // As the route's error handler answers an unexpected failure.
-          const id = exceptionId(requestId);
-          log.error({ err, exceptionId: id }, 'ingestion failed');
-          if (res.destroyed) return;
-          const message = `Application error. Please contact our support with exception id (${id}) attached.`;
-          const body = JSON.stringify({ statusCode: 500, error: 'stream.in.genericError', message, exceptionId: id });
-          res.writeHead(500, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-          res.end(body);
-        },
-      );
+      let status: 202 | 503 | Promise<200 | 503>;
+      try {
+        status = appendToLog(eventLog, projectId, target, [httpRecord(req, new Date(), body)], log);
+      } catch (err) {
+        return failed(res, err, requestId);
+      }
+      if (typeof status === 'number') answer(res, status, target, requestId);
+      else status.then((s) => answer(res, s, target, requestId), (err: unknown) => failed(res, err, requestId));
     });
     // An aborted request (the client went away mid-body) is never appended: 'end' does not
     // come, and its 'error' (ECONNRESET) concerns nobody else.
