@@ -58,6 +58,12 @@ export interface WriteOptions {
    */
   importId?: string;
   /**
+   * importCsv: every row of the files ends with "\n" (Sluice's own slices). The reader then
+   * takes a carriage return in a quoted value as data; left to detect the line ends itself (as
+   * for component output, which may end rows with "\r\n"), it refuses such a value.
+   */
+  newlineOnly?: boolean;
+  /**
    * The columns the caller expects the table to have, in order. When set, the write fails and
    * changes nothing unless the table's columns are exactly these (the table was changed since
    * the data was mapped).

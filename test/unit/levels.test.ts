@@ -390,13 +390,13 @@ describe('import into the table', () => {
 
   it('loads all slices of a file in one import, once', async () => {
     await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
-    const { repo, file, slices } = await stagedFile([[['1', 'a']], [], [['2', 'multi\nline'], ['3', null]]]);
+    const { repo, file, slices } = await stagedFile([[['1', 'a\rb']], [], [['2', 'multi\nline'], ['3', null]]]);
     expect(slices).toHaveLength(3);
 
     const result = await importFile(tables, dir, file, slices);
     expect(result).toEqual({ importId: '456/my-source/my-sink/2000-01-01T02:00:00.000Z', inserted: 3, duplicate: false, skipped: false });
     expect(result.importId).toBe(fileImportId(file));
-    expect((await tables.preview('in.c-b.t', 10)).rows).toEqual([['1', 'a'], ['2', 'multi\nline'], ['3', '']]);
+    expect((await tables.preview('in.c-b.t', 10)).rows).toEqual([['1', 'a\rb'], ['2', 'multi\nline'], ['3', '']]);
 
     // A retry (crash before `imported` was committed) changes nothing.
     expect(await importFile(tables, dir, file, slices)).toMatchObject({ inserted: 0, duplicate: true });

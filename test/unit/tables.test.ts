@@ -178,13 +178,21 @@ describe('TableService on a DuckDB file', () => {
     expect(await tables.importCsv('in.c-b.t', bad, { importId: 'file-2' })).toEqual({ inserted: 1, duplicate: false });
   });
 
-  it('importCsv keeps carriage returns inside values, as the slices write them', async () => {
+  it('importCsv keeps carriage returns inside values of files with "\\n" line ends (the slices)', async () => {
     await tables.ensureTable('in.c-b.cr', ['id', 'body'], {});
     const file = join(dir, 'cr.csv');
     const rows = [['1', 'a\rb'], ['2', 'windows\r\nline'], ['3', 'ends\r'], ['4', 'plain']];
     writeFileSync(file, csvRows(rows));
-    expect(await tables.importCsv('in.c-b.cr', file, { importId: 'cr' })).toEqual({ inserted: 4, duplicate: false });
+    expect(await tables.importCsv('in.c-b.cr', file, { importId: 'cr', newlineOnly: true })).toEqual({ inserted: 4, duplicate: false });
     expect((await tables.preview('in.c-b.cr', 100)).rows).toEqual(rows);
+  });
+
+  it('importCsv reads rows ending in "\\r\\n" too (component output), unless told the files end rows with "\\n"', async () => {
+    await tables.ensureTable('in.c-b.crlf', ['id', 'body'], {});
+    const file = join(dir, 'crlf.csv');
+    writeFileSync(file, '1,a\r\n2,"b\r\nc"\r\n');
+    expect(await tables.importCsv('in.c-b.crlf', file, { importId: 'crlf' })).toEqual({ inserted: 2, duplicate: false });
+    expect((await tables.preview('in.c-b.crlf', 100)).rows).toEqual([['1', 'a'], ['2', 'b\r\nc']]);
   });
 
   it('importCsv loads a list of plain and gzipped files in one transaction', async () => {

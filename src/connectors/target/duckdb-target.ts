@@ -227,9 +227,7 @@ export class DuckDbTarget implements Target {
       const paths = typeof path === 'string' ? [path] : [...path];
       // Positional names c0..cN keep user column names out of the read_csv options; COALESCE
       // turns the reader's NULL for an unquoted empty field into the empty string. read_csv
-      // takes a list of files and decompresses ".gz" by the file extension. Rows end with "\n"
-      // only: told so, the reader takes a carriage return in a quoted value as data (left to
-      // guess, it refuses every file that has one).
+      // takes a list of files and decompresses ".gz" by the file extension. See newlineOnly.
       const spec = columns.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
       const select = columns.map((_, i) => `COALESCE(c${i}, '')`).join(', ');
       return this.write(tableId, options, async () => {
@@ -237,7 +235,7 @@ export class DuckDbTarget implements Target {
         const result = await this.conn.run(
           `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} SELECT ${select} FROM read_csv($paths,
              header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
-             null_padding = false, new_line = '\\n', columns = {${spec}})`,
+             null_padding = false,${options.newlineOnly ? " new_line = '\\n'," : ''} columns = {${spec}})`,
           { paths: listValue(paths) },
         );
         return Number(result.rowsChanged);

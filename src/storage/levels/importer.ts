@@ -55,6 +55,7 @@ export async function importFile(tables: TableService, dataDir: string, file: Fi
   const through = Math.max(0, ...withRecords.map((s) => s.lastOffset ?? 0));
   const result = await tables.importCsv(file.tableId, paths, {
     importId,
+    newlineOnly: true,
     columns: file.columns.map((c) => c.name),
     expectedRows,
     position: through > 0 ? { stream: sinkPath(file), through } : undefined,
