@@ -129,8 +129,10 @@ describe('WorkerRenderer', () => {
     renderer = workers;
     await workers.render(batch, [{ columns: idName, after: 0 }]);
     const thread = (workers as unknown as { worker: { terminate(): Promise<number> } }).worker;
+    // Stopped before the batch is posted, so the thread can never answer it (no race with a fast render).
+    const stopping = thread.terminate();
     const inFlight = workers.render(batch, [{ columns: idName, after: 0 }]);
-    await thread.terminate();
+    await stopping;
     await expect(inFlight).rejects.toThrow(/render worker exited/);
     const [again] = await workers.render(batch, [{ columns: idName, after: 0 }]);
     expect(again.count).toBe(3);
