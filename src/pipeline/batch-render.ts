@@ -5,8 +5,9 @@
  * replays may run it in place (actors/render).
  */
 import { acceptsSignal, type Column, type Signal } from '../definition/model.js';
-import { compileMapping, createRecordContext, MappingError, type CompiledMapping } from './columns/index.js';
+import { createRecordContext, MappingError, type CompiledMapping } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
+import { MappingCache } from './mapping-cache.js';
 import type { IngestRecord } from './record.js';
 import type { RecordContext, TemplateEngine } from './template-engine.js';
 
@@ -44,9 +45,11 @@ const encoder = new TextEncoder();
 const CACHED_MAPPINGS = 100;
 
 export class BatchRenderer {
-  private readonly mappings = new Map<string, Promise<CompiledMapping>>();
+  private readonly mappings: MappingCache;
 
-  constructor(private readonly engine: TemplateEngine) {}
+  constructor(engine: TemplateEngine) {
+    this.mappings = new MappingCache(engine, CACHED_MAPPINGS);
+  }
 
   async render(records: readonly BatchRecord[], jobs: readonly RenderJob[]): Promise<RenderedRows[]> {
     // Built lazily: a record no job takes is never decoded or parsed.
@@ -61,7 +64,7 @@ export class BatchRenderer {
     const result: RenderedRows = { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [] };
     let mapping: CompiledMapping;
     try {
-      mapping = await this.mapping(job.columns);
+      mapping = await this.mappings.forColumns(job.columns);
     } catch (err) {
       return { ...result, error: err instanceof Error ? err.message : String(err) };
     }
@@ -87,18 +90,5 @@ export class BatchRenderer {
     result.count = rows.length;
     result.csv = encoder.encode(csvRows(rows));
     return result;
-  }
-
-  private mapping(columns: readonly Column[]): Promise<CompiledMapping> {
-    const key = JSON.stringify(columns);
-    let hit = this.mappings.get(key);
-    if (!hit) {
-      hit = compileMapping(columns, this.engine);
-      // A failed compile is not kept: the next batch tries again.
-      hit.catch(() => this.mappings.delete(key));
-      this.mappings.set(key, hit);
-      if (this.mappings.size > CACHED_MAPPINGS) this.mappings.delete(this.mappings.keys().next().value!);
-    }
-    return hit;
   }
 }

@@ -1,10 +1,11 @@
-import type { Sink } from '../definition/model.js';
+import type { Column, Sink } from '../definition/model.js';
 import { compileMapping, type CompiledMapping } from './columns/index.js';
 import type { TemplateEngine } from './template-engine.js';
 
 /**
- * Compiled mappings per sink version: a sink's columns are compiled once and reused for every
- * record until the sink changes (a new version has a new key). Bounded, oldest evicted first.
+ * Compiled mappings per sink version (or per list of columns): a sink's columns are compiled
+ * once and reused for every record until the sink changes (a new version has a new key).
+ * Bounded, oldest evicted first.
  */
 export class MappingCache {
   private readonly cache = new Map<string, Promise<CompiledMapping>>();
@@ -16,9 +17,18 @@ export class MappingCache {
 
   get(sink: Sink): Promise<CompiledMapping> {
     const key = `${sink.branchId}/${sink.sourceId}/${sink.sinkId}@${sink.version.number}/${sink.version.hash}`;
+    return this.cached(key, sink.table.mapping.columns);
+  }
+
+  /** The columns themselves as the key: for callers that know no sink version (a file's columns). */
+  forColumns(columns: readonly Column[]): Promise<CompiledMapping> {
+    return this.cached(JSON.stringify(columns), columns);
+  }
+
+  private cached(key: string, columns: readonly Column[]): Promise<CompiledMapping> {
     let hit = this.cache.get(key);
     if (!hit) {
-      hit = compileMapping(sink.table.mapping.columns, this.engine);
+      hit = compileMapping(columns, this.engine);
       // A failed compile is not kept: the next call tries again.
       hit.catch(() => this.cache.delete(key));
       this.cache.set(key, hit);

@@ -5,7 +5,18 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { syncWaitOf } from '../../pipeline/triggers.js';
-import type { IngestTarget } from './sources.js';
+import type { IngestSources, IngestTarget } from './sources.js';
+
+/** The `Server` header of the answers to HTTP records. */
+export const INGEST_SERVER = 'Sluice/Stream/HTTPSource';
+/** What a project id in an ingestion path must look like (anything else is a 400). */
+export const PROJECT_ID = /^-?\d+$/;
+
+/** The HTTP source with this id and secret (disabled or not), or undefined: "not found" either way. */
+export function httpSourceTarget(sources: IngestSources, sourceId: string, secret: string): IngestTarget | undefined {
+  const target = sources.lookup(sourceId);
+  return target && target.source.type === 'http' && secretMatches(secret, target.source.secret) ? target : undefined;
+}
 
 // @fastify/cors (registered globally for the management API) skips routes with `cors: false`;
 // ingestion routes answer CORS themselves, with the ingestion policy of §14.1.

@@ -28,6 +28,11 @@ export function formatByteLimit(bytes: number): string {
   return `${bytes}B`;
 }
 
+/** The message of an unexpected failure: no detail, only the id under which it was logged. */
+export function applicationErrorMessage(exceptionId: string): string {
+  return `Application error. Please contact our support with exception id (${exceptionId}) attached.`;
+}
+
 /** `requestId`: fastify's request id, or any id of the request (the fast path's). */
 export function exceptionId(requestId: string): string {
   return `sluice-stream-in-${requestId}-${randomBytes(4).toString('hex')}`;
@@ -45,7 +50,7 @@ export function renderIngestError(err: unknown, req: FastifyRequest, reply: Fast
       req.log.warn({ code: apiErr.code, exceptionId: id }, 'ingestion refused');
     } else {
       req.log.error({ err, exceptionId: id }, 'ingestion failed');
-      if (!(err instanceof ApiError)) body.message = `Application error. Please contact our support with exception id (${id}) attached.`;
+      if (!(err instanceof ApiError)) body.message = applicationErrorMessage(id);
     }
   }
   return reply.code(apiErr.statusCode).type('application/json; charset=utf-8').send(body);

@@ -14,9 +14,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
-import { secretMatches } from './admission.js';
+import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from './admission.js';
 import { appendToLog, httpRecord, type AppendLog } from './append.js';
-import { exceptionId, logFullResult } from './envelope.js';
+import { applicationErrorMessage, exceptionId, logFullResult } from './envelope.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 
 export interface IngestFastPathOptions {
@@ -32,8 +32,6 @@ export interface IngestFastPathOptions {
 export type IngestFastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 const PREFIX = '/stream/';
-const PROJECT_ID = /^-?\d+$/;
-const SERVER = 'Sluice/Stream/HTTPSource';
 const OK = Buffer.from('OK');
 const ignore = (): void => undefined;
 
@@ -50,8 +48,8 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     if (parts.length !== 5) return undefined;
     const [, , project, sourceId, secret] = parts;
     if (!PROJECT_ID.test(project) || Number(project) !== projectId || isShuttingDown()) return undefined;
-    const target = sources.lookup(sourceId);
-    if (!target || target.source.type !== 'http' || target.source.disabled || !secretMatches(secret, target.source.secret)) return undefined;
+    const target = httpSourceTarget(sources, sourceId, secret);
+    if (!target || target.source.disabled) return undefined;
     const length = req.headers['content-length'];
     if (length === undefined || !(Number(length) <= maxBodyBytes)) return undefined;
     return target;
@@ -80,8 +78,7 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     const id = exceptionId(requestId);
     log.error({ err, exceptionId: id }, 'ingestion failed');
     if (res.destroyed) return;
-    const message = `Application error. Please contact our support with exception id (${id}) attached.`;
-    const body = JSON.stringify({ statusCode: 500, error: 'stream.in.genericError', message, exceptionId: id });
+    const body = JSON.stringify({ statusCode: 500, error: 'stream.in.genericError', message: applicationErrorMessage(id), exceptionId: id });
     res.writeHead(500, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };

@@ -11,7 +11,7 @@ import type { IngestRecord } from '../../pipeline/record.js';
 import { appendToLog, httpRecord } from './append.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from './sources.js';
-import { CORS_PREFLIGHT, OWN_CORS, secretMatches } from './admission.js';
+import { CORS_PREFLIGHT, httpSourceTarget, INGEST_SERVER, OWN_CORS, PROJECT_ID } from './admission.js';
 import { batchResult, logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
 import { splitBatch } from '../../connectors/http-batch/split.js';
 
@@ -36,8 +36,6 @@ interface IngestParams {
   secret: string;
 }
 
-const SERVER = 'Sluice/Stream/HTTPSource';
-const PROJECT_ID = /^-?\d+$/;
 /** Go's strconv.ParseBool true values. */
 const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
 
@@ -57,7 +55,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   app.addHook('onRequest', (_req, reply, done) => {
-    reply.header('server', SERVER);
+    reply.header('server', INGEST_SERVER);
     reply.header('access-control-allow-origin', '*');
     done();
   });
@@ -78,8 +76,8 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     const { sourceId, secret } = req.params;
     if (!PROJECT_ID.test(req.params.projectId)) throw new ApiError(400, 'badRequest', `Invalid project ID "${req.params.projectId}".`);
     if (Number(req.params.projectId) !== projectId) throw noSourceFound();
-    const target = sources.lookup(sourceId);
-    if (!target || target.source.type !== 'http' || !secretMatches(secret, target.source.secret)) throw noSourceFound();
+    const target = httpSourceTarget(sources, sourceId, secret);
+    if (!target) throw noSourceFound();
     if (target.source.disabled) throw new ApiError(404, 'disabledSource', `The source "${sourceId}" is disabled.`);
     return target;
   };

@@ -27,7 +27,7 @@ import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type
 import type { IngestRecord } from '../../pipeline/record.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';
-import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, secretMatches } from '../ingest/admission.js';
+import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
 import { noSourceFound } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
 import { LOG_FULL, renderOtlpError } from './answers.js';
@@ -56,7 +56,6 @@ interface Params {
 }
 
 const SERVER = 'Sluice/Stream/OTLPSource';
-const PROJECT_ID = /^-?\d+$/;
 const BEARER = /^bearer\s+(\S+)\s*$/i;
 /** Headers the mappings never see: the secret (§18.1). */
 const OMITTED_HEADERS: ReadonlySet<string> = new Set(['Authorization']);
