@@ -25,6 +25,8 @@ export interface Answer {
   status: number;
   text: string;
   json: any;
+  /** The Retry-After header of an ingestion answer (send only). */
+  retryAfter?: string | null;
 }
 
 /** The result of one ingestion request: an answer, or none (connection refused, reset, timeout). */
@@ -231,7 +233,7 @@ export class ChildService {
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await res.text();
-      return { answered: true, ...toAnswer(res.status, text) };
+      return { answered: true, ...toAnswer(res.status, text), retryAfter: res.headers.get('retry-after') };
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       return { answered: false, error: cause?.code ?? cause?.message ?? String(err) };
