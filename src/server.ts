@@ -98,7 +98,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const failures = new MappingFailures(metadata);
   const operator = new StorageOperator({
     store: metadata, levels, tables, dataDir: config.dataDir, retryBaseMs: config.retryBaseMs,
-    stagingRetentionMs: config.stagingRetentionMs, logger,
+    stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined,
   });
   // Sinks' mapping and CSV encoding run on a worker thread, beside ingestion (actors/render).
   const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);

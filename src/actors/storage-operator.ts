@@ -4,6 +4,7 @@ import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 import { retryDelayMs } from '../pipeline/triggers.js';
 import type { TableService } from '../storage/tables.js';
+import { StreamClaimedError } from '../storage/target.js';
 import { levelKeys, type FileEntry, type SliceEntry } from '../storage/levels/model.js';
 import { REFERENCE_RETENTION, type LevelRepository } from '../storage/levels/repository.js';
 import { stageSlice } from '../storage/levels/staging.js';
@@ -19,6 +20,12 @@ export interface StorageOperatorDeps {
   retryBaseMs: number;
   stagingRetentionMs: number;
   logger: Logger;
+  /**
+   * Cluster mode: this node, the owner its imports are made for. An import of a stream another
+   * node has claimed since is refused by the target; the file is then dropped here (the other
+   * node reads its records again from the event log).
+   */
+  owner?: string;
 }
 
 type Message = { type: 'tick'; now: number };
@@ -80,11 +87,16 @@ export class StorageOperator extends Actor<Message> {
       if (slices.some((s) => s.state !== 'uploaded' && s.state !== 'imported')) continue; // still uploading
       try {
         if (file.state === 'closing') levels.fileImporting(key);
-        const result = await importFile(tables, dataDir, file, slices);
+        const result = await importFile(tables, dataDir, file, slices, this.deps.owner);
         levels.fileImported(key);
         this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
         for (const s of slices) if (s.stagingPath) await rm(join(dataDir, s.stagingPath), { force: true });
       } catch (err) {
+        if (err instanceof StreamClaimedError) {
+          await removeSliceFiles(dataDir, levels.discardFile(key));
+          this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its stream over and reads its records again from the event log');
+          continue;
+        }
         const reason = err instanceof Error ? err.message : String(err);
         const current = levels.getFile(key);
         if (current) {

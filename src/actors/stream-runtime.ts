@@ -23,7 +23,7 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
   operator: StorageOperator;
   /** The tables: in cluster mode, where a sink taken over resumes (the target's stream positions). */
-  tables: Pick<TableService, 'position' | 'forgetPositions'>;
+  tables: Pick<TableService, 'claimStream' | 'forgetPositions'>;
   /** Cluster mode: how streams pass between nodes (hand-over.ts). */
   handOver?: StreamHandOver;
   failures: MappingFailures;
@@ -262,7 +262,8 @@ export class StreamRuntime {
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
     const { levels, store } = this.deps;
     const previous = levels.consumerOffset(key);
-    const position = await this.deps.tables.position(sinkPath(key));
+    // The claim fences the sink's earlier owners: from here on the target refuses their imports.
+    const position = await this.deps.tables.claimStream(sinkPath(key), this.nodeId());
     const hasPeers = [...this.writers.values()].some((w) => this.streamOfWriter(w) === stream);
     if (previous === undefined && position === undefined && hasPeers) return this.startOffset(sink, stream, partition);
     await this.discardUnimported(key);
@@ -275,6 +276,12 @@ export class StreamRuntime {
     this.deps.handOver?.working(stream);
     this.deps.logger.info({ sink: sinkPath(key), start, groupPosition: this.owned.get(stream), targetPosition: position }, 'sink taken up on this node');
     return start;
+  }
+
+  /** Cluster mode: this node, as the owner of the sinks' streams it claims. */
+  private nodeId(): string {
+    if (!this.deps.handOver) throw new Error('cluster mode without a hand-over: no node id to claim streams with');
+    return this.deps.handOver.nodeId;
   }
 
   private async discardUnimported(key: SinkKey): Promise<void> {

@@ -199,6 +199,11 @@ export class TableService {
     return this.target.position(stream);
   }
 
+  /** See Target.claimStream. */
+  claimStream(stream: string, owner: string): Promise<number | undefined> {
+    return this.target.claimStream(stream, owner);
+  }
+
   forgetPositions(prefix: string): Promise<void> {
     return this.target.forgetPositions(prefix);
   }

@@ -78,8 +78,10 @@ export interface WriteOptions {
    * How far in a stream (a sink's source topic, by offset) the rows reach: recorded in the same
    * transaction as the rows, never moved back. After a hand-over between cluster nodes, the new
    * owner of a sink reads on from there, so rows another node imported are not written twice.
+   * With `owner`, the write is refused with StreamClaimedError (nothing written) when another
+   * owner has claimed the stream since (Target.claimStream): the fence between cluster nodes.
    */
-  position?: { stream: string; through: number };
+  position?: { stream: string; through: number; owner?: string };
 }
 
 export interface WriteResult {
@@ -99,6 +101,23 @@ export class TableColumnsMismatchError extends Error {
     readonly expected: readonly string[],
   ) {
     super(`the columns of table "${tableId}" ${JSON.stringify(actual)} do not match the expected columns ${JSON.stringify(expected)}`);
+  }
+}
+
+/**
+ * A write for a stream (WriteOptions.position.owner) by an owner that is not the stream's
+ * owner any more: another node claimed it since, and reads its records again from the event
+ * log. Nothing was written.
+ */
+export class StreamClaimedError extends Error {
+  override name = 'StreamClaimedError';
+
+  constructor(
+    readonly stream: string,
+    readonly owner: string,
+    readonly claimedBy: string,
+  ) {
+    super(`the stream "${stream}" was claimed by ${claimedBy} since ${owner} took it: nothing written`);
   }
 }
 
@@ -133,7 +152,14 @@ export interface Target {
 
   /** The recorded position of a stream (WriteOptions.position), undefined when none. */
   position(stream: string): Promise<number | undefined>;
-  /** Forgets the positions of the streams whose name starts with `prefix` (their topic is gone). */
+  /**
+   * Cluster mode: makes `owner` the stream's owner (writes of earlier owners are refused from
+   * now on, see WriteOptions.position) and returns the stream's position at that moment,
+   * atomically: whatever an earlier owner imported is within the position, whatever it had not
+   * imported can never be imported by it any more.
+   */
+  claimStream(stream: string, owner: string): Promise<number | undefined>;
+  /** Forgets the positions (and owners) of the streams whose name starts with `prefix` (their topic is gone). */
   forgetPositions(prefix: string): Promise<void>;
 
   close(): Promise<void>;

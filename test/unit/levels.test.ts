@@ -7,6 +7,7 @@ import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { MetadataStore, MetadataTx } from '../../src/connectors/metadata/store.js';
 import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
+import { StreamClaimedError } from '../../src/storage/target.js';
 import { ApiError } from '../../src/api/errors.js';
 import { LevelRepository, LevelStateError, type NewFile } from '../../src/storage/levels/repository.js';
 import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/storage/levels/local-slices.js';
@@ -426,6 +427,54 @@ describe('import into the table', () => {
     await tables.dropTable('in.c-b.t');
     await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
     expect(await importFile(tables, dir, file, slices)).toMatchObject({ inserted: 1, duplicate: false });
+  });
+
+  it('cluster fence: an import by an owner the stream was claimed from since writes nothing; the claim returns the position', async () => {
+    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    const { repo, file, slices } = await stagedFile([[['1', 'a'], ['2', 'b']]]);
+    const stream = '456/my-source/my-sink';
+    // No claim yet (a single node): anyone's import goes through, and records the position.
+    expect(await tables.claimStream(stream, 'node-a')).toBeUndefined();
+    expect(await importFile(tables, dir, file, slices, 'node-a')).toMatchObject({ inserted: 2 });
+    repo.fileImported(file);
+    expect(await target.position(stream)).toBe(2);
+
+    // node-b takes the stream over: it learns the position, and node-a can import nothing more.
+    const second = await (async () => {
+      repo.openFile(newFile(), at(20_000));
+      const slice = repo.writingSlice(SINK)!;
+      const appender = await SliceAppender.open(join(dir, slice.localPath), 0);
+      const length = await appender.append([['3', 'c']]);
+      await appender.close();
+      repo.commitBatch(slice, { uncompressedSize: length, recordsCount: 1, firstOffset: 3, lastOffset: 3, consumerOffset: 3 });
+      const { closedFile } = repo.closeFile(SINK, at(21_000))!;
+      for (const s of repo.listSlices(closedFile)) {
+        repo.sliceUploading(s, at(21_000));
+        repo.sliceUploaded(s, await stageSlice(dir, repo.getSlice(s)!), at(21_000));
+      }
+      return { file: repo.fileImporting(closedFile, at(21_500)), slices: repo.listSlices(closedFile) };
+    })();
+    expect(await tables.claimStream(stream, 'node-b')).toBe(2);
+    const err = await importFile(tables, dir, second.file, second.slices, 'node-a').then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StreamClaimedError);
+    expect((err as StreamClaimedError).claimedBy).toBe('node-b');
+    expect(await target.rowCount('in.c-b.t')).toBe(2);
+    expect(await target.position(stream)).toBe(2);
+    // A retry of an import that went through before the claim is still a harmless duplicate.
+    expect(await importFile(tables, dir, file, slices, 'node-a')).toMatchObject({ inserted: 0, duplicate: true });
+    // The owner imports; the file is gone from node-a's levels once discarded there.
+    expect(await importFile(tables, dir, second.file, second.slices, 'node-b')).toMatchObject({ inserted: 1 });
+    expect(await target.position(stream)).toBe(3);
+    expect(repo.discardFile(second.file).map((s) => s.openedAt)).toEqual(second.slices.map((s) => s.openedAt));
+    expect(repo.getFile(second.file)).toBeUndefined();
+    expect(repo.listSlices(second.file)).toEqual([]);
+    // Imported files are never discarded.
+    expect(repo.discardFile(file)).toEqual([]);
+    expect(repo.getFile(file)).toBeDefined();
+
+    // A topic created again forgets positions and owners alike.
+    await tables.forgetPositions('456/my-source/');
+    expect(await tables.claimStream(stream, 'node-c')).toBeUndefined();
   });
 
   it('refuses slices that are not staged yet', async () => {

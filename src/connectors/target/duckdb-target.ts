@@ -1,5 +1,6 @@
 import { DuckDBInstance, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import {
+  StreamClaimedError,
   TableColumnsMismatchError,
   type NewBucket,
   type NewTable,
@@ -94,6 +95,7 @@ export class DuckDbTarget implements Target {
         table_id VARCHAR NOT NULL, import_id VARCHAR NOT NULL, rows BIGINT NOT NULL,
         imported VARCHAR NOT NULL, PRIMARY KEY (table_id, import_id));
       CREATE TABLE IF NOT EXISTS _sluice.positions (stream VARCHAR PRIMARY KEY, through BIGINT NOT NULL);
+      CREATE TABLE IF NOT EXISTS _sluice.stream_owners (stream VARCHAR PRIMARY KEY, owner VARCHAR NOT NULL, claimed VARCHAR NOT NULL);
     `);
   }
 
@@ -269,9 +271,21 @@ export class DuckDbTarget implements Target {
     });
   }
 
+  claimStream(stream: string, owner: string): Promise<number | undefined> {
+    return this.exclusive(() => this.transaction(async () => {
+      await this.conn.run(
+        'INSERT INTO _sluice.stream_owners VALUES ($1, $2, $3) ON CONFLICT (stream) DO UPDATE SET owner = excluded.owner, claimed = excluded.claimed',
+        [stream, owner, new Date().toISOString()],
+      );
+      const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [stream]);
+      return row === undefined ? undefined : Number(row.through);
+    }));
+  }
+
   forgetPositions(prefix: string): Promise<void> {
     return this.exclusive(async () => {
       await this.conn.run('DELETE FROM _sluice.positions WHERE starts_with(stream, $1)', [prefix]);
+      await this.conn.run('DELETE FROM _sluice.stream_owners WHERE starts_with(stream, $1)', [prefix]);
     });
   }
 
@@ -322,6 +336,11 @@ export class DuckDbTarget implements Target {
           tableId, options.importId,
         ]);
         if (seen.length > 0) return { inserted: 0, duplicate: true };
+      }
+      const owner = options.position?.owner;
+      if (owner !== undefined) {
+        const [claim] = await this.rows('SELECT owner FROM _sluice.stream_owners WHERE stream = $1', [options.position!.stream]);
+        if (claim !== undefined && claim.owner !== owner) throw new StreamClaimedError(options.position!.stream, owner, String(claim.owner));
       }
       const inserted = await insert();
       if (options.expectedRows !== undefined && inserted !== options.expectedRows) {

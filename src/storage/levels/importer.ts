@@ -27,14 +27,15 @@ export interface FileImportResult {
  * retry) into the file's table in one transaction, checking that the table still has the
  * file's columns (else 400 tableSchemaMismatch and nothing changes) and that exactly the
  * file's record count is inserted. A file without records is skipped. The caller then commits
- * `fileImported`.
+ * `fileImported`. In cluster mode `owner` is this node: the import is refused (StreamClaimedError)
+ * when another node has claimed the sink's stream since.
  */
 /** The prefix of the streams of a source's sinks. */
 export function sourceStreams(branchId: number, sourceId: string): string {
   return `${branchId}/${sourceId}/`;
 }
 
-export async function importFile(tables: TableService, dataDir: string, file: FileEntry, slices: readonly SliceEntry[]): Promise<FileImportResult> {
+export async function importFile(tables: TableService, dataDir: string, file: FileEntry, slices: readonly SliceEntry[], owner?: string): Promise<FileImportResult> {
   const importId = fileImportId(file);
   for (const s of slices) {
     if (s.branchId !== file.branchId || s.sourceId !== file.sourceId || s.sinkId !== file.sinkId || s.fileOpenedAt !== file.openedAt) {
@@ -58,7 +59,7 @@ export async function importFile(tables: TableService, dataDir: string, file: Fi
     newlineOnly: true,
     columns: file.columns.map((c) => c.name),
     expectedRows,
-    position: through > 0 ? { stream: sinkPath(file), through } : undefined,
+    position: through > 0 ? { stream: sinkPath(file), through, owner } : undefined,
   });
   return { importId, inserted: result.inserted, duplicate: result.duplicate, skipped: false };
 }

@@ -186,6 +186,26 @@ export class LevelRepository {
     });
   }
 
+  /**
+   * Forgets one file that is not imported, with its slices (cluster mode: another node claimed
+   * its stream and reads its records again). Returns the slices, whose local and staged files
+   * the caller removes.
+   */
+  discardFile(key: FileKey): SliceEntry[] {
+    return this.store.transact((tx) => {
+      const fileKey = levelKeys.file(key, key.openedAt);
+      const file = tx.get<FileEntry>(fileKey);
+      if (!file || file.state === 'imported' || file.state === 'writing') return [];
+      const removed: SliceEntry[] = [];
+      for (const e of tx.list<SliceEntry>(levelKeys.slices(key, key.openedAt))) {
+        removed.push(e.value);
+        tx.delete(e.key);
+      }
+      tx.delete(fileKey);
+      return removed;
+    });
+  }
+
   /** Sets the consumer offset when the sink has none yet (where a new sink starts); returns the offset in force. */
   seedConsumerOffset(sink: SinkKey, offset: number): number {
     return this.store.transact((tx) => {
