@@ -13,6 +13,7 @@ import { TokenService } from './storage/tokens.js';
 import { TableService } from './storage/tables.js';
 import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
+import { ClusterStatistics } from './storage/cluster-statistics.js';
 import { TaskRunner } from './actors/task-runner.js';
 import { SourceService } from './definition/sources.js';
 import { SinkService } from './definition/sinks.js';
@@ -92,7 +93,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const checkMapping: MappingChecker = (columns) => validateMapping(columns, templates);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
-  const statistics = new StatisticsService(metadata);
+  // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.
+  const handOver = config.kafkaBrokers ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' })) : undefined;
+  const clusterStatistics = handOver ? new ClusterStatistics(metadata, nodeId, (node) => handOver.isAlive(node)) : undefined;
+  const statistics = new StatisticsService(metadata, { peers: clusterStatistics && ((sink) => clusterStatistics.peers(sink)) });
   const eventLog = await openEventLog(config, logger, nodeId);
   const levels = new LevelRepository(metadata);
   const failures = new MappingFailures(metadata);
@@ -104,7 +108,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, renderer, dataDir: config.dataDir, logger, eventLog, operator, tables,
-    handOver: config.kafkaBrokers ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' })) : undefined,
+    handOver,
+    publishStatistics: clusterStatistics && ((sinks, now, force) => clusterStatistics.publish(statistics, sinks, now, force)),
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
@@ -117,7 +122,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     void runtime.reconcile();
   });
   // Cluster mode: definitions changed on another node are followed the same way.
-  metadata.onRemoteChange(() => {
+  // (Not for the nodes' own coordination keys: heartbeats, hand-over marks and statistics come every few seconds.)
+  metadata.onRemoteChange((keys) => {
+    if (keys.every((key) => key.startsWith('cluster/'))) return;
     ingestSources.invalidate();
     void runtime.reconcile();
   });

@@ -59,6 +59,13 @@ export class StreamHandOver {
     this.store.transact((tx) => tx.put(NODE + this.nodeId, now));
   }
 
+  /** Whether a node process is alive: this one, or one whose heartbeat is recent. */
+  isAlive(node: string, now = Date.now()): boolean {
+    if (node === this.nodeId) return true;
+    const beat = this.store.get<number>(NODE + node);
+    return beat !== undefined && now - beat <= this.deadAfterMs;
+  }
+
   working(stream: string): void {
     this.mine.add(stream);
     this.mark(stream, 'working');
@@ -76,8 +83,7 @@ export class StreamHandOver {
     for (;;) {
       const marker = this.store.get<StreamMarker>(STREAM + stream);
       if (!marker || marker.node === this.nodeId || marker.state === 'released') return;
-      const beat = this.store.get<number>(NODE + marker.node);
-      if (beat === undefined || Date.now() - beat > this.deadAfterMs) {
+      if (!this.isAlive(marker.node)) {
         this.log.info({ stream, previous: marker.node }, 'hand-over: the previous owner is gone; taking the stream up');
         return;
       }

@@ -26,6 +26,8 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   tables: Pick<TableService, 'claimStream' | 'forgetPositions'>;
   /** Cluster mode: how streams pass between nodes (hand-over.ts). */
   handOver?: StreamHandOver;
+  /** Cluster mode: publishes this node's part of the sinks' statistics (storage/cluster-statistics.ts). */
+  publishStatistics?: (sinks: readonly SinkKey[], now: number, force?: boolean) => void;
   failures: MappingFailures;
   projectId: number;
   branchId: number;
@@ -303,6 +305,21 @@ export class StreamRuntime {
     return sourceTopic(this.deps.projectId, this.deps.branchId, sourceId);
   }
 
+  /** Cluster mode: this node's part of the statistics of every sink of the branch. */
+  private publishStatistics(now: number, force = false): void {
+    const publish = this.deps.publishStatistics;
+    if (!publish) return;
+    const { store, branchId } = this.deps;
+    const sinks = readSources(store, branchId).flatMap((source) => readSinks(store, branchId, source.sourceId))
+      .filter((sink) => !sink.deleted)
+      .map((sink) => ({ branchId, sourceId: sink.sourceId, sinkId: sink.sinkId }));
+    try {
+      publish(sinks, now, force);
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'publishing the statistics of this node failed');
+    }
+  }
+
   private routerFor(stream: string, sourceId: string): SourceRouter {
     let router = this.routers.get(stream);
     if (!router) {
@@ -319,6 +336,7 @@ export class StreamRuntime {
     if (this.deps.eventLog.coordinated) {
       this.acknowledgeImported();
       this.deps.handOver?.heartbeat(now);
+      this.publishStatistics(now);
     }
     if (now - this.lastRetentionAt >= 60_000) {
       this.lastRetentionAt = now;
@@ -424,5 +442,7 @@ export class StreamRuntime {
     if (this.deps.eventLog.coordinated && this.writers.size > 0) await this.handOver();
     await Promise.all([...this.writers.values()].map((w) => w.stop()));
     await this.deps.operator.stop();
+    // What the hand-over imported, for the statistics the other nodes show.
+    if (this.deps.eventLog.coordinated) this.publishStatistics(Date.now(), true);
   }
 }

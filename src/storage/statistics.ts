@@ -32,6 +32,25 @@ export interface FileStatistics {
   statistics?: SinkStatisticsTotal | { total: null; levels: Record<string, never> };
 }
 
+/**
+ * One cluster node's part of a sink's statistics, as it publishes it for the others
+ * (cluster-statistics.ts): its files after the reset marker it knew, with per-level counts.
+ */
+export interface NodeSinkStatistics {
+  /** The node process that published it (its liveness decides what of it counts). */
+  node: string;
+  /** The reset marker the node had applied (files opened before it are not in `files`). */
+  reset: string;
+  files: Array<Omit<FileStatistics, 'statistics'> & { levels: Partial<Record<Level, LevelStatistics>> }>;
+  /** Target statistics of its imported files that retention deleted. */
+  archived?: LevelStatistics;
+}
+
+/** The files of a peer's part that count: those opened after the reader's reset marker. */
+function peerFiles(peer: NodeSinkStatistics, reset: string): NodeSinkStatistics['files'] {
+  return peer.files.filter((f) => f.openedAt > reset);
+}
+
 /** Statistics level of a slice state (reference §17.1). */
 const LEVEL_OF: Record<SliceState, Level> = {
   writing: 'local', closing: 'local', uploading: 'local', uploaded: 'staging', imported: 'target',
@@ -52,12 +71,18 @@ const LEVELS: Level[] = ['local', 'staging', 'target'];
  */
 export class StatisticsService {
   private readonly now: () => Date;
+  private readonly peers: (sink: SinkKey) => readonly NodeSinkStatistics[];
 
   constructor(
     private readonly store: MetadataStore,
-    options: { now?: () => Date } = {},
+    options: {
+      now?: () => Date;
+      /** Cluster mode: what the other nodes published of the sink (cluster-statistics.ts). */
+      peers?: (sink: SinkKey) => readonly NodeSinkStatistics[];
+    } = {},
   ) {
     this.now = options.now ?? (() => new Date());
+    this.peers = options.peers ?? (() => []);
   }
 
   sinkTotal(branchId: number, sourceId: string, sinkId: string): SinkStatisticsTotal {
@@ -66,10 +91,32 @@ export class StatisticsService {
     const acc = new Accumulator();
     for (const instance of sinkInstances(this.store, sink)) {
       for (const slice of this.visibleSlices(instance, reset)) acc.add(slice);
-      const archived = this.store.get<ArchivedStatistics>(levelKeys.statsArchive(instance));
+      const archived = this.archive(instance, reset);
       if (archived) acc.addLevel('target', archived);
     }
+    for (const peer of this.peers(sink)) {
+      for (const f of peerFiles(peer, reset)) for (const level of LEVELS) if (f.levels[level]) acc.addLevel(level, f.levels[level]);
+      if (peer.archived && peer.reset >= reset) acc.addLevel('target', peer.archived);
+    }
     return acc.result();
+  }
+
+  /**
+   * This node's part of a sink's statistics (all its instances here), for the other cluster
+   * nodes: its files after the reset marker with their per-level counts, and its archive.
+   */
+  nodeSinkStatistics(sink: SinkKey, node: string): NodeSinkStatistics {
+    const reset = resetMarker(this.store, sink);
+    let archived: Accumulator | undefined;
+    for (const instance of sinkInstances(this.store, sink)) {
+      const a = this.archive(instance, reset);
+      if (a) (archived ??= new Accumulator()).addLevel('target', a);
+    }
+    const files = this.localFiles(sink, reset).map(({ file, acc }) => ({ ...fileView(file), levels: acc?.result().levels ?? {} }));
+    const out: NodeSinkStatistics = { node, reset, files };
+    const target = archived?.result().levels.target;
+    if (target) out.archived = target;
+    return out;
   }
 
   /**
@@ -80,17 +127,30 @@ export class StatisticsService {
   sinkFiles(branchId: number, sourceId: string, sinkId: string, failedOnly: boolean): FileStatistics[] {
     const sink: SinkKey = { branchId, sourceId, sinkId };
     const reset = resetMarker(this.store, sink);
+    const failed = (f: Pick<FileEntry, 'state' | 'retryAttempt'>) => f.state !== 'imported' && (f.retryAttempt ?? 0) > 0;
+    const files: Array<{ file: FileStatistics; statistics: () => FileStatistics['statistics'] }> = this.localFiles(sink, reset)
+      .map(({ file, acc }) => ({ file: fileView(file), statistics: () => (acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} }) }));
+    for (const peer of this.peers(sink)) {
+      for (const { levels, ...file } of peerFiles(peer, reset)) {
+        files.push({ file, statistics: () => {
+          const acc = new Accumulator();
+          for (const level of LEVELS) if (levels[level]) acc.addLevel(level, levels[level]);
+          return acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} };
+        } });
+      }
+    }
+    const shown = failedOnly ? files.filter(({ file }) => failed(file)) : files;
+    // Stable: files of two instances opened at the same time stay in instance order.
+    shown.sort((a, b) => fileOrder(a.file, b.file));
+    if (failedOnly) return shown.map(({ file }) => file);
+    return shown.map(({ file, statistics }) => ({ ...file, statistics: statistics() }));
+  }
+
+  /** The sink's files on this node (all its instances) opened after the reset marker, each with its slices' counts. */
+  private localFiles(sink: SinkKey, reset: string): Array<{ file: FileEntry; acc: Accumulator | undefined }> {
     const instances = sinkInstances(this.store, sink);
     // Keyed by instance and openedAt: two instances can open a file at the same millisecond.
     const fileId = (instance: SinkKey, openedAt: string) => `${instance.sinkId}/${openedAt}`;
-    let files = instances.flatMap((instance) => this.store.list<FileEntry>(levelKeys.files(instance), reset === '' ? {} : { after: reset })
-      .map((e) => ({ id: fileId(instance, e.value.openedAt), file: e.value }))
-      .filter(({ file }) => file.openedAt > reset));
-    if (failedOnly) files = files.filter(({ file }) => file.state !== 'imported' && (file.retryAttempt ?? 0) > 0);
-    // Stable: files of two instances opened at the same time stay in instance order.
-    files.sort((a, b) => fileOrder(a.file, b.file));
-    if (failedOnly) return files.map(({ file }) => fileView(file));
-
     const byFile = new Map<string, Accumulator>();
     for (const instance of instances) {
       for (const slice of this.visibleSlices(instance, reset)) {
@@ -100,11 +160,9 @@ export class StatisticsService {
         acc.add(slice);
       }
     }
-    return files.map(({ id, file: f }) => {
-      const acc = byFile.get(id);
-      const statistics = acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} };
-      return fileView(f, statistics);
-    });
+    return instances.flatMap((instance) => this.store.list<FileEntry>(levelKeys.files(instance), reset === '' ? {} : { after: reset })
+      .filter((e) => e.value.openedAt > reset)
+      .map((e) => ({ file: e.value, acc: byFile.get(fileId(instance, e.value.openedAt)) })));
   }
 
   /**
@@ -121,6 +179,12 @@ export class StatisticsService {
         for (const { key } of tx.list(levelKeys.statsArchives(branchId, sourceId))) tx.delete(key);
       }
     });
+  }
+
+  /** The instance's archive, unless it is from before the reset marker (then it is hidden, as if cleared). */
+  private archive(instance: SinkKey, reset: string): ArchivedStatistics | undefined {
+    const archived = this.store.get<ArchivedStatistics>(levelKeys.statsArchive(instance));
+    return archived && (archived.reset ?? '') >= reset ? archived : undefined;
   }
 
   /** Slices of the sink's (or one instance's) files opened after the reset marker (one range scan). */
@@ -195,8 +259,10 @@ function ordered(s: LevelStatistics): LevelStatistics {
   return out;
 }
 
-function fileOrder(a: FileEntry, b: FileEntry): number {
-  const rank = (f: FileEntry) => (f.state === 'imported' ? 0 : f.retryReason === undefined ? 1 : 2);
+type Ordered = Pick<FileEntry, 'state' | 'retryReason' | 'openedAt'>;
+
+function fileOrder(a: Ordered, b: Ordered): number {
+  const rank = (f: Ordered) => (f.state === 'imported' ? 0 : f.retryReason === undefined ? 1 : 2);
   return rank(a) - rank(b) || (a.openedAt < b.openedAt ? -1 : a.openedAt > b.openedAt ? 1 : 0);
 }
 

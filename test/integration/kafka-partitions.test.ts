@@ -71,6 +71,20 @@ describe('topics of several partitions', () => {
     const importedBy = Date.now() + 30_000;
     while (!(imported(a) && imported(b)) && Date.now() < importedBy) await sleep(200);
     expect([imported(a), imported(b)]).toEqual([true, true]);
+    // Either node shows the sink's statistics of both: each adds what the other published.
+    const statsBy = Date.now() + 20_000;
+    let seen: unknown[] = [];
+    while (Date.now() < statsBy) {
+      const rowsNow = Number((await a.call('GET', '/v2/storage/tables/in.c-wide.rows')).json?.rowsCount ?? -1);
+      const [sa, sb] = [await a.sinkStatistics('wide', 'rows'), await b.sinkStatistics('wide', 'rows')];
+      seen = [rowsNow, sa, sb];
+      if (sa.total.recordsCount === 150 && JSON.stringify(sa) === JSON.stringify(sb) && sa.levels.target?.recordsCount === rowsNow) break;
+      await sleep(500);
+    }
+    const [rowsNow, sa, sb] = seen as [number, any, any];
+    expect(sa.total.recordsCount, JSON.stringify(seen)).toBe(150);
+    expect(sb, JSON.stringify(seen)).toEqual(sa);
+    expect(sa.levels.target?.recordsCount, JSON.stringify(seen)).toBe(rowsNow);
 
     const { acked, unexpected, kills } = await streamWhileKilling({
       service: a, path, ids: ids.slice(150), killAt: [50 + Math.floor(Math.random() * 100)], concurrency: 6, deadlineMs: 90_000,

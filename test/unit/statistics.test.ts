@@ -6,6 +6,7 @@ import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { LevelRepository, type NewFile } from '../../src/storage/levels/repository.js';
 import { levelKeys, type SinkKey, type SliceEntry } from '../../src/storage/levels/model.js';
 import { StatisticsService } from '../../src/storage/statistics.js';
+import { ClusterStatistics } from '../../src/storage/cluster-statistics.js';
 
 const SINK: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
 const OTHER: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink-2' };
@@ -340,5 +341,84 @@ describe('scale', () => {
     expect(files.reduce((n, f) => n + (f.statistics?.total?.recordsCount ?? 0), 0)).toBe(2 * slices);
     // Reported, not asserted (DESIGN.md: no timing assertions in tests).
     console.log(`statistics of ${slices} slices: ${elapsed.toFixed(1)} ms`);
+  });
+});
+
+describe('cluster: the other nodes\' parts', () => {
+  /** A second node: its own local metadata, the shared keys copied over as the metadata topic would. */
+  let peerDir: string;
+  let peerStore: LmdbMetadataStore;
+
+  beforeEach(() => {
+    peerDir = mkdtempSync(join(tmpdir(), 'sluice-stats-peer-'));
+    peerStore = new LmdbMetadataStore(join(peerDir, 'metadata'));
+  });
+
+  afterEach(async () => {
+    await peerStore.close();
+    rmSync(peerDir, { recursive: true, force: true });
+  });
+
+  const replicate = (from: LmdbMetadataStore, to: LmdbMetadataStore) => {
+    const shared = [...from.list('cluster/'), ...from.list('storage/statsReset/')];
+    to.transact((tx) => {
+      for (const { key } of to.list('cluster/stats/')) tx.delete(key);
+      for (const { key, value } of shared) tx.put(key, value);
+    });
+  };
+
+  it('adds what other nodes published; a dead node\'s files count only once imported; a reset hides them', () => {
+    // This node ("a") has an imported file of 2 records and a writing one of 1.
+    repo.openFile(newFile(SINK), at(0));
+    write(SINK, 2, 1, 2);
+    const a = repo.rotateFile(newFile(SINK), at(3));
+    upload(a.closedSlice, 4, 4);
+    repo.fileImporting(a.closedFile, at(5));
+    repo.fileImported(a.closedFile, at(5));
+    write(SINK, 1, 6, 6);
+    const alive = new Set(['process-a']);
+    const clusterA = new ClusterStatistics(store, 'process-a', (n) => alive.has(n));
+    clusterA.publish(stats, [SINK, OTHER], 0);
+    // Only sinks with data here have a part.
+    expect(store.list('cluster/stats/').map((e) => e.key)).toEqual([`cluster/stats/456/my-source/my-sink/${clusterA.member}`]);
+    // Never more often than the interval (2 s).
+    const published = () => store.list<{ files: unknown[] }>('cluster/stats/')[0].value;
+    const first = published();
+    write(SINK, 1, 7, 7);
+    clusterA.publish(stats, [SINK, OTHER], 1000);
+    expect(published()).toEqual(first);
+    clusterA.publish(stats, [SINK, OTHER], 2500);
+    expect(published()).not.toEqual(first);
+
+    // Node "b" has no data of its own (say, only the api role) and shows a's.
+    alive.add('process-b');
+    replicate(store, peerStore);
+    const clusterB = new ClusterStatistics(peerStore, 'process-b', (n) => alive.has(n));
+    const statsB = new StatisticsService(peerStore, { now: () => clock, peers: (s) => clusterB.peers(s) });
+    expect(clusterB.member).not.toBe(clusterA.member);
+    expect(statsB.sinkTotal(456, 'my-source', 'my-sink')).toEqual(stats.sinkTotal(456, 'my-source', 'my-sink'));
+    expect(statsB.sinkFiles(456, 'my-source', 'my-sink', false)).toEqual(stats.sinkFiles(456, 'my-source', 'my-sink', false));
+    expect(statsB.sinkTotal(456, 'my-source', 'my-sink').total.recordsCount).toBe(4);
+
+    // "a" dies: its writing file will never be imported by it; the new owner reads those records again.
+    alive.delete('process-a');
+    expect(statsB.sinkTotal(456, 'my-source', 'my-sink').total.recordsCount).toBe(2);
+    expect(statsB.sinkFiles(456, 'my-source', 'my-sink', false).map((f) => f.state)).toEqual(['imported']);
+
+    // A reset made on "b" hides a's files at once, before "a" publishes again.
+    alive.add('process-a');
+    clock = at(30);
+    statsB.clear(456, 'my-source', 'my-sink');
+    expect(statsB.sinkTotal(456, 'my-source', 'my-sink').total.recordsCount).toBe(0);
+    expect(statsB.sinkFiles(456, 'my-source', 'my-sink', false)).toEqual([]);
+
+    // A sink that is gone: "a" removes its part.
+    clusterA.publish(stats, [OTHER], 5000);
+    expect(store.list('cluster/stats/')).toEqual([]);
+  });
+
+  it('keeps the member of a data directory across restarts', () => {
+    const first = new ClusterStatistics(store, 'process-1', () => true).member;
+    expect(new ClusterStatistics(store, 'process-2', () => true).member).toBe(first);
   });
 });

@@ -117,6 +117,8 @@ export interface OpenPointer {
 
 /** Value of `levelKeys.statsArchive`. */
 export interface ArchivedStatistics {
+  /** The sink's statistics reset marker when the archive was started (absent: never reset). */
+  reset?: string;
   recordsCount: number;
   compressedSize: number;
   uncompressedSize: number;

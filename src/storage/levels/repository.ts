@@ -531,9 +531,14 @@ function requireOpen(tx: MetadataTx, sink: SinkKey): OpenPointer {
 
 function archive(tx: MetadataTx, sink: SinkKey, slices: SliceEntry[]): void {
   const key = levelKeys.statsArchive(sink);
-  const sum: ArchivedStatistics = tx.get<ArchivedStatistics>(key) ?? { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 };
+  // An archive from before the sink's last statistics reset is hidden (another node may have
+  // cleared it): it starts again. Files opened before the reset are hidden too.
+  const reset = resetMarker(tx, sink);
+  const previous = tx.get<ArchivedStatistics>(key);
+  const sum: ArchivedStatistics = previous && (previous.reset ?? '') === reset ? previous : { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 };
+  if (reset !== '') sum.reset = reset;
   for (const s of slices) {
-    if (s.recordsCount === 0) continue;
+    if (s.recordsCount === 0 || s.fileOpenedAt <= reset) continue;
     sum.recordsCount += s.recordsCount;
     sum.compressedSize += s.compressedSize;
     sum.uncompressedSize += s.uncompressedSize;
