@@ -14,6 +14,7 @@ import { TableService } from './storage/tables.js';
 import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
 import { ClusterStatistics } from './storage/cluster-statistics.js';
+import { ClusterOrders } from './actors/cluster-orders.js';
 import { TaskRunner } from './actors/task-runner.js';
 import { SourceService } from './definition/sources.js';
 import { SinkService } from './definition/sinks.js';
@@ -109,6 +110,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, renderer, dataDir: config.dataDir, logger, eventLog, operator, tables,
     handOver,
+    orders: handOver && new ClusterOrders(metadata, nodeId, (node) => handOver.isAlive(node)),
     publishStatistics: clusterStatistics && ((sinks, now, force) => clusterStatistics.publish(statistics, sinks, now, force)),
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },

@@ -12,6 +12,7 @@
  * So nothing a previous owner imports can also be read again by the next one, whether the
  * partition moved because a node came, left, or died.
  */
+import { parseStream } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 
@@ -64,6 +65,13 @@ export class StreamHandOver {
     if (node === this.nodeId) return true;
     const beat = this.store.get<number>(NODE + node);
     return beat !== undefined && now - beat <= this.deadAfterMs;
+  }
+
+  /** The marks of a topic's streams: which node works on each (or released it last). */
+  marks(topic: string): Array<{ stream: string } & StreamMarker> {
+    return this.store.list<StreamMarker>(STREAM + topic)
+      .map((e) => ({ stream: e.key.slice(STREAM.length), ...e.value }))
+      .filter((m) => parseStream(m.stream).topic === topic);
   }
 
   working(stream: string): void {

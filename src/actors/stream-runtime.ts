@@ -18,6 +18,39 @@ import type { OwnershipChange } from '../connectors/event-log/event-log.js';
 import { sourceStreams } from '../storage/levels/importer.js';
 import { removeSliceFiles } from '../storage/levels/local-slices.js';
 import { adoptedAt } from '../pipeline/seen-offsets.js';
+import type { ClusterOrders, Order } from './cluster-orders.js';
+
+/**
+ * A sink's partitions cannot be worked on right now (not enabled, no node has its topic yet, a
+ * partition moving between nodes): the caller may try again; the API answers 503.
+ */
+export class SinkNotAvailableError extends Error {}
+
+/** A replay request as an order carries it (JSON). */
+type SerializedReplayRequest = Omit<ReplayRequest, 'since'> & { since: string };
+
+const sinkKeyOf = (sink: Sink) => ({ branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId });
+
+/** The progress of several partitions as one (offsets are per partition: the range shown spans them). */
+function sumProgress(parts: ReadonlyArray<ReplayProgress | undefined>): ReplayProgress {
+  let sum: ReplayProgress | undefined;
+  for (const b of parts) {
+    if (!b) continue;
+    sum = sum === undefined ? { ...b } : {
+      fromOffset: Math.min(sum.fromOffset, b.fromOffset), toOffset: Math.max(sum.toOffset, b.toOffset),
+      scanned: sum.scanned + b.scanned, total: sum.total + b.total, written: sum.written + b.written, failed: sum.failed + b.failed, skipped: sum.skipped + b.skipped,
+    };
+  }
+  return sum ?? { fromOffset: 0, toOffset: 0, scanned: 0, total: 0, written: 0, failed: 0, skipped: 0 };
+}
+
+/** Like Promise.all, but waits for every part before it rejects (no partition's work is left running unseen). */
+async function settleAll<T>(work: ReadonlyArray<Promise<T>>): Promise<T[]> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
@@ -26,6 +59,8 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   tables: Pick<TableService, 'claimStream' | 'forgetPositions'>;
   /** Cluster mode: how streams pass between nodes (hand-over.ts). */
   handOver?: StreamHandOver;
+  /** Cluster mode: replays and reprocessing asked of the partitions' owners (cluster-orders.ts). */
+  orders?: ClusterOrders;
   /** Cluster mode: publishes this node's part of the sinks' statistics (storage/cluster-statistics.ts). */
   publishStatistics?: (sinks: readonly SinkKey[], now: number, force?: boolean) => void;
   failures: MappingFailures;
@@ -337,6 +372,7 @@ export class StreamRuntime {
       this.acknowledgeImported();
       this.deps.handOver?.heartbeat(now);
       this.publishStatistics(now);
+      this.deps.orders?.serve((order, progress) => this.carryOut(order, progress), now);
     }
     if (now - this.lastRetentionAt >= 60_000) {
       this.lastRetentionAt = now;
@@ -347,20 +383,24 @@ export class StreamRuntime {
     void this.reconcile();
   }
 
-  /** Replays a sink's kept mapping failures through its current mapping. */
+  /**
+   * Replays a sink's kept mapping failures through its current mapping, on every partition: here
+   * for those this node works on, through their owners for the others (cluster mode).
+   */
   async reprocessFailures(sink: Sink): Promise<ReprocessResult> {
-    this.requireStarted();
-    const writers = this.writersOf(sink);
-    if (writers.length === 0) throw new Error('The sink is not enabled (or its topic is processed by another node): enable it before reprocessing its failed records.');
+    const { local, remote } = this.partsOf(sink, 'reprocessing its failed records');
+    const orders = this.deps.orders;
+    const results = await settleAll([
+      ...local.map((writer) => this.reprocessWriter(writer, sink)),
+      ...remote.map(({ stream, node }) => orders!.ask<null, ReprocessResult>({ kind: 'reprocess', stream, node, sink: sinkKeyOf(sink), request: null })),
+    ]);
+    return results.reduce((total, r) => ({ reprocessed: total.reprocessed + r.reprocessed, failed: total.failed + r.failed }), { reprocessed: 0, failed: 0 });
+  }
+
+  private async reprocessWriter(writer: SinkWriter, sink: Sink): Promise<ReprocessResult> {
     const signal = (sink.allowedSignals?.[0] ?? '') as '';
-    const total: ReprocessResult = { reprocessed: 0, failed: 0 };
-    for (const writer of writers) {
-      const kept = this.deps.failures.all(writer.key);
-      const r = await writer.replay(kept.map((f) => ({ offset: f.offset, record: fromFailureRecord(f.record, signal) })));
-      total.reprocessed += r.reprocessed;
-      total.failed += r.failed;
-    }
-    return total;
+    const kept = this.deps.failures.all(writer.key);
+    return writer.replay(kept.map((f) => ({ offset: f.offset, record: fromFailureRecord(f.record, signal) })));
   }
 
   /** The writers of a sink on this node (one per stream of its source this node works on). */
@@ -369,33 +409,75 @@ export class StreamRuntime {
   }
 
   /**
+   * Where a sink's partitions are worked on: its writers on this node, and (cluster mode) the
+   * streams of its topic other nodes work on, by the hand-over marks. Throws when there is
+   * nothing to work on, or when a partition is between owners right now.
+   */
+  private partsOf(sink: Sink, what: string): { local: SinkWriter[]; remote: Array<{ stream: string; node: string }> } {
+    const { handOver, orders } = this.deps;
+    if (!this.deps.eventLog.coordinated || !handOver || !orders) {
+      this.requireStarted();
+      const local = this.writersOf(sink);
+      if (local.length === 0) throw new SinkNotAvailableError(`The sink is not enabled: enable it before ${what}.`);
+      return { local, remote: [] };
+    }
+    const local = this.started ? this.writersOf(sink) : [];
+    const here = new Set(local.map((w) => this.streamOfWriter(w)));
+    const others = handOver.marks(this.topicOf(sink.sourceId)).filter((m) => !here.has(m.stream));
+    const moving = others.filter((m) => m.node === handOver.nodeId || m.state !== 'working' || !handOver.isAlive(m.node));
+    if (moving.length > 0) {
+      throw new SinkNotAvailableError(`Partition ${moving.map((m) => parseStream(m.stream).partition).join(', ')} of the sink's topic is moving between nodes right now: try again in a moment.`);
+    }
+    if (local.length === 0 && others.length === 0) throw new SinkNotAvailableError(`No node works on the sink's topic yet: enable the sink (and wait for a node with the "sink" role to take it up) before ${what}.`);
+    return { local, remote: others.map((m) => ({ stream: m.stream, node: m.node })) };
+  }
+
+  /**
    * Re-processes a sink's records from the log, from the first record received at or after
-   * `since` up to what the sink has consumed (later records reach it anyway). See replay.ts.
+   * `since` up to what the sink has consumed (later records reach it anyway), on every
+   * partition: here for those this node works on, through their owners for the others. See
+   * replay.ts.
    */
   async replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
-    this.requireStarted();
-    const writers = this.writersOf(sink);
-    if (writers.length === 0) throw new Error('The sink is not enabled (or its topic is processed by another node): enable it before replaying its records.');
-    // One stream after the other; the counts add up (offsets are per partition: the range shown spans them).
-    let done: ReplayProgress | undefined;
-    const add = (a: ReplayProgress | undefined, b: ReplayProgress): ReplayProgress => a === undefined ? b : {
-      fromOffset: Math.min(a.fromOffset, b.fromOffset), toOffset: Math.max(a.toOffset, b.toOffset),
-      scanned: a.scanned + b.scanned, total: a.total + b.total, written: a.written + b.written, failed: a.failed + b.failed, skipped: a.skipped + b.skipped,
+    const { local, remote } = this.partsOf(sink, 'replaying its records');
+    const orders = this.deps.orders;
+    // Each partition reports on its own; the counts add up (offsets are per partition: the range shown spans them).
+    const parts: Array<ReplayProgress | undefined> = [];
+    const report = (i: number) => (p: ReplayProgress) => {
+      parts[i] = p;
+      progress(sumProgress(parts));
     };
-    for (const writer of writers) {
-      const before = done;
-      const result = await replaySink({
-        log: this.deps.eventLog,
-        topic: this.streamOfWriter(writer),
-        writer,
-        seen: () => this.deps.levels.seenOffsets(writer.key),
-        hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
-        request,
-        progress: (p) => progress(add(before, p)),
-      });
-      done = add(done, result);
-    }
-    return done!;
+    const results = await settleAll([
+      ...local.map((writer, i) => this.replayWriter(writer, request, report(i))),
+      ...remote.map(({ stream, node }, j) => orders!.ask<SerializedReplayRequest, ReplayProgress>(
+        { kind: 'replay', stream, node, sink: sinkKeyOf(sink), request: { ...request, since: request.since.toISOString() } },
+        report(local.length + j),
+      )),
+    ]);
+    return sumProgress(results);
+  }
+
+  private replayWriter(writer: SinkWriter, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
+    return replaySink({
+      log: this.deps.eventLog,
+      topic: this.streamOfWriter(writer),
+      writer,
+      seen: () => this.deps.levels.seenOffsets(writer.key),
+      hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
+      request,
+      progress,
+    });
+  }
+
+  /** Cluster mode: an order another node sent for a partition this node works on (cluster-orders.ts). */
+  private async carryOut(order: Order, progress: (p: unknown) => void): Promise<unknown> {
+    const { branchId, sourceId, sinkId } = order.sink;
+    const sink = readSinks(this.deps.store, branchId, sourceId).find((s) => s.sinkId === sinkId && !s.deleted);
+    const writer = sink && this.writersOf(sink).find((w) => this.streamOfWriter(w) === order.stream);
+    if (!sink || !writer) throw new Error(`partition ${parseStream(order.stream).partition} of the sink is not worked on by node ${this.deps.handOver?.nodeId} any more: try again`);
+    if (order.kind === 'reprocess') return this.reprocessWriter(writer, sink);
+    const request = order.request as SerializedReplayRequest;
+    return this.replayWriter(writer, { ...request, since: new Date(request.since) }, progress);
   }
 
   /**

@@ -170,4 +170,61 @@ describe('topics of several partitions', () => {
     expect(await b.stop(), tail(b.output())).toEqual({ code: 0, signal: null });
     expect((await tableRows('live')).sort()).toEqual([...first, ...second].sort());
   }, 240_000);
+
+  it('reprocesses failures and replays on every partition from any node: the owners do their part', async () => {
+    const [a, b] = nodes;
+    await Promise.all([a.start(30_000), b.start(30_000)]);
+    const path = await a.createSource('mend');
+    const user = [{ type: 'path', name: 'n', path: 'user.id', rawString: true }];
+    await a.createSink('mend', 'rows', 'in.c-wide.mend', user, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 1 });
+    const topic = 'sluice.1.1.mend';
+    const splitBy = Date.now() + 30_000;
+    while (!(partitionsOf(a, topic).length > 0 && partitionsOf(b, topic).length > 0 && [...partitionsOf(a, topic), ...partitionsOf(b, topic)].length === 3) && Date.now() < splitBy) await sleep(250);
+    expect([partitionsOf(a, topic), partitionsOf(b, topic)].map((p) => p.length > 0), `${tail(a.output(), 1500)}\n----\n${tail(b.output(), 1500)}`).toEqual([true, true]);
+    await sleep(3500); // past the rebalance timeout: nothing moves any more
+    const since = new Date().toISOString();
+
+    // Round robin: every partition gets some of each kind. Those with "account" fail the mapping.
+    const run = Math.random().toString(36).slice(2, 8);
+    const good = Array.from({ length: 12 }, (_, i) => `${run}-u${i}`);
+    const bad = Array.from({ length: 12 }, (_, i) => `${run}-a${i}`);
+    for (let i = 0; i < 12; i++) {
+      for (const body of [{ user: { id: good[i] } }, { account: { id: bad[i] } }]) {
+        const res = await a.send(path, JSON.stringify(body));
+        expect(res.answered && res.status).toBe(200);
+      }
+    }
+    const failuresOf = async (n: ChildService) => (await n.call('GET', '/v1/branches/default/sources/mend/sinks/rows/failures')).json.count as number;
+    const failedBy = Date.now() + 20_000;
+    while ((await failuresOf(a)) + (await failuresOf(b)) < 12 && Date.now() < failedBy) await sleep(250);
+    // Kept where they happened: each node has the failures of its partitions.
+    expect([await failuresOf(a), await failuresOf(b)].every((n) => n > 0)).toBe(true);
+    const rowsOf = async () => Number((await a.call('GET', '/v2/storage/tables/in.c-wide.mend')).json?.rowsCount ?? 0);
+    const goodBy = Date.now() + 30_000;
+    while ((await rowsOf()) < 12 && Date.now() < goodBy) await sleep(300);
+
+    // A mapping that takes both: reprocessing asked of node a covers b's partitions too.
+    const fixed = [{ type: 'template', name: 'n', rawString: true, template: { language: 'jsonnet', content: 'Body("user.id", Body("account.id", ""))' } }];
+    await a.task('PATCH', '/v1/branches/default/sources/mend/sinks/rows', { table: { mapping: { columns: fixed } } });
+    const reprocessed = await a.call('POST', '/v1/branches/default/sources/mend/sinks/rows/failures/reprocess', undefined, 60_000);
+    expect(reprocessed.status, reprocessed.text).toBe(200);
+    expect(reprocessed.json).toEqual({ reprocessed: 12, failed: 0 });
+    const keptOf = async (n: ChildService) => (await n.call('GET', '/v1/branches/default/sources/mend/sinks/rows/failures')).json.failures as unknown[];
+    expect([await keptOf(a), await keptOf(b)]).toEqual([[], []]);
+
+    // A replay asked of node b: every partition is scanned, nothing written twice.
+    const replayed = await b.task('POST', '/v1/branches/default/sources/mend/sinks/rows/replay', { since }, 60_000);
+    expect(replayed.outputs).toMatchObject({ written: 0, failed: 0, skipped: 24, total: 24, scanned: 24 });
+    // fullRemap writes every record of every partition once more.
+    const full = await b.task('POST', '/v1/branches/default/sources/mend/sinks/rows/replay', { since, fullRemap: true }, 60_000);
+    expect(full.outputs).toMatchObject({ written: 24, skipped: 0 });
+
+    const doneBy = Date.now() + 40_000;
+    while ((await rowsOf()) < 48 && Date.now() < doneBy) await sleep(300);
+    await sleep(1500);
+    expect(await a.stop(), tail(a.output())).toEqual({ code: 0, signal: null });
+    expect(await b.stop(), tail(b.output())).toEqual({ code: 0, signal: null });
+    const rows = (await tableRows('mend')).sort();
+    expect(rows).toEqual([...good, ...good, ...bad, ...bad].sort());
+  }, 240_000);
 });

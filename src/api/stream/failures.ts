@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { ApiError } from '../errors.js';
+import { SinkNotAvailableError } from '../../actors/stream-runtime.js';
+import { OrderFailedError } from '../../actors/cluster-orders.js';
 import { looseObject } from './schemas.js';
 
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
@@ -43,6 +45,12 @@ export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (
     const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
     if (sink.disabled) throw new ApiError(409, 'sinkDisabled', `Sink "${sink.sinkId}" is disabled: enable it before reprocessing its failed records.`);
     await runtime.reconcile();
-    return runtime.reprocessFailures(sink);
+    try {
+      return await runtime.reprocessFailures(sink);
+    } catch (err) {
+      // Cluster mode: a partition is moving, or its owner failed or went away. The partitions that answered have reprocessed theirs; a new call takes what is left.
+      if (err instanceof SinkNotAvailableError || err instanceof OrderFailedError) throw new ApiError(503, 'sinkNotAvailable', err.message);
+      throw err;
+    }
   });
 };
