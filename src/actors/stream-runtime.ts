@@ -6,10 +6,10 @@ import { instanceId, parseInstanceId } from '../storage/levels/instances.js';
 import type { Sink, Source } from '../definition/model.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { levelKeys, sinkPath, type SinkKey } from '../storage/levels/model.js';
-import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
+import type { MappingFailures } from '../storage/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
 import { SourceRouter } from './source-router.js';
-import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
+import type { ReplayProgress, ReplayRequest } from './replay.js';
 import { restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { StorageOperator } from './storage-operator.js';
 import type { StreamHandOver } from './hand-over.js';
@@ -18,39 +18,8 @@ import type { OwnershipChange } from '../connectors/event-log/event-log.js';
 import { sourceStreams } from '../storage/levels/importer.js';
 import { removeSliceFiles } from '../storage/levels/local-slices.js';
 import { adoptedAt } from '../pipeline/seen-offsets.js';
-import type { ClusterOrders, Order } from './cluster-orders.js';
-
-/**
- * A sink's partitions cannot be worked on right now (not enabled, no node has its topic yet, a
- * partition moving between nodes): the caller may try again; the API answers 503.
- */
-export class SinkNotAvailableError extends Error {}
-
-/** A replay request as an order carries it (JSON). */
-type SerializedReplayRequest = Omit<ReplayRequest, 'since'> & { since: string };
-
-const sinkKeyOf = (sink: Sink) => ({ branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId });
-
-/** The progress of several partitions as one (offsets are per partition: the range shown spans them). */
-function sumProgress(parts: ReadonlyArray<ReplayProgress | undefined>): ReplayProgress {
-  let sum: ReplayProgress | undefined;
-  for (const b of parts) {
-    if (!b) continue;
-    sum = sum === undefined ? { ...b } : {
-      fromOffset: Math.min(sum.fromOffset, b.fromOffset), toOffset: Math.max(sum.toOffset, b.toOffset),
-      scanned: sum.scanned + b.scanned, total: sum.total + b.total, written: sum.written + b.written, failed: sum.failed + b.failed, skipped: sum.skipped + b.skipped,
-    };
-  }
-  return sum ?? { fromOffset: 0, toOffset: 0, scanned: 0, total: 0, written: 0, failed: 0, skipped: 0 };
-}
-
-/** Like Promise.all, but waits for every part before it rejects (no partition's work is left running unseen). */
-async function settleAll<T>(work: ReadonlyArray<Promise<T>>): Promise<T[]> {
-  const settled = await Promise.allSettled(work);
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
-}
+import type { ClusterOrders } from './cluster-orders.js';
+import { SinkRecovery } from './sink-recovery.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
@@ -91,7 +60,7 @@ export class StreamRuntime {
   private timer?: NodeJS.Timeout;
   private reconciling = Promise.resolve();
   private lastRetentionAt = 0;
-  private started = false;
+  private running = false;
   private isStopping = false;
   /** Cluster mode: streams lost and not released yet, and the streams waiting to be taken up (by ticket). */
   private readonly releasing = new Set<string>();
@@ -104,10 +73,19 @@ export class StreamRuntime {
   private readonly owned = new Map<string, number>();
   private unsubscribeOwnership?: () => void;
 
-  constructor(private readonly deps: StreamRuntimeDeps) {}
+  private readonly recovery: SinkRecovery;
+
+  /** Whether this node runs sinks (the "sink" role): start() was called. */
+  get started(): boolean {
+    return this.running;
+  }
+
+  constructor(private readonly deps: StreamRuntimeDeps) {
+    this.recovery = new SinkRecovery(this, deps);
+  }
 
   start(): void {
-    this.started = true;
+    this.running = true;
     this.unsubscribeOwnership = this.deps.eventLog.onOwnership((stream, change) => this.ownershipChanged(stream, change));
     this.reconcile();
     this.timer = setInterval(() => this.tick(), this.deps.checkIntervalMs);
@@ -117,7 +95,7 @@ export class StreamRuntime {
   /** Applies definition changes (sink created, changed, disabled, deleted; source deleted). */
   reconcile(): Promise<void> {
     // A node without the sink role runs no actors (definitions change all the same).
-    if (!this.started) return this.reconciling;
+    if (!this.running) return this.reconciling;
     this.reconciling = this.reconciling.then(() => this.doReconcile()).catch((err) => this.deps.logger.error({ err }, 'reconcile failed'));
     return this.reconciling;
   }
@@ -284,7 +262,8 @@ export class StreamRuntime {
     return [...this.owned.keys()].map((stream) => ({ stream, ...parseStream(stream) })).filter((s) => s.topic === topic);
   }
 
-  private streamOfWriter(writer: SinkWriter): string {
+  /** The stream (partition of its source's topic) a writer reads. */
+  streamOfWriter(writer: SinkWriter): string {
     return streamOf(this.topicOf(writer.key.sourceId), writer.partition);
   }
 
@@ -336,7 +315,7 @@ export class StreamRuntime {
     for (const [stream, offset] of through) if (this.owned.has(stream)) this.deps.eventLog.acknowledge(stream, offset);
   }
 
-  private topicOf(sourceId: string): string {
+  topicOf(sourceId: string): string {
     return sourceTopic(this.deps.projectId, this.deps.branchId, sourceId);
   }
 
@@ -372,7 +351,7 @@ export class StreamRuntime {
       this.acknowledgeImported();
       this.deps.handOver?.heartbeat(now);
       this.publishStatistics(now);
-      this.deps.orders?.serve((order, progress) => this.carryOut(order, progress), now);
+      this.deps.orders?.serve((order, progress) => this.recovery.carryOut(order, progress), now);
     }
     if (now - this.lastRetentionAt >= 60_000) {
       this.lastRetentionAt = now;
@@ -383,101 +362,19 @@ export class StreamRuntime {
     void this.reconcile();
   }
 
-  /**
-   * Replays a sink's kept mapping failures through its current mapping, on every partition: here
-   * for those this node works on, through their owners for the others (cluster mode).
-   */
-  async reprocessFailures(sink: Sink): Promise<ReprocessResult> {
-    const { local, remote } = this.partsOf(sink, 'reprocessing its failed records');
-    const orders = this.deps.orders;
-    const results = await settleAll([
-      ...local.map((writer) => this.reprocessWriter(writer, sink)),
-      ...remote.map(({ stream, node }) => orders!.ask<null, ReprocessResult>({ kind: 'reprocess', stream, node, sink: sinkKeyOf(sink), request: null })),
-    ]);
-    return results.reduce((total, r) => ({ reprocessed: total.reprocessed + r.reprocessed, failed: total.failed + r.failed }), { reprocessed: 0, failed: 0 });
+  /** See SinkRecovery.reprocessFailures. */
+  reprocessFailures(sink: Sink): Promise<ReprocessResult> {
+    return this.recovery.reprocessFailures(sink);
   }
 
-  private async reprocessWriter(writer: SinkWriter, sink: Sink): Promise<ReprocessResult> {
-    const signal = (sink.allowedSignals?.[0] ?? '') as '';
-    const kept = this.deps.failures.all(writer.key);
-    return writer.replay(kept.map((f) => ({ offset: f.offset, record: fromFailureRecord(f.record, signal) })));
+  /** See SinkRecovery.replay. */
+  replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
+    return this.recovery.replay(sink, request, progress);
   }
 
   /** The writers of a sink on this node (one per stream of its source this node works on). */
-  private writersOf(sink: Pick<Sink, 'branchId' | 'sourceId' | 'sinkId'>): SinkWriter[] {
+  writersOf(sink: Pick<Sink, 'sourceId' | 'sinkId'>): SinkWriter[] {
     return [...this.writers.values()].filter((w) => w.key.sourceId === sink.sourceId && parseInstanceId(w.sinkId).sinkId === sink.sinkId).sort((a, b) => a.partition - b.partition);
-  }
-
-  /**
-   * Where a sink's partitions are worked on: its writers on this node, and (cluster mode) the
-   * streams of its topic other nodes work on, by the hand-over marks. Throws when there is
-   * nothing to work on, or when a partition is between owners right now.
-   */
-  private partsOf(sink: Sink, what: string): { local: SinkWriter[]; remote: Array<{ stream: string; node: string }> } {
-    const { handOver, orders } = this.deps;
-    if (!this.deps.eventLog.coordinated || !handOver || !orders) {
-      this.requireStarted();
-      const local = this.writersOf(sink);
-      if (local.length === 0) throw new SinkNotAvailableError(`The sink is not enabled: enable it before ${what}.`);
-      return { local, remote: [] };
-    }
-    const local = this.started ? this.writersOf(sink) : [];
-    const here = new Set(local.map((w) => this.streamOfWriter(w)));
-    const others = handOver.marks(this.topicOf(sink.sourceId)).filter((m) => !here.has(m.stream));
-    const moving = others.filter((m) => m.node === handOver.nodeId || m.state !== 'working' || !handOver.isAlive(m.node));
-    if (moving.length > 0) {
-      throw new SinkNotAvailableError(`Partition ${moving.map((m) => parseStream(m.stream).partition).join(', ')} of the sink's topic is moving between nodes right now: try again in a moment.`);
-    }
-    if (local.length === 0 && others.length === 0) throw new SinkNotAvailableError(`No node works on the sink's topic yet: enable the sink (and wait for a node with the "sink" role to take it up) before ${what}.`);
-    return { local, remote: others.map((m) => ({ stream: m.stream, node: m.node })) };
-  }
-
-  /**
-   * Re-processes a sink's records from the log, from the first record received at or after
-   * `since` up to what the sink has consumed (later records reach it anyway), on every
-   * partition: here for those this node works on, through their owners for the others. See
-   * replay.ts.
-   */
-  async replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
-    const { local, remote } = this.partsOf(sink, 'replaying its records');
-    const orders = this.deps.orders;
-    // Each partition reports on its own; the counts add up (offsets are per partition: the range shown spans them).
-    const parts: Array<ReplayProgress | undefined> = [];
-    const report = (i: number) => (p: ReplayProgress) => {
-      parts[i] = p;
-      progress(sumProgress(parts));
-    };
-    const results = await settleAll([
-      ...local.map((writer, i) => this.replayWriter(writer, request, report(i))),
-      ...remote.map(({ stream, node }, j) => orders!.ask<SerializedReplayRequest, ReplayProgress>(
-        { kind: 'replay', stream, node, sink: sinkKeyOf(sink), request: { ...request, since: request.since.toISOString() } },
-        report(local.length + j),
-      )),
-    ]);
-    return sumProgress(results);
-  }
-
-  private replayWriter(writer: SinkWriter, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
-    return replaySink({
-      log: this.deps.eventLog,
-      topic: this.streamOfWriter(writer),
-      writer,
-      seen: () => this.deps.levels.seenOffsets(writer.key),
-      hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
-      request,
-      progress,
-    });
-  }
-
-  /** Cluster mode: an order another node sent for a partition this node works on (cluster-orders.ts). */
-  private async carryOut(order: Order, progress: (p: unknown) => void): Promise<unknown> {
-    const { branchId, sourceId, sinkId } = order.sink;
-    const sink = readSinks(this.deps.store, branchId, sourceId).find((s) => s.sinkId === sinkId && !s.deleted);
-    const writer = sink && this.writersOf(sink).find((w) => this.streamOfWriter(w) === order.stream);
-    if (!sink || !writer) throw new Error(`partition ${parseStream(order.stream).partition} of the sink is not worked on by node ${this.deps.handOver?.nodeId} any more: try again`);
-    if (order.kind === 'reprocess') return this.reprocessWriter(writer, sink);
-    const request = order.request as SerializedReplayRequest;
-    return this.replayWriter(writer, { ...request, since: new Date(request.since) }, progress);
   }
 
   /**
@@ -508,10 +405,6 @@ export class StreamRuntime {
       left = pending();
     }
     return left;
-  }
-
-  private requireStarted(): void {
-    if (!this.started) throw new Error('This node does not run sinks (its --roles has no "sink"): call a node that does.');
   }
 
   /** Stops taking work and lets the actors finish what they hold; writing files stay open for the next start. */

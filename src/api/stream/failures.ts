@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { ApiError } from '../errors.js';
-import { SinkNotAvailableError } from '../../actors/stream-runtime.js';
+import { SinkNotAvailableError } from '../../actors/sink-recovery.js';
 import { OrderFailedError } from '../../actors/cluster-orders.js';
 import { looseObject } from './schemas.js';
 

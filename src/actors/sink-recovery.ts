@@ -1,0 +1,171 @@
+/**
+ * Recovery work on a sink's records (DESIGN.md: a record that fails its mapping is "kept ... so
+ * that it can be inspected and replayed after the mapping is fixed"): reprocessing of the kept
+ * mapping failures, and replays from the event log (replay.ts). Both write through the sink
+ * writer of the record's partition, so they run where that partition is worked on: on this node
+ * for its own partitions, and (cluster mode) through orders to the owners for the others
+ * (cluster-orders.ts), whose progress and results add up to one answer.
+ */
+import { parseStream, type EventLog } from '../connectors/event-log/event-log.js';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { Sink } from '../definition/model.js';
+import { readSinks } from '../definition/repository.js';
+import type { LevelRepository } from '../storage/levels/repository.js';
+import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
+import type { ClusterOrders, Order } from './cluster-orders.js';
+import type { StreamHandOver } from './hand-over.js';
+import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
+import type { ReprocessResult, SinkWriter } from './sink-writer.js';
+
+/**
+ * A sink's partitions cannot be worked on right now (not enabled, no node has its topic yet, a
+ * partition moving between nodes): the caller may try again; the API answers 503.
+ */
+export class SinkNotAvailableError extends Error {}
+
+/** A replay request as an order carries it (JSON). */
+type SerializedReplayRequest = Omit<ReplayRequest, 'since'> & { since: string };
+
+const sinkKeyOf = (sink: Sink) => ({ branchId: sink.branchId, sourceId: sink.sourceId, sinkId: sink.sinkId });
+
+/** The progress of several partitions as one (offsets are per partition: the range shown spans them). */
+function sumProgress(parts: ReadonlyArray<ReplayProgress | undefined>): ReplayProgress {
+  let sum: ReplayProgress | undefined;
+  for (const b of parts) {
+    if (!b) continue;
+    sum = sum === undefined ? { ...b } : {
+      fromOffset: Math.min(sum.fromOffset, b.fromOffset), toOffset: Math.max(sum.toOffset, b.toOffset),
+      scanned: sum.scanned + b.scanned, total: sum.total + b.total, written: sum.written + b.written, failed: sum.failed + b.failed, skipped: sum.skipped + b.skipped,
+    };
+  }
+  return sum ?? { fromOffset: 0, toOffset: 0, scanned: 0, total: 0, written: 0, failed: 0, skipped: 0 };
+}
+
+/** Like Promise.all, but waits for every part before it rejects (no partition's work is left running unseen). */
+async function settleAll<T>(work: ReadonlyArray<Promise<T>>): Promise<T[]> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** What the recovery needs of the runtime: the sink writers on this node. */
+export interface SinkWorkers {
+  /** Whether this node runs sinks (the "sink" role). */
+  readonly started: boolean;
+  /** The writers of a sink on this node (one per stream of its source this node works on), by partition. */
+  writersOf(sink: Pick<Sink, 'sourceId' | 'sinkId'>): SinkWriter[];
+  /** The stream (partition of its source's topic) a writer reads. */
+  streamOfWriter(writer: SinkWriter): string;
+  topicOf(sourceId: string): string;
+}
+
+export interface SinkRecoveryDeps {
+  store: MetadataStore;
+  eventLog: EventLog;
+  levels: LevelRepository;
+  failures: MappingFailures;
+  /** Cluster mode: who works on which partition (hand-over marks, liveness). */
+  handOver?: StreamHandOver;
+  /** Cluster mode: work asked of the partitions' owners. */
+  orders?: ClusterOrders;
+}
+
+export class SinkRecovery {
+  constructor(
+    private readonly workers: SinkWorkers,
+    private readonly deps: SinkRecoveryDeps,
+  ) {}
+
+  /**
+   * Replays a sink's kept mapping failures through its current mapping, on every partition: here
+   * for those this node works on, through their owners for the others (cluster mode).
+   */
+  async reprocessFailures(sink: Sink): Promise<ReprocessResult> {
+    const { local, remote } = this.partsOf(sink, 'reprocessing its failed records');
+    const orders = this.deps.orders;
+    const results = await settleAll([
+      ...local.map((writer) => this.reprocessWriter(writer, sink)),
+      ...remote.map(({ stream, node }) => orders!.ask<null, ReprocessResult>({ kind: 'reprocess', stream, node, sink: sinkKeyOf(sink), request: null })),
+    ]);
+    return results.reduce((total, r) => ({ reprocessed: total.reprocessed + r.reprocessed, failed: total.failed + r.failed }), { reprocessed: 0, failed: 0 });
+  }
+
+  private async reprocessWriter(writer: SinkWriter, sink: Sink): Promise<ReprocessResult> {
+    const signal = (sink.allowedSignals?.[0] ?? '') as '';
+    const kept = this.deps.failures.all(writer.key);
+    return writer.replay(kept.map((f) => ({ offset: f.offset, record: fromFailureRecord(f.record, signal) })));
+  }
+
+  /**
+   * Where a sink's partitions are worked on: its writers on this node, and (cluster mode) the
+   * streams of its topic other nodes work on, by the hand-over marks. Throws when there is
+   * nothing to work on, or when a partition is between owners right now.
+   */
+  private partsOf(sink: Sink, what: string): { local: SinkWriter[]; remote: Array<{ stream: string; node: string }> } {
+    const { handOver, orders } = this.deps;
+    if (!this.deps.eventLog.coordinated || !handOver || !orders) {
+      if (!this.workers.started) throw new Error('This node does not run sinks (its --roles has no "sink"): call a node that does.');
+      const local = this.workers.writersOf(sink);
+      if (local.length === 0) throw new SinkNotAvailableError(`The sink is not enabled: enable it before ${what}.`);
+      return { local, remote: [] };
+    }
+    const local = this.workers.started ? this.workers.writersOf(sink) : [];
+    const here = new Set(local.map((w) => this.workers.streamOfWriter(w)));
+    const others = handOver.marks(this.workers.topicOf(sink.sourceId)).filter((m) => !here.has(m.stream));
+    const moving = others.filter((m) => m.node === handOver.nodeId || m.state !== 'working' || !handOver.isAlive(m.node));
+    if (moving.length > 0) {
+      throw new SinkNotAvailableError(`Partition ${moving.map((m) => parseStream(m.stream).partition).join(', ')} of the sink's topic is moving between nodes right now: try again in a moment.`);
+    }
+    if (local.length === 0 && others.length === 0) throw new SinkNotAvailableError(`No node works on the sink's topic yet: enable the sink (and wait for a node with the "sink" role to take it up) before ${what}.`);
+    return { local, remote: others.map((m) => ({ stream: m.stream, node: m.node })) };
+  }
+
+  /**
+   * Re-processes a sink's records from the log, from the first record received at or after
+   * `since` up to what the sink has consumed (later records reach it anyway), on every
+   * partition: here for those this node works on, through their owners for the others. See
+   * replay.ts.
+   */
+  async replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
+    const { local, remote } = this.partsOf(sink, 'replaying its records');
+    const orders = this.deps.orders;
+    // Each partition reports on its own; the counts add up (offsets are per partition: the range shown spans them).
+    const parts: Array<ReplayProgress | undefined> = [];
+    const report = (i: number) => (p: ReplayProgress) => {
+      parts[i] = p;
+      progress(sumProgress(parts));
+    };
+    const results = await settleAll([
+      ...local.map((writer, i) => this.replayWriter(writer, request, report(i))),
+      ...remote.map(({ stream, node }, j) => orders!.ask<SerializedReplayRequest, ReplayProgress>(
+        { kind: 'replay', stream, node, sink: sinkKeyOf(sink), request: { ...request, since: request.since.toISOString() } },
+        report(local.length + j),
+      )),
+    ]);
+    return sumProgress(results);
+  }
+
+  private replayWriter(writer: SinkWriter, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
+    return replaySink({
+      log: this.deps.eventLog,
+      topic: this.workers.streamOfWriter(writer),
+      writer,
+      seen: () => this.deps.levels.seenOffsets(writer.key),
+      hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
+      request,
+      progress,
+    });
+  }
+
+  /** Cluster mode: an order another node sent for a partition this node works on (cluster-orders.ts). */
+  async carryOut(order: Order, progress: (p: unknown) => void): Promise<unknown> {
+    const { branchId, sourceId, sinkId } = order.sink;
+    const sink = readSinks(this.deps.store, branchId, sourceId).find((s) => s.sinkId === sinkId && !s.deleted);
+    const writer = sink && this.workers.writersOf(sink).find((w) => this.workers.streamOfWriter(w) === order.stream);
+    if (!sink || !writer) throw new Error(`partition ${parseStream(order.stream).partition} of the sink is not worked on by node ${this.deps.handOver?.nodeId} any more: try again`);
+    if (order.kind === 'reprocess') return this.reprocessWriter(writer, sink);
+    const request = order.request as SerializedReplayRequest;
+    return this.replayWriter(writer, { ...request, since: new Date(request.since) }, progress);
+  }
+}
