@@ -55,12 +55,15 @@ export class ClusterOrders {
     order: Pick<Order<Request, Result>, 'kind' | 'stream' | 'node' | 'sink' | 'request'>,
     onProgress: (p: Result) => void = () => undefined,
     startTimeoutMs = 30_000,
+    /** A running order that shows no change for this long is given up (its answer got lost). */
+    quietTimeoutMs = 5 * 60_000,
   ): Promise<Result> {
     const id = randomUUID();
     const key = PREFIX + id;
     this.store.transact((tx) => tx.put(key, { ...order, id, state: 'pending', at: new Date().toISOString() } satisfies Order<Request, Result>));
     const asked = Date.now();
     let lastProgress: string | undefined;
+    let lastChange = { at: '', seen: asked };
     try {
       for (;;) {
         await new Promise((r) => setTimeout(r, this.pollMs));
@@ -78,6 +81,10 @@ export class ClusterOrders {
         if (!this.isAlive(order.node)) throw new OrderFailedError(`node ${order.node}, which processes ${order.stream}, stopped answering: try again once another node has taken it over`);
         if (current.state === 'pending' && Date.now() - asked > startTimeoutMs) {
           throw new OrderFailedError(`node ${order.node}, which processes ${order.stream}, did not take the order up within ${startTimeoutMs} ms`);
+        }
+        if (current.at !== lastChange.at) lastChange = { at: current.at, seen: Date.now() };
+        else if (current.state === 'running' && Date.now() - lastChange.seen > quietTimeoutMs) {
+          throw new OrderFailedError(`node ${order.node}, which processes ${order.stream}, reported nothing for ${quietTimeoutMs} ms: its answer was lost; try again`);
         }
       }
     } finally {

@@ -80,6 +80,16 @@ describe('ClusterOrders', () => {
     expect(store.list('cluster/order/')).toEqual([]);
   });
 
+  it('a running order whose answer never comes is given up after the quiet timeout', async () => {
+    const stop = owner(() => new Promise(() => undefined)); // runs forever, says nothing
+    const asker = new ClusterOrders(store, 'asker', (n) => alive.has(n), 20);
+    try {
+      await expect(asker.ask({ kind: 'reprocess', stream: '1.1.src', node: 'owner', sink: SINK, request: null }, undefined, 1000, 300)).rejects.toThrow(/reported nothing for 300 ms/);
+    } finally {
+      stop();
+    }
+  });
+
   it('orders for other nodes are left alone', async () => {
     store.transact((tx) => tx.put('cluster/order/x', { id: 'x', kind: 'replay', stream: '1.1.src', node: 'elsewhere', sink: SINK, request: null, state: 'pending', at: new Date().toISOString() } satisfies Order));
     let carried = 0;
