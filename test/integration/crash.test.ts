@@ -18,6 +18,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
+import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
 
 /**
  * Short intervals, so that slices are closed, staged and imported all the time while events
@@ -82,38 +83,6 @@ async function tableRows(dataDir: string, bucket: string, table: string): Promis
   }
 }
 
-interface ImportState {
-  /** Records in the target level. */
-  imported: number;
-  /** Everything the sink wrote was imported (nothing left in the local or staging level), at least `atLeast`, and it held still. */
-  settled: boolean;
-  /** The last statistics seen, for failure messages. */
-  stats: string;
-}
-
-/**
- * Waits until the sink has moved every record it wrote to the target (nothing left in the local
- * or staging level), with at least `atLeast` records imported, and the count held still for a
- * moment (a record consumed late shows up in the total first). Does not throw on timeout: the
- * caller compares the table with what was acknowledged, which says more than a timeout.
- */
-async function waitAllImported(svc: ChildService, sourceId: string, sinkId: string, atLeast: number, timeoutMs: number): Promise<ImportState> {
-  const deadline = Date.now() + timeoutMs;
-  let previous = -1;
-  let state: ImportState = { imported: 0, settled: false, stats: 'none' };
-  while (Date.now() < deadline) {
-    const stats = await svc.sinkStatistics(sourceId, sinkId);
-    const total = stats.total?.recordsCount ?? 0;
-    const imported = stats.levels?.target?.recordsCount ?? 0;
-    const settled = total === imported && imported >= atLeast && imported === previous;
-    state = { imported, settled, stats: JSON.stringify(stats) };
-    if (settled) break;
-    previous = total === imported ? imported : -1;
-    await sleep(500);
-  }
-  return state;
-}
-
 function countBy(values: string[]): Map<string, number> {
   const m = new Map<string, number>();
   for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
@@ -164,16 +133,8 @@ describe('crash safety', () => {
 
     const rows = await tableRows(dataDir, 'in.c-crash', 'rows');
     const why = `kills ${JSON.stringify(kills)}; imports settled: ${landed.settled}; statistics ${landed.stats}`;
-    const known = new Set(ids);
-    const unknown = rows.filter((r) => !known.has(r.n) || r.body !== JSON.stringify({ n: r.n }));
-    expect(unknown, 'rows that no client sent').toEqual([]);
-    const counts = countBy(rows.map((r) => r.n));
-    const missing = [...acked].filter((id) => !counts.has(id));
-    expect(missing, `acknowledged events missing from the table (${why})`).toEqual([]);
-    const doubled = [...counts].filter(([id, n]) => n > 1 && !retried.has(id));
-    expect(doubled, 'events in the table more than once although sent once').toEqual([]);
-    const tooMany = [...counts].filter(([id, n]) => n > (attempts.get(id) ?? 1));
-    expect(tooMany, 'events in the table more often than they were sent').toEqual([]);
+    expect(rows.filter((r) => r.body !== JSON.stringify({ n: r.n })), 'rows whose body is not the one sent').toEqual([]);
+    const counts = expectEveryAckedOnce(rows.map((r) => r.n), { ids, acked, attempts }, why);
     expect(landed.settled, why).toBe(true);
     expect(rows.length, why).toBe(landed.imported);
 

@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChildService, sleep, tail } from '../helpers/child-service.js';
+import { ChildService, tail } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
+import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
 import { readColumn } from '../helpers/cluster.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 
@@ -63,28 +64,11 @@ describe('crash safety with Kafka', () => {
 
     // Land the rest: a settings change rotates the file; then every file is imported at once.
     await service.patchSinkSettings('kcrash', 'rows', { [IMPORT_COUNT]: 1 });
-    const settleBy = Date.now() + 30_000;
-    let previous = -1;
-    let stats = '';
-    while (Date.now() < settleBy) {
-      const s = await service.sinkStatistics('kcrash', 'rows');
-      stats = JSON.stringify(s);
-      const total = s.total?.recordsCount ?? 0;
-      const imported = s.levels?.target?.recordsCount ?? 0;
-      if (total === imported && imported >= TOTAL && imported === previous) break;
-      previous = total === imported ? imported : -1;
-      await sleep(500);
-    }
+    const landed = await waitAllImported(service, 'kcrash', 'rows', TOTAL, 30_000);
     expect(await service.stop(), tail(service.output())).toEqual({ code: 0, signal: null });
 
     const rows = await tableIds();
-    const counts = new Map<string, number>();
-    for (const n of rows) counts.set(n, (counts.get(n) ?? 0) + 1);
-    const known = new Set(ids);
-    expect(rows.filter((n) => !known.has(n)), 'rows no client sent').toEqual([]);
-    expect([...acked].filter((id) => !counts.has(id)), `acknowledged events missing (kills ${JSON.stringify(kills)}; ${stats})`).toEqual([]);
-    expect([...counts].filter(([id, n]) => n > 1 && !retried.has(id)), 'doubled although sent once').toEqual([]);
-    expect([...counts].filter(([id, n]) => n > (attempts.get(id) ?? 1)), 'more often than sent').toEqual([]);
+    const counts = expectEveryAckedOnce(rows, { ids, acked, attempts }, `kills ${JSON.stringify(kills)}; ${landed.stats}`);
     console.log(`kafka crash: ${TOTAL} events, kills ${JSON.stringify(kills)}, retried ${retried.size}, duplicates ${rows.length - counts.size}`);
   }, 180_000);
 });
