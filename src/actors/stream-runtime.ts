@@ -168,9 +168,8 @@ export class StreamRuntime {
       // A topic created again restarts its offsets (Kafka): old positions would skip its records.
       await this.deps.tables.forgetPositions(sourceStreams(branchId, sourceId));
     };
-    // A cascade delete removes the sinks before the source (with an await between them): a
-    // reconcile in that gap purges the sinks while the source still exists, and the next one
-    // finds the source gone through the router left behind.
+    // The routers outlive their writers: a source deleted for good is found through them (a
+    // cascade delete removes its sinks' definitions and its own in one transaction).
     for (const router of [...this.routers.values()]) await dropTopicOf(router.sourceId);
     for (const { key } of store.list(prefix)) {
       const [sourceId, instance] = key.slice(prefix.length).split('/');

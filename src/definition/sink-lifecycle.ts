@@ -1,4 +1,4 @@
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { TokenService } from '../storage/tokens.js';
 import type { Sink, Source } from './model.js';
 import { keys } from './repository.js';
@@ -67,18 +67,27 @@ export class SinkLifecycle {
     return this.store.get<string>(tokenKey(sink));
   }
 
-  /** Cascade delete: sinks, their versions and tokens, their tables, and the emptied buckets. */
+  /** Cascade delete: the sinks deactivated (tokens), their tables and the emptied buckets dropped; the definitions go with deleteSinkDefinitions. */
   async purgeSinksOfSource(branchId: number, source: Source, sinks: Sink[]): Promise<void> {
     await this.deactivate(sinks, 'deleted');
     const buckets = new Set<string>();
     for (const sink of sinks) {
       await this.tables.dropTable(sink.table.tableId);
       buckets.add(bucketOf(sink.table.tableId));
-      this.store.transact((tx) => {
-        tx.delete(keys.sink(branchId, source.sourceId, sink.sinkId));
-        for (const v of tx.list(keys.sinkVersions(branchId, source.sourceId, sink.sinkId))) tx.delete(v.key);
-      });
     }
     for (const bucket of buckets) await this.tables.dropBucket(bucket);
+  }
+
+  /**
+   * Removes the definitions of a source's sinks, in the caller's transaction: the one that
+   * removes the source too, so that no reconcile ever sees the sinks gone and the source still
+   * there (it would purge their data but keep the topic, and a source created again under the
+   * same id would read the old records).
+   */
+  deleteSinkDefinitions(tx: MetadataTx, branchId: number, sourceId: string, sinks: readonly Sink[]): void {
+    for (const sink of sinks) {
+      tx.delete(keys.sink(branchId, sourceId, sink.sinkId));
+      for (const v of tx.list(keys.sinkVersions(branchId, sourceId, sink.sinkId))) tx.delete(v.key);
+    }
   }
 }

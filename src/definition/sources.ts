@@ -161,8 +161,10 @@ export class SourceService {
       const source = this.get(branchId, sourceId);
       const sinks = readSinks(this.store, branchId, sourceId).filter((s) => !s.deleted);
       if (cascade) {
-        await this.sinks.purgeSinksOfSource(branchId, source, readSinks(this.store, branchId, sourceId));
+        const all = readSinks(this.store, branchId, sourceId);
+        await this.sinks.purgeSinksOfSource(branchId, source, all);
         this.store.transact((tx) => {
+          this.sinks.deleteSinkDefinitions(tx, branchId, sourceId, all);
           tx.delete(keys.source(branchId, sourceId));
           for (const v of tx.list(keys.sourceVersions(branchId, sourceId))) tx.delete(v.key);
         });
