@@ -22,6 +22,8 @@ const PREFIX = 'cluster/stats/';
 /** Node-local (not a shared prefix): the member id of this data directory. */
 const MEMBER_KEY = 'node/statistics-member';
 
+const SWEEP_MS = 30_000;
+
 const sinkPrefix = (sink: SinkKey) => `${PREFIX}${sink.branchId}/${sink.sourceId}/${sink.sinkId}/`;
 
 export class ClusterStatistics {
@@ -29,6 +31,8 @@ export class ClusterStatistics {
   /** Last part published per key (as JSON), to publish changes only. */
   private readonly published = new Map<string, string>();
   private lastPublish = -Infinity;
+  /** Parts of sinks that are gone are looked for less often (it reads every node's parts). */
+  private lastSweep = -Infinity;
 
   constructor(
     private readonly store: MetadataStore,
@@ -59,7 +63,8 @@ export class ClusterStatistics {
 
   /**
    * Publishes this node's part of each sink's statistics where it changed (at most every
-   * `intervalMs`, unless `force`), and removes its parts of sinks that are gone.
+   * `intervalMs`, unless `force`), and removes its parts of sinks that are gone (at most every
+   * 30 s, unless `force`).
    */
   publish(statistics: StatisticsService, sinks: readonly SinkKey[], now = Date.now(), force = false): void {
     if (!force && now - this.lastPublish < this.intervalMs) return;
@@ -76,6 +81,8 @@ export class ClusterStatistics {
       this.store.transact((tx) => tx.put(key, part));
       this.published.set(key, json);
     }
+    if (!force && now - this.lastSweep < SWEEP_MS) return;
+    this.lastSweep = now;
     const suffix = '/' + this.member;
     const gone = this.store.list(PREFIX).map((e) => e.key).filter((key) => key.endsWith(suffix) && !mine.has(key));
     if (gone.length === 0) return;

@@ -414,6 +414,8 @@ describe('cluster: the other nodes\' parts', () => {
 
     // A sink that is gone: "a" removes its part.
     clusterA.publish(stats, [OTHER], 5000);
+    expect(store.list('cluster/stats/')).toHaveLength(1); // looked for every 30 s only
+    clusterA.publish(stats, [OTHER], 40_000);
     expect(store.list('cluster/stats/')).toEqual([]);
   });
 
