@@ -163,4 +163,18 @@ describe('ReplicatedMetadataStore', () => {
     await expect(a.settled(later)).resolves.toBeUndefined();
     await expect(a.settled(before)).rejects.toThrow('broker down');
   });
+
+  it('neither waits for nor fails an API call on the nodes\' background writes (cluster/ keys)', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    const mark = a.writeMark();
+    log.failAppends = true;
+    a.transact((tx) => tx.put('cluster/node/a', 1)); // a heartbeat while the broker is down
+    expect(a.writeMark()).toBe(mark); // a call that wrote nothing else has nothing to wait for
+    await expect(a.settled(mark)).resolves.toBeUndefined();
+    log.failAppends = false;
+    a.transact((tx) => tx.put('storage/token/11', { id: '11' }));
+    expect(a.writeMark()).toBeGreaterThan(mark);
+    await expect(a.settled(mark)).resolves.toBeUndefined();
+  });
 });

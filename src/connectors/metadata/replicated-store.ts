@@ -64,6 +64,9 @@ export const SHARED_PREFIXES: readonly string[] = [
   'cluster/', // which node works on which stream, and the nodes' heartbeats (actors/hand-over.ts)
 ];
 
+/** The nodes' own coordination keys, written in the background (not by API calls). */
+const BACKGROUND_PREFIX = 'cluster/';
+
 export function isSharedKey(key: string): boolean {
   for (const p of SHARED_PREFIXES) if (key.startsWith(p)) return true;
   return false;
@@ -71,6 +74,8 @@ export function isSharedKey(key: string): boolean {
 
 export class ReplicatedMetadataStore implements MetadataStore {
   private seq = 0;
+  /** The seq of the last change outside `cluster/` (writeMark). */
+  private foregroundSeq = 0;
   /** Last seq this process wrote per key (own log changes older than it are skipped). */
   private readonly lastOwnWrite = new Map<string, number>();
   private readonly listeners = new Set<(keys: string[]) => void>();
@@ -135,8 +140,13 @@ export class ReplicatedMetadataStore implements MetadataStore {
     return result;
   }
 
+  /**
+   * The seq of the last change an API call could have made: the nodes' own coordination keys
+   * (`cluster/`: heartbeats, hand-over marks, statistics, orders) are written in the background
+   * and neither make a call wait nor fail it (see publish).
+   */
   writeMark(): number {
-    return this.seq;
+    return this.foregroundSeq;
   }
 
   /** Resolves once every shared change written so far is durable in the change log. */
@@ -190,11 +200,14 @@ export class ReplicatedMetadataStore implements MetadataStore {
   private publish(changes: MetadataChange[]): void {
     if (changes.length === 0) return;
     const through = changes[changes.length - 1].seq;
+    const foreground = changes.some((c) => !c.key.startsWith(BACKGROUND_PREFIX));
+    if (foreground) this.foregroundSeq = through;
     this.appended = this.appended.then(() =>
       this.log.append(changes).catch((err: unknown) => {
         // Kept for settled(): the API answers the write with an error; the local view has it,
-        // and the next start's replay removes it again (the log never took it).
-        this.lastFailure = { through, error: err instanceof Error ? err : new Error(String(err)) };
+        // and the next start's replay removes it again (the log never took it). A background
+        // write that fails is written again on its next round (heartbeat, statistics).
+        if (foreground) this.lastFailure = { through, error: err instanceof Error ? err : new Error(String(err)) };
       }),
     );
   }
