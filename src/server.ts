@@ -124,9 +124,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     void runtime.reconcile();
   });
   // Cluster mode: definitions changed on another node are followed the same way.
-  // (Not for the nodes' own coordination keys: heartbeats, hand-over marks and statistics come every few seconds.)
-  metadata.onRemoteChange((keys) => {
-    if (keys.every((key) => key.startsWith('cluster/'))) return;
+  metadata.onRemoteChange(() => {
     ingestSources.invalidate();
     void runtime.reconcile();
   });

@@ -31,7 +31,7 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   /** Cluster mode: replays and reprocessing asked of the partitions' owners (cluster-orders.ts). */
   orders?: ClusterOrders;
   /** Cluster mode: publishes this node's part of the sinks' statistics (storage/cluster-statistics.ts). */
-  publishStatistics?: (sinks: readonly SinkKey[], now: number, force?: boolean) => void;
+  publishStatistics?: (sinks: () => readonly SinkKey[], now: number, force?: boolean) => void;
   failures: MappingFailures;
   projectId: number;
   branchId: number;
@@ -323,7 +323,8 @@ export class StreamRuntime {
     const publish = this.deps.publishStatistics;
     if (!publish) return;
     const { store, branchId } = this.deps;
-    const sinks = readSources(store, branchId).flatMap((source) => readSinks(store, branchId, source.sourceId))
+    // Read only when a publication is due (every few seconds), not on every tick.
+    const sinks = () => readSources(store, branchId).flatMap((source) => readSinks(store, branchId, source.sourceId))
       .filter((sink) => !sink.deleted)
       .map((sink) => ({ branchId, sourceId: sink.sourceId, sinkId: sink.sinkId }));
     try {

@@ -62,15 +62,15 @@ export class ClusterStatistics {
   }
 
   /**
-   * Publishes this node's part of each sink's statistics where it changed (at most every
+   * Publishes this node's part of each sink's statistics (`sinks`: read only when due) where it changed (at most every
    * `intervalMs`, unless `force`), and removes its parts of sinks that are gone (at most every
    * 30 s, unless `force`).
    */
-  publish(statistics: StatisticsService, sinks: readonly SinkKey[], now = Date.now(), force = false): void {
+  publish(statistics: StatisticsService, sinks: () => readonly SinkKey[], now = Date.now(), force = false): void {
     if (!force && now - this.lastPublish < this.intervalMs) return;
     this.lastPublish = now;
     const mine = new Set<string>();
-    for (const sink of sinks) {
+    for (const sink of sinks()) {
       const key = sinkPrefix(sink) + this.member;
       const part = statistics.nodeSinkStatistics(sink, this.node);
       const empty = part.files.length === 0 && part.archived === undefined;

@@ -95,7 +95,7 @@ export class StatisticsService {
       if (archived) acc.addLevel('target', archived);
     }
     for (const peer of this.peers(sink)) {
-      for (const f of peerFiles(peer, reset)) for (const level of LEVELS) if (f.levels[level]) acc.addLevel(level, f.levels[level]);
+      for (const f of peerFiles(peer, reset)) acc.addLevels(f.levels);
       if (peer.archived && peer.reset >= reset) acc.addLevel('target', peer.archived);
     }
     return acc.result();
@@ -112,7 +112,7 @@ export class StatisticsService {
       const a = this.archive(instance, reset);
       if (a) (archived ??= new Accumulator()).addLevel('target', a);
     }
-    const files = this.localFiles(sink, reset).map(({ file, acc }) => ({ ...fileView(file), levels: acc?.result().levels ?? {} }));
+    const files = this.localFiles(sink, reset, true).map(({ file, acc }) => ({ ...fileView(file), levels: acc?.result().levels ?? {} }));
     const out: NodeSinkStatistics = { node, reset, files };
     const target = archived?.result().levels.target;
     if (target) out.archived = target;
@@ -127,32 +127,29 @@ export class StatisticsService {
   sinkFiles(branchId: number, sourceId: string, sinkId: string, failedOnly: boolean): FileStatistics[] {
     const sink: SinkKey = { branchId, sourceId, sinkId };
     const reset = resetMarker(this.store, sink);
-    const failed = (f: Pick<FileEntry, 'state' | 'retryAttempt'>) => f.state !== 'imported' && (f.retryAttempt ?? 0) > 0;
-    const files: Array<{ file: FileStatistics; statistics: () => FileStatistics['statistics'] }> = this.localFiles(sink, reset)
-      .map(({ file, acc }) => ({ file: fileView(file), statistics: () => (acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} }) }));
+    // The failed-files listing shows no statistics: the slices are not read for it.
+    const files: Array<{ file: FileStatistics; acc: Accumulator | undefined }> = this.localFiles(sink, reset, !failedOnly)
+      .map(({ file, acc }) => ({ file: fileView(file), acc }));
     for (const peer of this.peers(sink)) {
-      for (const { levels, ...file } of peerFiles(peer, reset)) {
-        files.push({ file, statistics: () => {
-          const acc = new Accumulator();
-          for (const level of LEVELS) if (levels[level]) acc.addLevel(level, levels[level]);
-          return acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} };
-        } });
-      }
+      for (const { levels, ...file } of peerFiles(peer, reset)) files.push({ file, acc: new Accumulator().addLevels(levels) });
     }
-    const shown = failedOnly ? files.filter(({ file }) => failed(file)) : files;
+    const shown = failedOnly ? files.filter(({ file }) => file.state !== 'imported' && (file.retryAttempt ?? 0) > 0) : files;
     // Stable: files of two instances opened at the same time stay in instance order.
     shown.sort((a, b) => fileOrder(a.file, b.file));
     if (failedOnly) return shown.map(({ file }) => file);
-    return shown.map(({ file, statistics }) => ({ ...file, statistics: statistics() }));
+    return shown.map(({ file, acc }) => ({ ...file, statistics: acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} } }));
   }
 
-  /** The sink's files on this node (all its instances) opened after the reset marker, each with its slices' counts. */
-  private localFiles(sink: SinkKey, reset: string): Array<{ file: FileEntry; acc: Accumulator | undefined }> {
+  /**
+   * The sink's files on this node (all its instances) opened after the reset marker, each with
+   * its slices' counts when `counts` (one more range scan).
+   */
+  private localFiles(sink: SinkKey, reset: string, counts: boolean): Array<{ file: FileEntry; acc: Accumulator | undefined }> {
     const instances = sinkInstances(this.store, sink);
     // Keyed by instance and openedAt: two instances can open a file at the same millisecond.
     const fileId = (instance: SinkKey, openedAt: string) => `${instance.sinkId}/${openedAt}`;
     const byFile = new Map<string, Accumulator>();
-    for (const instance of instances) {
+    for (const instance of counts ? instances : []) {
       for (const slice of this.visibleSlices(instance, reset)) {
         const id = fileId(instance, slice.fileOpenedAt);
         let acc = byFile.get(id);
@@ -223,6 +220,15 @@ class Accumulator {
     if (s.recordsCount === 0) return;
     const l = (this.levels[level] ??= { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 });
     merge(l, s);
+  }
+
+  /** Adds counts by level (a cluster peer's file); returns this. */
+  addLevels(levels: Partial<Record<Level, LevelStatistics>>): this {
+    for (const level of LEVELS) {
+      const l = levels[level];
+      if (l) this.addLevel(level, l);
+    }
+    return this;
   }
 
   result(): SinkStatisticsTotal {

@@ -17,6 +17,14 @@ export interface TestCluster {
   dispose(): Promise<void>;
 }
 
+/** The environment of a `sluice serve --kafka` child process on a test broker: one replica, short trigger intervals. */
+export function kafkaNodeEnv(bootstrap: string): Record<string, string> {
+  return {
+    SLUICE_KAFKA_BROKERS: bootstrap, SLUICE_KAFKA_REPLICATION: '1',
+    SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s',
+  };
+}
+
 export async function startTestCluster(names: string[], env: Record<string, string> = {}): Promise<TestCluster> {
   const root = mkdtempSync(join(tmpdir(), 'sluice-cluster-'));
   const tablesFile = join(root, 'shared', 'tables.duckdb');
@@ -24,11 +32,7 @@ export async function startTestCluster(names: string[], env: Record<string, stri
   const broker = await startTestBroker();
   const nodes = names.map((name) => new ChildService({
     dataDir: join(root, name),
-    env: {
-      SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_TARGET_PATH: tablesFile,
-      SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s',
-      ...env,
-    },
+    env: { ...kafkaNodeEnv(broker.bootstrap), SLUICE_TARGET_PATH: tablesFile, ...env },
   }));
   await Promise.all(nodes.map((n) => n.start(30_000)));
   return {

@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
+import { IMPORT_COUNT, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
 /**
  * Short intervals, so that slices are closed, staged and imported all the time while events
@@ -32,8 +33,6 @@ const FAST_ENV = {
   SLUICE_IMPORT_MIN_INTERVAL: '500ms',
   SLUICE_RETRY_BASE: '1s',
 };
-const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
-const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
 const COLUMNS = [
   { type: 'path', name: 'n', path: 'n', rawString: true },
   { type: 'body', name: 'body' },

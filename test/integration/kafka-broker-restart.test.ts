@@ -10,13 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, stopBroker } from '../../src/connectors/kafka/broker/broker-process.js';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
-import { readColumn } from '../helpers/cluster.js';
+import { kafkaNodeEnv, readColumn } from '../helpers/cluster.js';
 import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
-
-const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
-const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
-const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
+import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
 let broker: TestBroker;
 let svc: ChildService | undefined;
@@ -36,12 +33,12 @@ describe('the broker stopped and started again while clients stream', () => {
   it('answers 503 with Retry-After while it is down, then goes on: every acknowledged event once', async () => {
     svc = new ChildService({
       dataDir,
-      env: { SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s' },
+      env: kafkaNodeEnv(broker.bootstrap),
     });
     const service = svc;
     await service.start();
     const path = await service.createSource('outage');
-    await service.createSink('outage', 'rows', 'in.c-outage.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
+    await service.createSink('outage', 'rows', 'in.c-outage.rows', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
 
     const TOTAL = 600;
     const STOP_AT = 150;

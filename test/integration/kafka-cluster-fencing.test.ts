@@ -10,10 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { logLines, partitionsOf, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
-const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
-const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
-const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
 const TOPIC = 'sluice.1.1.fenced';
 
 let cluster: TestCluster;
@@ -80,7 +78,7 @@ describe('cluster fencing', () => {
     const quiet = (out: string) => out.split('\n').filter((l) => !l.includes('"reqId"')).join('\n');
     const story = () => nodes.map((n) => tail(quiet(n.output()), 5000)).join('\n----\n');
     const path = await a.createSource('fenced');
-    await a.createSink('fenced', 'rows', 'in.c-fenced.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 10 });
+    await a.createSink('fenced', 'rows', 'in.c-fenced.rows', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 10 });
     await sleep(4000); // both nodes in the topic's group
 
     const run = Math.random().toString(36).slice(2, 8);

@@ -11,10 +11,8 @@ import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { importedRows, partitionsOf, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
-const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
-const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
-const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
 const SOURCES = ['alpha', 'beta', 'gamma'];
 
 let cluster: TestCluster;
@@ -43,8 +41,8 @@ describe('cluster hand-over', () => {
     const paths = new Map<string, string>();
     for (const s of SOURCES) paths.set(s, await a.createSource(s));
     // One table, fed by the sink of the first source; the others only spread the topics over both nodes.
-    await a.createSink(SOURCES[0], 'rows', 'in.c-takeover.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 40 });
-    for (const s of SOURCES.slice(1)) await a.createSink(s, 'rows', `in.c-takeover.${s}`, COLUMNS);
+    await a.createSink(SOURCES[0], 'rows', 'in.c-takeover.rows', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 40 });
+    for (const s of SOURCES.slice(1)) await a.createSink(s, 'rows', `in.c-takeover.${s}`, N_COLUMNS);
     // Both nodes join each topic's group; the split settles within the rebalance timeout (3 s).
     await sleep(4000);
 
@@ -110,7 +108,7 @@ describe('cluster hand-over', () => {
     await Promise.all(nodes.map((n) => n.start(30_000)));
     const [a] = nodes;
     const path = await a.createSource('delta');
-    await a.createSink('delta', 'rows', 'in.c-takeover.graceful', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 100_000 });
+    await a.createSink('delta', 'rows', 'in.c-takeover.graceful', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 100_000 });
     const deadline = Date.now() + 30_000;
     while (!ownerOf('delta') && Date.now() < deadline) await sleep(200);
     const leaving = ownerOf('delta');

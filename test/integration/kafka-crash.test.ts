@@ -12,12 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildService, tail } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
-import { readColumn } from '../helpers/cluster.js';
+import { kafkaNodeEnv, readColumn } from '../helpers/cluster.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
-
-const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
-const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
-const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
+import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
 let broker: TestBroker;
 let svc: ChildService | undefined;
@@ -39,12 +36,12 @@ describe('crash safety with Kafka', () => {
   it('keeps every acknowledged event exactly once across SIGKILLs while streaming', async () => {
     svc = new ChildService({
       dataDir,
-      env: { SLUICE_KAFKA_BROKERS: broker.bootstrap, SLUICE_KAFKA_REPLICATION: '1', SLUICE_CHECK_INTERVAL: '100ms', SLUICE_UPLOAD_MIN_INTERVAL: '300ms', SLUICE_IMPORT_MIN_INTERVAL: '500ms', SLUICE_RETRY_BASE: '1s' },
+      env: kafkaNodeEnv(broker.bootstrap),
     });
     const service = svc;
     await service.start();
     const path = await service.createSource('kcrash');
-    await service.createSink('kcrash', 'rows', 'in.c-kcrash.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
+    await service.createSink('kcrash', 'rows', 'in.c-kcrash.rows', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
 
     const TOTAL = 1200;
     const run = Math.random().toString(36).slice(2, 8);

@@ -12,10 +12,8 @@ import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { importedRows, logLines, partitionsOf as partitionsOfTopic, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
-const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
-const IMPORT_COUNT = 'storage.level.target.import.trigger.count';
-const COLUMNS = [{ type: 'path', name: 'n', path: 'n', rawString: true }];
 const TOPIC = 'sluice.1.1.wide';
 
 let cluster: TestCluster;
@@ -37,7 +35,7 @@ describe('topics of several partitions', () => {
   it('splits the partitions between the nodes, and the survivor of a SIGKILL takes the dead node\'s over', async () => {
     const [a, b] = nodes;
     const path = await a.createSource('wide');
-    await a.createSink('wide', 'rows', 'in.c-wide.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 30 });
+    await a.createSink('wide', 'rows', 'in.c-wide.rows', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 30 });
     const admin = new Kafka({ brokers: [cluster.broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
@@ -126,7 +124,7 @@ describe('topics of several partitions', () => {
     const [a, b] = nodes;
     await a.start(30_000); // b stays down: a gets every partition of the new topic
     const path = await a.createSource('live');
-    await a.createSink('live', 'rows', 'in.c-wide.live', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 100_000 });
+    await a.createSink('live', 'rows', 'in.c-wide.live', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 100_000 });
     const topic = 'sluice.1.1.live';
     const ownedBy = Date.now() + 30_000;
     while (partitionsOf(a, topic).length < 3 && Date.now() < ownedBy) await sleep(200);

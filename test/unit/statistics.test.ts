@@ -52,6 +52,18 @@ function upload(slice: SliceEntry, compressedSize: number, minute: number): void
   repo.sliceUploaded(slice, { stagingPath: `staging/${slice.openedAt}.csv.gz`, compressedSize }, at(minute));
 }
 
+/** An imported file of 2 records (minutes 0-5, gzip 4 bytes) and a writing one of 1 (minute 6). */
+function importedAndWriting(sink: SinkKey) {
+  repo.openFile(newFile(sink), at(0));
+  write(sink, 2, 1, 2);
+  const a = repo.rotateFile(newFile(sink), at(3));
+  upload(a.closedSlice, 4, 4);
+  repo.fileImporting(a.closedFile, at(5));
+  repo.fileImported(a.closedFile, at(5));
+  write(sink, 1, 6, 6);
+  return { imported: a.closedFile, writing: a.file };
+}
+
 describe('sinkTotal', () => {
   it('is zero without data, with no timestamps and no levels', () => {
     expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual({
@@ -225,13 +237,7 @@ describe('partition instances', () => {
 
   /** rows: an imported file and a writing one; rows#1: an uploaded slice; rows2 (and its instance): data that must not count. */
   function data() {
-    repo.openFile(newFile(ROWS), at(0));
-    write(ROWS, 2, 1, 2);
-    const a = repo.rotateFile(newFile(ROWS), at(3));
-    upload(a.closedSlice, 4, 4);
-    repo.fileImporting(a.closedFile, at(5));
-    repo.fileImported(a.closedFile, at(5));
-    write(ROWS, 1, 6, 6);
+    const files = importedAndWriting(ROWS);
     // rows#1 opens its file at the same millisecond as rows' first file.
     repo.openFile(newFile(ROWS_1), at(0));
     write(ROWS_1, 3, 0, 7);
@@ -241,7 +247,7 @@ describe('partition instances', () => {
       repo.openFile(newFile(other), at(0));
       write(other, 100, 0, 100);
     }
-    return { imported: a.closedFile, writing: a.file };
+    return files;
   }
 
   it('totals and files cover the sink and its instances, not sink rows2', () => {
@@ -369,25 +375,19 @@ describe('cluster: the other nodes\' parts', () => {
 
   it('adds what other nodes published; a dead node\'s files count only once imported; a reset hides them', () => {
     // This node ("a") has an imported file of 2 records and a writing one of 1.
-    repo.openFile(newFile(SINK), at(0));
-    write(SINK, 2, 1, 2);
-    const a = repo.rotateFile(newFile(SINK), at(3));
-    upload(a.closedSlice, 4, 4);
-    repo.fileImporting(a.closedFile, at(5));
-    repo.fileImported(a.closedFile, at(5));
-    write(SINK, 1, 6, 6);
+    importedAndWriting(SINK);
     const alive = new Set(['process-a']);
     const clusterA = new ClusterStatistics(store, 'process-a', (n) => alive.has(n));
-    clusterA.publish(stats, [SINK, OTHER], 0);
+    clusterA.publish(stats, () => [SINK, OTHER], 0);
     // Only sinks with data here have a part.
     expect(store.list('cluster/stats/').map((e) => e.key)).toEqual([`cluster/stats/456/my-source/my-sink/${clusterA.member}`]);
     // Never more often than the interval (2 s).
     const published = () => store.list<{ files: unknown[] }>('cluster/stats/')[0].value;
     const first = published();
     write(SINK, 1, 7, 7);
-    clusterA.publish(stats, [SINK, OTHER], 1000);
+    clusterA.publish(stats, () => [SINK, OTHER], 1000);
     expect(published()).toEqual(first);
-    clusterA.publish(stats, [SINK, OTHER], 2500);
+    clusterA.publish(stats, () => [SINK, OTHER], 2500);
     expect(published()).not.toEqual(first);
 
     // Node "b" has no data of its own (say, only the api role) and shows a's.
@@ -413,9 +413,9 @@ describe('cluster: the other nodes\' parts', () => {
     expect(statsB.sinkFiles(456, 'my-source', 'my-sink', false)).toEqual([]);
 
     // A sink that is gone: "a" removes its part.
-    clusterA.publish(stats, [OTHER], 5000);
+    clusterA.publish(stats, () => [OTHER], 5000);
     expect(store.list('cluster/stats/')).toHaveLength(1); // looked for every 30 s only
-    clusterA.publish(stats, [OTHER], 40_000);
+    clusterA.publish(stats, () => [OTHER], 40_000);
     expect(store.list('cluster/stats/')).toEqual([]);
   });
 

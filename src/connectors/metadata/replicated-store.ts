@@ -64,8 +64,14 @@ export const SHARED_PREFIXES: readonly string[] = [
   'cluster/', // which node works on which stream, and the nodes' heartbeats (actors/hand-over.ts)
 ];
 
-/** The nodes' own coordination keys, written in the background (not by API calls). */
-const BACKGROUND_PREFIX = 'cluster/';
+/**
+ * The nodes' own coordination keys (heartbeats, hand-over marks, statistics, orders): written in
+ * the background, not by API calls, so no call waits for them or fails because of them, and
+ * other nodes' changes of them are not announced to onRemoteChange listeners.
+ */
+function isBackgroundKey(key: string): boolean {
+  return key.startsWith('cluster/');
+}
 
 export function isSharedKey(key: string): boolean {
   for (const p of SHARED_PREFIXES) if (key.startsWith(p)) return true;
@@ -161,7 +167,7 @@ export class ReplicatedMetadataStore implements MetadataStore {
     return this.log.reserve();
   }
 
-  /** Called with the keys after changes of other nodes were applied to the local view. */
+  /** Called with the keys after changes of other nodes were applied to the local view (background keys left out). */
   onRemoteChange(listener: (keys: string[]) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -200,7 +206,7 @@ export class ReplicatedMetadataStore implements MetadataStore {
   private publish(changes: MetadataChange[]): void {
     if (changes.length === 0) return;
     const through = changes[changes.length - 1].seq;
-    const foreground = changes.some((c) => !c.key.startsWith(BACKGROUND_PREFIX));
+    const foreground = changes.some((c) => !isBackgroundKey(c.key));
     if (foreground) this.foregroundSeq = through;
     this.appended = this.appended.then(() =>
       this.log.append(changes).catch((err: unknown) => {
@@ -223,7 +229,8 @@ export class ReplicatedMetadataStore implements MetadataStore {
           const last = this.lastOwnWrite.get(c.key);
           if (last !== undefined && last > c.seq) continue;
           if (last === c.seq) this.lastOwnWrite.delete(c.key);
-        } else {
+        } else if (!isBackgroundKey(c.key)) {
+          // Other nodes' heartbeats, statistics and orders are read when needed, not announced.
           remote.push(c.key);
         }
         if (c.value === undefined) tx.delete(c.key);

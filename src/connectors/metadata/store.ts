@@ -48,7 +48,7 @@ export interface MetadataStore extends MetadataReader {
    * node can see what the answer confirms.
    */
   settled(mark?: number): Promise<void>;
-  /** Calls the listener with the keys of changes other nodes made, after they were applied here. */
+  /** Calls the listener with the keys of changes other nodes made, after they were applied here (not for the nodes' background coordination keys, `cluster/`). */
   onRemoteChange(listener: (keys: string[]) => void): () => void;
   close(): Promise<void>;
 }
