@@ -90,7 +90,24 @@ interface Server {
   hasExited: () => boolean;
 }
 
-function freePort(): Promise<number> {
+/** Ports this runner has handed out: parallel workers must never start two services on one port. */
+const handedOut = new Set<number>();
+
+/**
+ * A loopback port that was free a moment ago and that no other worker of this run got. (The OS
+ * may hand the same just-closed port to two workers; the second service then fails to bind, but
+ * its health check could meet the first one's service before that and run the scenario there.)
+ */
+async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function anyFreePort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = net.createServer();
     srv.unref();
