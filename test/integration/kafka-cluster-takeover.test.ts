@@ -129,8 +129,10 @@ describe('cluster hand-over', () => {
 
     // The staying node takes the topic at once (the leaving member left the group) and starts after what was imported.
     const takenBy = Date.now() + 30_000;
-    while (ownerOf('delta', [staying]) !== staying && Date.now() < takenBy) await sleep(200);
-    const takenUp = staying.output().split('\n').find((l) => l.includes('sink taken up on this node') && l.includes('"sink":"1/delta/rows"'));
+    // The partition is assigned first; the sink is taken up a moment later (it claims the stream and reads its position).
+    const takenUpLine = () => staying.output().split('\n').find((l) => l.includes('sink taken up on this node') && l.includes('"sink":"1/delta/rows"'));
+    while ((ownerOf('delta', [staying]) !== staying || !takenUpLine()) && Date.now() < takenBy) await sleep(200);
+    const takenUp = takenUpLine();
     expect(takenUp, tail(staying.output())).toBeDefined();
     expect(JSON.parse(takenUp!).start).toBe(first.length);
 
