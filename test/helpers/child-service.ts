@@ -17,7 +17,7 @@ export interface ChildServiceOptions {
   dataDir: string;
   /** Fixed port, kept across restarts (default: a free one, picked once). */
   port?: number;
-  /** More SLUICE_* variables (intervals, sizes); they win over the defaults of this helper. */
+  /** More SLUICE_* variables (intervals, sizes); they win over the defaults of this helper (a log level must keep info: start() waits for the ready line). */
   env?: Record<string, string>;
 }
 
@@ -112,9 +112,16 @@ export class ChildService {
     child.stdout!.on('data', (d) => (this.out += d));
     child.stderr!.on('data', (d) => (this.out += d));
     this.exited = new Promise<Exit>((res) => child.on('exit', (code, signal) => res({ code, signal })));
+    const outputFrom = this.out.length;
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (!this.running) throw new Error(`the service exited while starting: ${tail(this.out)}`);
+      // Our own process must say it listens: a port picked free a moment ago can have been taken by another
+      // test worker's service since, whose health check would answer for ours (ours exits with EADDRINUSE).
+      if (!this.out.includes('"msg":"sluice is ready"', outputFrom)) {
+        await sleep(25);
+        continue;
+      }
       try {
         const res = await fetch(`${this.base}/health-check`, { signal: AbortSignal.timeout(1000) });
         await res.arrayBuffer();

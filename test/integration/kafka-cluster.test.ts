@@ -96,6 +96,16 @@ describe('cluster metadata through Kafka', () => {
     expect((await b.call('GET', `${B(b)}/sources/while-down`)).json.name).toBe('While down');
   });
 
+  it('shares a large configuration (its versions too): a write of more than Kafka\'s 1 MB record batch', async () => {
+    // The configuration and its first version are one transaction of about 2.4 MB.
+    const blob = 'x'.repeat(1_200_000);
+    const created = await a.call('POST', '/v2/storage/components/sluice.echo/configs', { json: { name: 'Large', configuration: { parameters: { blob } } } });
+    expect(created.status, created.text.slice(0, 500)).toBe(201);
+    const onB = await seenOn(b, `/v2/storage/components/sluice.echo/configs/${created.json.id}`);
+    expect(onB.configuration.parameters.blob).toHaveLength(blob.length);
+    expect(onB.version).toBe(1);
+  });
+
   it('runs only the roles a node is given', async () => {
     await a.task('POST', `${B(a)}/sources`, { json: { sourceId: 'roles', name: 'Roles', type: 'http' } });
     const path = await a.ingestPath('roles');

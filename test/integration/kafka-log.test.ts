@@ -17,7 +17,7 @@ let broker: TestBroker;
 let log: KafkaEventLog;
 let admin: Admin;
 let kafka: Kafka;
-const SETTINGS = { partitions: 1, replication: 1, retentionMs: 3_600_000, retentionBytes: 1024 ** 3 };
+const SETTINGS = { partitions: 1, replication: 1, retentionMs: 3_600_000, retentionBytes: 1024 ** 3, maxRecordBytes: 6 * 1024 ** 2 };
 
 function record(n: number, extra: Partial<IngestRecord> = {}): IngestRecord {
   return { receivedAt: new Date(1_700_000_000_000 + n), ip: '10.0.0.1', headers: { 'Content-Type': 'application/json', 'X-N': String(n) }, body: Buffer.from(JSON.stringify({ n })), signal: '', ...extra };
@@ -47,7 +47,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 beforeAll(async () => {
   broker = await startTestBroker();
   log = await KafkaEventLog.open(
-    { brokers: [broker.bootstrap], topics: { prefix: 'sluice.', bindings: { bound: 'external.orders', wide: 'external.wide' } }, settings: SETTINGS, commitIntervalMs: 100 },
+    { brokers: [broker.bootstrap], topics: { prefix: 'sluice.', bindings: { bound: 'external.orders', wide: 'external.wide', plain: 'external.plain' } }, settings: SETTINGS, commitIntervalMs: 100 },
     pino({ level: 'silent' }),
   );
   kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
@@ -210,6 +210,29 @@ describe('the Kafka event log', () => {
     } finally {
       stop();
     }
+  });
+
+  it('takes large records: many at once over several sends, and one above Kafka\'s default limit (the topic is sized for it)', async () => {
+    const big = (n: number, bytes: number) => record(n, { body: Buffer.concat([Buffer.from(`{"n":${n},"pad":"`), Buffer.alloc(bytes, 'x'), Buffer.from('"}')]) });
+    // A topic of Kafka's default limit (1 MB a record batch): 12 appends of 200 kB in one moment
+    // would be one send of 2.4 MB, which Kafka refuses whole.
+    await admin.createTopics({ topics: [{ topic: 'external.plain', numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    const many = Array.from({ length: 12 }, (_, i) => log.append('1.1.plain', [big(i + 1, 200_000)]));
+    await Promise.all(many.map((a) => a.durable));
+    expect((await readUntil('1.1.plain', 0, 12)).map((r) => JSON.parse(r.record.body.toString()).n)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    // One append larger than that (a connector's batch split into records) goes over several sends.
+    await log.append('1.1.plain', Array.from({ length: 8 }, (_, i) => big(13 + i, 300_000))).durable;
+    expect((await readUntil('1.1.plain', 12, 8)).map((r) => JSON.parse(r.record.body.toString()).n)).toEqual(Array.from({ length: 8 }, (_, i) => 13 + i));
+
+    const topic = '1.1.large';
+    await log.append(topic, Array.from({ length: 12 }, (_, i) => big(i + 1, 1000))).durable;
+    // A 5 MB body: the topic was created with max.message.bytes for the largest body.
+    await log.append(topic, [big(13, 5 * 1024 ** 2)]).durable;
+    const described = await admin.describeConfigs({ resources: [{ type: 2, name: 'sluice.1.1.large', configNames: ['max.message.bytes'] }], includeSynonyms: false });
+    expect(Number(described.resources[0].configEntries[0].configValue)).toBe(6 * 1024 ** 2 + 64 * 1024);
+    const got = await readUntil(topic, 0, 13);
+    expect(got.map((r) => JSON.parse(r.record.body.toString()).n)).toEqual(Array.from({ length: 13 }, (_, i) => i + 1));
+    expect(got[12].record.body.length).toBe(5 * 1024 ** 2 + 17);
   });
 
   it('drops a source topic it created', async () => {

@@ -12,24 +12,40 @@
  * An append therefore reports failure after `timeoutMs` (ingestion answers 503; the send may
  * still succeed later, so a client's retry can duplicate it: at least once), and appends are
  * refused at once while more than `maxPendingBytes` wait.
+ *
+ * One send carries at most `maxBatchBytes` (Kafka refuses a partition's record batch above the
+ * topic's `max.message.bytes`, 1 MB by default, and with it every append of the send): what is
+ * queued beyond goes in the next send, and an append larger than that is split over sends (it
+ * succeeds when all its parts did). A single record larger than the budget goes alone.
  */
 import type { Producer, RecordMetadata, TopicMessages } from 'kafkajs';
 import { EventLogFullError } from './event-log.js';
 import type { KafkaOutMessage } from './kafka-record.js';
+import { DEFAULT_MAX_BATCH_BYTES, recordBytes } from '../kafka/record-batches.js';
 
 export interface AppenderOptions {
   /** An append that is not acknowledged within this time fails (default 10 s). */
   timeoutMs?: number;
   /** Bytes of appends waiting for the broker beyond which appends are refused (default 64 MiB). */
   maxPendingBytes?: number;
+  /** Most bytes of records in one send (default DEFAULT_MAX_BATCH_BYTES, under Kafka's default limit). */
+  maxBatchBytes?: number;
 }
+
 
 interface PendingAppend {
   topic: string;
   /** Chosen once the topic's partition count is known. */
   partition: number;
   messages: KafkaOutMessage[];
+  /** Upper bound of each message's size in a record batch. */
+  sizes: number[];
   bytes: number;
+  /** Messages handed to sends so far (an append larger than a send is split over several). */
+  sent: number;
+  /** Sends in flight with a part of this append. */
+  inFlight: number;
+  failed: boolean;
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -47,6 +63,7 @@ export class KafkaAppender {
   private readonly nextPartition = new Map<string, number>();
   private readonly timeoutMs: number;
   private readonly maxPendingBytes: number;
+  private readonly maxBatchBytes: number;
 
   constructor(
     private readonly producer: Producer,
@@ -56,6 +73,7 @@ export class KafkaAppender {
   ) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxPendingBytes = options.maxPendingBytes ?? 64 * 1024 ** 2;
+    this.maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES;
   }
 
   /**
@@ -65,8 +83,9 @@ export class KafkaAppender {
    */
   append(topic: string, messages: KafkaOutMessage[], before: Promise<number>): Promise<void> {
     if (this.closed) throw new Error('event log is closed');
+    const sizes = messages.map(recordBytes);
     let bytes = 0;
-    for (const m of messages) bytes += m.value.length + 64;
+    for (const size of sizes) bytes += size;
     if (this.pendingBytes + bytes > this.maxPendingBytes) {
       throw new EventLogUnavailableError(`event log: ${this.pendingBytes} bytes wait for the Kafka broker; try again later`);
     }
@@ -77,7 +96,11 @@ export class KafkaAppender {
         topic,
         partition: 0,
         messages,
+        sizes,
         bytes,
+        sent: 0,
+        inFlight: 0,
+        failed: false,
         resolve: () => {
           clearTimeout(timer);
           resolve();
@@ -124,18 +147,35 @@ export class KafkaAppender {
     });
   }
 
+  /**
+   * Sends what is queued, up to maxBatchBytes (at least one message), in queue order: appends
+   * taken whole leave the queue; one taken in part stays at its head with the rest.
+   */
   private flush(): void {
-    const batch = this.queue;
-    if (batch.length === 0) return;
-    this.queue = [];
+    if (this.queue.length === 0) return;
+    const parts: Array<{ entry: PendingAppend; messages: KafkaOutMessage[]; last: boolean }> = [];
+    let budget = this.maxBatchBytes;
+    while (this.queue.length > 0) {
+      const entry = this.queue[0];
+      const from = entry.sent;
+      let to = from;
+      while (to < entry.messages.length && (entry.sizes[to] <= budget || (parts.length === 0 && to === from))) budget -= entry.sizes[to++];
+      if (to === from) break;
+      entry.sent = to;
+      entry.inFlight++;
+      const last = to === entry.messages.length;
+      parts.push({ entry, messages: entry.messages.slice(from, to), last });
+      if (!last) break;
+      this.queue.shift();
+    }
     const byTopic = new Map<string, Array<KafkaOutMessage & { partition: number }>>();
     const counts = new Map<string, number>();
-    for (const entry of batch) {
+    for (const { entry, messages } of parts) {
       let list = byTopic.get(entry.topic);
       if (!list) byTopic.set(entry.topic, (list = []));
-      for (const m of entry.messages) list.push({ ...m, partition: entry.partition });
+      for (const m of messages) list.push({ ...m, partition: entry.partition });
       const key = `${entry.topic}\u0000${entry.partition}`;
-      counts.set(key, (counts.get(key) ?? 0) + entry.messages.length);
+      counts.set(key, (counts.get(key) ?? 0) + messages.length);
     }
     const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
     this.sending = this.producer
@@ -146,17 +186,34 @@ export class KafkaAppender {
             const count = counts.get(`${m.topicName}\u0000${m.partition}`) ?? 0;
             if (m.baseOffset !== undefined) this.onAcked(m.topicName, m.partition, Number(m.baseOffset) + count);
           }
-          for (const entry of batch) entry.resolve();
+          for (const { entry, last } of parts) {
+            entry.inFlight--;
+            if (last && !entry.failed && entry.inFlight === 0) this.settle(entry);
+          }
         },
         (err: unknown) => {
           const error = new EventLogUnavailableError(`event log: Kafka refused the records: ${(err as Error).message}`, { cause: err });
-          for (const entry of batch) entry.reject(error);
+          for (const { entry } of parts) {
+            entry.inFlight--;
+            if (entry.failed) continue;
+            entry.failed = true;
+            // The rest of a split append is not sent: the append failed (its sent parts may stay: at least once).
+            const at = this.queue.indexOf(entry);
+            if (at >= 0) this.queue.splice(at, 1);
+            this.settle(entry, error);
+          }
         },
       )
       .finally(() => {
-        for (const entry of batch) this.pendingBytes -= entry.bytes;
         this.sending = undefined;
         if (this.queue.length > 0) this.flush();
       });
+  }
+
+  /** Resolves or rejects an append, once, and releases its bytes. */
+  private settle(entry: PendingAppend, error?: Error): void {
+    this.pendingBytes -= entry.bytes;
+    if (error) entry.reject(error);
+    else entry.resolve();
   }
 }

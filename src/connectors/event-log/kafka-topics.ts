@@ -8,6 +8,7 @@
  * id): Sluice then neither creates nor deletes that topic.
  */
 import type { Admin, ITopicConfig } from 'kafkajs';
+import { KAFKA_DEFAULT_MAX_MESSAGE_BYTES } from '../kafka/record-batches.js';
 
 export interface KafkaTopicOptions {
   /** Prefix of the topics Sluice creates (default `sluice.`). */
@@ -57,6 +58,17 @@ export interface TopicSettings {
   replication: number;
   retentionMs: number;
   retentionBytes: number;
+  /** The largest record Sluice appends (the largest request body); sizes the topics' `max.message.bytes`. */
+  maxRecordBytes?: number;
+}
+
+/**
+ * `max.message.bytes` of the topics Sluice creates: a record batch holding the largest body
+ * with the largest request headers (Node allows 16 KiB) must fit, or Kafka refuses that record
+ * for ever (the client would retry a 503 without end). Never below Kafka's default.
+ */
+export function topicMaxMessageBytes(maxRecordBytes = 0): number {
+  return Math.max(KAFKA_DEFAULT_MAX_MESSAGE_BYTES, maxRecordBytes + 64 * 1024);
 }
 
 /**
@@ -108,6 +120,7 @@ export class TopicManager {
         { name: 'min.insync.replicas', value: String(replication > 1 ? replication - 1 : 1) },
         // Kept bodies as they are: the broker does not recompress, and a producer's CreateTime is the receive time.
         { name: 'message.timestamp.type', value: 'CreateTime' },
+        { name: 'max.message.bytes', value: String(topicMaxMessageBytes(this.settings.maxRecordBytes)) },
       ];
       // false when another node created it meanwhile: fine, it is taken as it is.
       await this.admin.createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: replication, configEntries }], waitForLeaders: true });

@@ -25,6 +25,7 @@ export async function openEventLog(config: Config, logger: Logger, nodeId: strin
         replication: config.kafkaReplication,
         retentionMs: config.logRetentionMs,
         retentionBytes: config.logMaxBytesPerTopic,
+        maxRecordBytes: Math.max(config.maxBodyBytes, config.otlpMaxBodyBytes),
       },
     },
     logger,

@@ -13,6 +13,10 @@ import { Partitioners } from 'kafkajs';
 import { pack, unpack } from 'msgpackr';
 import type { Logger } from '../../logger.js';
 import type { MetadataChange, MetadataChangeLog } from './replicated-store.js';
+import { cutToBudget } from '../kafka/record-batches.js';
+
+/** `max.message.bytes` of the metadata topic: room for one value far larger than any API body. */
+const METADATA_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export interface KafkaMetadataLogOptions {
   /** The topic's name, e.g. `sluice.1.metadata`. */
@@ -53,16 +57,15 @@ export class KafkaMetadataLog implements MetadataChangeLog {
 
   async append(changes: MetadataChange[]): Promise<void> {
     if (this.closed) throw new Error('metadata log is closed');
-    await this.producer.send({
-      topic: this.options.topic,
-      acks: -1,
-      messages: changes.map((c) => ({
-        partition: 0,
-        key: c.key,
-        value: c.value === undefined ? null : pack(c.value),
-        headers: { origin: c.origin, seq: String(c.seq) },
-      })),
-    });
+    const messages = changes.map((c) => ({
+      partition: 0,
+      key: c.key,
+      value: c.value === undefined ? null : pack(c.value),
+      headers: { origin: c.origin, seq: String(c.seq) },
+    }));
+    // A large transaction goes in several sends, in order (one request in flight); the nodes
+    // apply what they read in batches anyway, which never promised a transaction's bounds.
+    for (const run of cutToBudget(messages)) await this.producer.send({ topic: this.options.topic, acks: -1, messages: run });
   }
 
   /**
@@ -151,6 +154,8 @@ async function ensureCompactedTopic(admin: Admin, options: KafkaMetadataLogOptio
           configEntries: [
             { name: 'cleanup.policy', value: 'compact' },
             { name: 'min.insync.replicas', value: String(replication > 1 ? replication - 1 : 1) },
+            // One value may be large (a component configuration): it must fit into a record batch.
+            { name: 'max.message.bytes', value: String(METADATA_MAX_MESSAGE_BYTES) },
           ],
         },
       ],
