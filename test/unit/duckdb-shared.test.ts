@@ -3,9 +3,9 @@
  * file and closes it again, and waits while another process holds it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
@@ -64,4 +64,29 @@ describe('DuckDbTarget shared mode', () => {
     await expect(target.rowCount('in.c-x.y')).rejects.toThrow(/stayed locked by another process for 300 ms/);
     await target.close();
   });
+
+  it('lets nodes start together on a new file: none sees it half written, no temporary file is left', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-duck-shared-'));
+    dirs.push(dir);
+    const path = join(dir, 'tables.duckdb');
+    const code = `
+      import { DuckDbTarget } from ${JSON.stringify(resolve('src/connectors/target/duckdb-target.ts'))};
+      const target = await DuckDbTarget.open(${JSON.stringify(path)}, { shared: true });
+      await target.createBucket({ id: 'in.c-' + process.pid, stage: 'in', name: String(process.pid) });
+      await target.close();
+      process.stdout.write('opened');`;
+    const runs = Array.from({ length: 4 }, () => new Promise<string>((res) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.stderr!.on('data', (d) => (out += d));
+      child.on('exit', () => res(out));
+    }));
+    expect(await Promise.all(runs)).toEqual(['opened', 'opened', 'opened', 'opened']);
+    expect(readdirSync(dir)).toEqual(['tables.duckdb']);
+    const target = await DuckDbTarget.open(path, { shared: true });
+    expect(await target.listBuckets()).toHaveLength(4);
+    await target.close();
+  }, 60_000);
 });

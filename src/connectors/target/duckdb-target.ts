@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, linkSync, rmSync } from 'node:fs';
 import { DuckDBInstance, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import {
   StreamClaimedError,
@@ -49,6 +51,7 @@ export class DuckDbTarget implements Target {
 
   /** Opens (creating if needed) the DuckDB file at `path`. */
   static async open(path: string, options: DuckDbTargetOptions = {}): Promise<DuckDbTarget> {
+    if (options.shared && !existsSync(path)) await createAtomically(path);
     const target = new DuckDbTarget(path, options);
     if (!options.shared) await target.connect();
     await target.exclusive(() => target.migrate());
@@ -448,4 +451,25 @@ function toBucket(row: Record<string, unknown>): TargetBucket {
     created: str(row.created),
     metadata: parseMetadata(row.metadata),
   };
+}
+
+/**
+ * Creates a new shared tables file so that no other process ever sees it half written: nodes
+ * starting together on a new file would otherwise open it while DuckDB writes its header and
+ * fail ("not a valid DuckDB database file"). The database is made under a name of this process,
+ * then linked into place; whoever links first wins, the others take that file.
+ */
+async function createAtomically(path: string): Promise<void> {
+  const own = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.new`;
+  const instance = await DuckDBInstance.create(own);
+  instance.closeSync();
+  try {
+    linkSync(own, path);
+  } catch (err) {
+    // EEXIST: another node was first. Anything else (a file system without hard links): DuckDB creates it in place.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST' && !existsSync(path)) return;
+  } finally {
+    rmSync(own, { force: true });
+    rmSync(`${own}.wal`, { force: true });
+  }
 }
