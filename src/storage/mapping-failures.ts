@@ -61,7 +61,9 @@ export function fromFailureRecord(r: MappingFailure['record'], signal: IngestRec
 /**
  * Mapping failures per sink: the total count and the most recent KEPT_FAILURES records with
  * their reason. Written in the same transaction as the sink's batch commit, keyed by offset,
- * so a batch replayed after a crash neither loses nor double-counts a failure.
+ * so a batch replayed after a crash neither loses nor double-counts a failure. In cluster mode
+ * the keys are shared (connectors/metadata/replicated-store.ts): every node lists every
+ * partition's failures, and the next owner of a partition reprocesses or replays them.
  *
  * A sink of a multi-partition topic has one writer per partition, each with its own instance id
  * (levels/instances.ts) and offsets: the writer's methods (add, remove, hasFailed,
@@ -120,11 +122,15 @@ export class MappingFailures {
     return this.store.list<MappingFailure>(prefix(sink)).map((e) => e.value);
   }
 
-  /** Removes failures that were reprocessed successfully (the count keeps its history). */
+  /**
+   * Removes failures that were reprocessed successfully (the count keeps its history). Only
+   * what is there is deleted: in cluster mode every deletion is a change the other nodes read,
+   * and a replay writes many records that never failed.
+   */
   remove(tx: MetadataTx, sink: SinkKey, offsets: number[]): void {
     for (const o of offsets) {
-      tx.delete(prefix(sink) + pad(o));
-      tx.delete(failedPrefix(sink) + pad(o));
+      // Either can be gone alone: kept failures are trimmed to the newest, failed offsets pruned below the log's tail.
+      for (const key of [prefix(sink) + pad(o), failedPrefix(sink) + pad(o)]) if (tx.get(key) !== undefined) tx.delete(key);
     }
   }
 

@@ -109,9 +109,16 @@ describe('cluster hand-over', () => {
     const [a] = nodes;
     const path = await a.createSource('delta');
     await a.createSink('delta', 'rows', 'in.c-takeover.graceful', N_COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 100_000 });
-    const deadline = Date.now() + 30_000;
-    while (!ownerOf('delta') && Date.now() < deadline) await sleep(200);
-    const leaving = ownerOf('delta');
+    // The first node in the topic's group gets it; when the other joins a moment later, the
+    // partition can move (it goes to a node by id order). The owner counts once it stayed put
+    // past the group's rebalance timeout (3 s).
+    const deadline = Date.now() + 40_000;
+    let leaving: ChildService | undefined;
+    for (let since = Date.now(); Date.now() < deadline; await sleep(250)) {
+      const now = ownerOf('delta');
+      if (now !== leaving) [leaving, since] = [now, Date.now()];
+      if (leaving && Date.now() - since > 4000) break;
+    }
     expect(leaving, nodes.map((n) => tail(n.output(), 2000)).join('\n----\n')).toBeDefined();
     const staying = nodes.find((n) => n !== leaving)!;
 
@@ -123,27 +130,45 @@ describe('cluster hand-over', () => {
     const writtenBy = Date.now() + 20_000;
     while ((await leaving!.sinkStatistics('delta', 'rows')).total?.recordsCount !== first.length && Date.now() < writtenBy) await sleep(200);
     expect((await leaving!.sinkStatistics('delta', 'rows')).total.recordsCount).toBe(first.length);
+    // Bodies without "n" fail the mapping on the leaving node; the failures are the cluster's.
+    const bad = Array.from({ length: 5 }, (_, i) => `${run}-x${i}`);
+    for (const id of bad) expect((await staying.send(path, JSON.stringify({ m: id }))).answered).toBe(true);
+    const failuresOf = async (n: ChildService) => (await n.call('GET', '/v1/branches/default/sources/delta/sinks/rows/failures')).json as { count: number; failures: unknown[] };
+    const failedBy = Date.now() + 20_000;
+    while ((await failuresOf(staying)).count < bad.length && Date.now() < failedBy) await sleep(200);
+    expect((await failuresOf(staying)).count, tail(leaving!.output())).toBe(bad.length);
+    expect((await failuresOf(staying)).failures).toHaveLength(bad.length);
 
+    // (The staying node may have had the topic for a moment while the group formed: only a take-up after the stop counts.)
+    const takenUpBefore = staying.output().split('\n').filter((l) => l.includes('sink taken up on this node') && l.includes('"sink":"1/delta/rows"')).length;
     expect(await leaving!.stop(), tail(leaving!.output())).toEqual({ code: 0, signal: null });
     expect(leaving!.output()).toMatch(/handed over: every file imported/);
 
     // The staying node takes the topic at once (the leaving member left the group) and starts after what was imported.
     const takenBy = Date.now() + 30_000;
     // The partition is assigned first; the sink is taken up a moment later (it claims the stream and reads its position).
-    const takenUpLine = () => staying.output().split('\n').find((l) => l.includes('sink taken up on this node') && l.includes('"sink":"1/delta/rows"'));
+    const takenUpLine = () => staying.output().split('\n').filter((l) => l.includes('sink taken up on this node') && l.includes('"sink":"1/delta/rows"')).slice(takenUpBefore).at(-1);
     while ((ownerOf('delta', [staying]) !== staying || !takenUpLine()) && Date.now() < takenBy) await sleep(200);
     const takenUp = takenUpLine();
-    expect(takenUp, tail(staying.output())).toBeDefined();
-    expect(JSON.parse(takenUp!).start).toBe(first.length);
+    // On failure: what both nodes logged about this topic.
+    const story = () => [leaving!, staying].map((n) => n.output().split('\n').filter((l) => l.includes('delta') && !l.includes('"reqId"')).join('\n')).join('\n----\n');
+    expect(takenUp, story()).toBeDefined();
+    expect(JSON.parse(takenUp!).start, story()).toBe(first.length + bad.length);
+    // The new owner reprocesses what failed on the old one, with a mapping that takes them.
+    const either = [{ type: 'template', name: 'n', rawString: true, template: { language: 'jsonnet', content: 'Body("n", Body("m", ""))' } }];
+    await staying.task('PATCH', '/v1/branches/default/sources/delta/sinks/rows', { table: { mapping: { columns: either } } });
+    const reprocessed = await staying.call('POST', '/v1/branches/default/sources/delta/sinks/rows/failures/reprocess', undefined, 60_000);
+    expect(reprocessed.json, tail(staying.output())).toEqual({ reprocessed: bad.length, failed: 0 });
+    expect((await failuresOf(staying)).failures).toEqual([]);
 
     const second = Array.from({ length: 50 }, (_, i) => `${run}-b${i}`);
     expect((await streamWhileKilling({ service: staying, path, ids: second, killAt: [], concurrency: 6, deadlineMs: 30_000, killAndRestart: async () => ({}) })).acked.size).toBe(second.length);
     await staying.patchSinkSettings('delta', 'rows', { [IMPORT_COUNT]: 1 });
     const settleBy = Date.now() + 30_000;
-    while (Number((await staying.call('GET', '/v2/storage/tables/in.c-takeover.graceful')).json?.rowsCount ?? 0) < first.length + second.length && Date.now() < settleBy) await sleep(300);
+    while (Number((await staying.call('GET', '/v2/storage/tables/in.c-takeover.graceful')).json?.rowsCount ?? 0) < first.length + second.length + bad.length && Date.now() < settleBy) await sleep(300);
     await sleep(1500);
     expect(await staying.stop(), tail(staying.output())).toEqual({ code: 0, signal: null });
     const rows = await tableRows('graceful');
-    expect(rows.sort()).toEqual([...first, ...second].sort());
+    expect(rows.sort()).toEqual([...first, ...bad, ...second].sort());
   }, 180_000);
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
+import { MappingFailures } from '../../src/storage/mapping-failures.js';
 
 /** An in-memory change log; deliveries are asynchronous and can be held back to interleave writes. */
 class MemoryChangeLog {
@@ -176,5 +177,42 @@ describe('ReplicatedMetadataStore', () => {
     a.transact((tx) => tx.put('storage/token/11', { id: '11' }));
     expect(a.writeMark()).toBeGreaterThan(mark);
     await expect(a.settled(mark)).resolves.toBeUndefined();
+  });
+
+  it('shares mapping failures in the background: the next owner of a partition reprocesses them; a replay deletes only what failed', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    const b = await node(log);
+    const announced: string[][] = [];
+    b.onRemoteChange((keys) => announced.push(keys));
+    const sink = { branchId: 1, sourceId: 'src', sinkId: 'rows#2' };
+    const record = { receivedAt: '2026-01-01T00:00:00.000Z', ip: '', headers: {}, body: '{}', bodyEncoding: 'utf8' as const };
+    const mark = a.writeMark();
+    // Node a's writer records two failures with its batch (the slice key stays node-local).
+    a.transact((tx) => {
+      tx.put('storage/slice/1/src/rows#2/f/s', { recordsCount: 1 });
+      new MappingFailures(a).add(tx, sink, [5, 7].map((offset) => ({ offset, failedAt: record.receivedAt, reason: 'no column', record })));
+    });
+    expect(a.writeMark()).toBe(mark); // no API call waits for a writer's failures
+    await tick();
+    await tick();
+    const onB = new MappingFailures(b);
+    expect(onB.count(sink)).toBe(2);
+    expect(onB.all(sink).map((f) => f.offset)).toEqual([5, 7]);
+    expect(onB.hasFailed(sink, 7)).toBe(true);
+    expect(announced).toEqual([]);
+    // Node b owns the partition now: its replay writes offsets 1..10; only 5 and 7 had failed.
+    const before = log.entries.length;
+    b.transact((tx) => onB.remove(tx, sink, Array.from({ length: 10 }, (_, i) => i + 1)));
+    await tick();
+    await tick();
+    expect(log.entries.slice(before).map((e) => e.key).sort()).toEqual([
+      'storage/mappingFailed/1/src/rows#2/0000000000000005',
+      'storage/mappingFailed/1/src/rows#2/0000000000000007',
+      'storage/mappingFailure/1/src/rows#2/0000000000000005',
+      'storage/mappingFailure/1/src/rows#2/0000000000000007',
+    ]);
+    expect(new MappingFailures(a).all(sink)).toEqual([]);
+    expect(new MappingFailures(a).count(sink)).toBe(2); // the count keeps its history
   });
 });

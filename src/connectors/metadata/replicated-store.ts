@@ -46,11 +46,13 @@ export interface MetadataChangeLog {
   close(): Promise<void>;
 }
 
+/** The keys of storage/mapping-failures.ts: kept failures, their counts, failed offsets. */
+const MAPPING_FAILURE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
+
 /**
  * Prefixes of the keys the cluster shares. Everything else is node-local: `storage/file|slice|
- * open|offset|seen/` (this node's files and positions), `storage/mappingFailure*` (what this
- * node's writers saw), `queue/` and `storage/event*` (jobs run where they were created), and
- * `node/` (markers of this process's own work).
+ * open|offset|seen/` (this node's files and positions), `queue/` and `storage/event*` (jobs run
+ * where they were created), and `node/` (markers of this process's own work).
  */
 export const SHARED_PREFIXES: readonly string[] = [
   'definition/', // sources, sinks, their versions and sink tokens
@@ -62,15 +64,21 @@ export const SHARED_PREFIXES: readonly string[] = [
   'storage/configVersions/',
   'storage/statsReset/',
   'cluster/', // which node works on which stream, and the nodes' heartbeats (actors/hand-over.ts)
+  // Mapping failures, by sink instance (one partition): whichever node owns the partition next
+  // reprocesses or replays them, and every node lists them all.
+  ...MAPPING_FAILURE_PREFIXES,
 ];
 
 /**
- * The nodes' own coordination keys (heartbeats, hand-over marks, statistics, orders): written in
- * the background, not by API calls, so no call waits for them or fails because of them, and
- * other nodes' changes of them are not announced to onRemoteChange listeners.
+ * Keys written in the background, not by API calls: the nodes' own coordination keys
+ * (heartbeats, hand-over marks, statistics, orders) and what the sink writers record (mapping
+ * failures). No call waits for them or fails because of them, and other nodes' changes of them
+ * are not announced to onRemoteChange listeners (they are read when needed).
  */
 function isBackgroundKey(key: string): boolean {
-  return key.startsWith('cluster/');
+  if (key.startsWith('cluster/')) return true;
+  for (const p of MAPPING_FAILURE_PREFIXES) if (key.startsWith(p)) return true;
+  return false;
 }
 
 export function isSharedKey(key: string): boolean {
