@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { forgetProcess, noteProcess } from './leftovers.js';
 
 export const MAIN = resolve('dist/main.js');
 export const CHILD_MASTER_TOKEN = '1-1-master-token-of-the-crash-tests';
@@ -111,7 +112,11 @@ export class ChildService {
     this.child = child;
     child.stdout!.on('data', (d) => (this.out += d));
     child.stderr!.on('data', (d) => (this.out += d));
-    this.exited = new Promise<Exit>((res) => child.on('exit', (code, signal) => res({ code, signal })));
+    noteProcess(child.pid);
+    this.exited = new Promise<Exit>((res) => child.on('exit', (code, signal) => {
+      forgetProcess(child.pid);
+      res({ code, signal });
+    }));
     const outputFrom = this.out.length;
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {

@@ -34,17 +34,19 @@ export async function startTestCluster(names: string[], env: Record<string, stri
     dataDir: join(root, name),
     env: { ...kafkaNodeEnv(broker.bootstrap), SLUICE_TARGET_PATH: tablesFile, ...env },
   }));
-  await Promise.all(nodes.map((n) => n.start(30_000)));
-  return {
-    broker,
-    nodes,
-    tablesFile,
-    async dispose() {
-      for (const n of nodes) await n.dispose();
-      await broker.stop();
-      rmSync(root, { recursive: true, force: true });
-    },
+  const dispose = async () => {
+    for (const n of nodes) await n.dispose();
+    await broker.stop();
+    rmSync(root, { recursive: true, force: true });
   };
+  // A node that fails to start must not leave the others and the broker running (the caller gets no cluster to dispose).
+  const started = await Promise.allSettled(nodes.map((n) => n.start(30_000)));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await dispose();
+    throw failed.reason;
+  }
+  return { broker, nodes, tablesFile, dispose };
 }
 
 /** One column of a table, read from a DuckDB file no process holds (read-only). */

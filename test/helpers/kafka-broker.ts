@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker, stopBroker, type BrokerState } from '../../src/connectors/kafka/broker/broker-process.js';
+import { forgetProcess, noteProcess } from './leftovers.js';
 
 /** Download (first run) plus start. */
 export const KAFKA_START_TIMEOUT_MS = 240_000;
@@ -22,11 +23,13 @@ export async function startTestBroker(): Promise<TestBroker> {
   const started = Date.now();
   const state = await startBroker({ dir, heap: '384m', log: (line) => process.stderr.write(`[kafka] ${line}\n`) });
   process.stderr.write(`[kafka] broker ${state.bootstrap} ready after ${Date.now() - started} ms\n`);
+  noteProcess(state.pid);
   return {
     ...state,
     dir,
     async stop() {
       await stopBroker(dir);
+      forgetProcess(state.pid);
       rmSync(dir, { recursive: true, force: true });
     },
   };
