@@ -80,6 +80,17 @@ export class TokenService {
     return token;
   }
 
+  /**
+   * authenticate() for API calls: a secret this node does not know is looked up once more after
+   * the node caught up with the cluster's metadata (a token another node has just created).
+   */
+  async authenticateCaughtUp(secret: string): Promise<Token | undefined> {
+    const token = this.authenticate(secret);
+    if (token) return token;
+    await this.store.caughtUp();
+    return this.authenticate(secret);
+  }
+
   create(spec: NewToken, tx?: MetadataTx): { token: Token; secret: string } {
     const run = (t: MetadataTx) => {
       const id = this.nextId(t);

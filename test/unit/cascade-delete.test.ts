@@ -48,6 +48,9 @@ class RecordingStore implements MetadataStore {
   onRemoteChange(): () => void {
     return this.inner.onRemoteChange();
   }
+  caughtUp(): Promise<void> {
+    return this.inner.caughtUp();
+  }
   private recording(tx: MetadataTx): MetadataTx {
     const deleted: string[] = [];
     this.deletions.push(deleted);

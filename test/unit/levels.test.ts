@@ -49,6 +49,7 @@ function recording(store: MetadataStore): { store: MetadataStore; transactions: 
     writeMark: () => store.writeMark(),
     settled: (mark) => store.settled(mark),
     onRemoteChange: (l) => store.onRemoteChange(l),
+    caughtUp: () => store.caughtUp(),
   };
   return { store: wrapped, transactions };
 }

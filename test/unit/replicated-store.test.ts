@@ -32,6 +32,11 @@ class MemoryChangeLog {
         this.flushTo(follower);
       },
       reserve: async () => this.reserved++,
+      caughtUp: async (timeoutMs) => {
+        const end = Date.now() + timeoutMs;
+        while (this.held && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
+        this.flush();
+      },
       close: async () => undefined,
     };
   }
@@ -214,5 +219,25 @@ describe('ReplicatedMetadataStore', () => {
     ]);
     expect(new MappingFailures(a).all(sink)).toEqual([]);
     expect(new MappingFailures(a).count(sink)).toBe(2); // the count keeps its history
+  });
+
+  it('lets a lookup that found nothing wait until the node has what the log holds (bounded)', async () => {
+    const log = new MemoryChangeLog();
+    const a = await node(log);
+    const b = await node(log);
+    log.held = true;
+    a.transact((tx) => tx.put('task/t2', { status: 'processing' }));
+    await a.settled();
+    expect(b.get('task/t2')).toBeUndefined(); // confirmed on a, not yet on b
+    setTimeout(() => (log.held = false), 50);
+    await b.caughtUp(2000);
+    expect(b.get('task/t2')).toEqual({ status: 'processing' });
+    // A log that does not deliver: the wait ends at its bound.
+    log.held = true;
+    a.transact((tx) => tx.put('task/t3', { status: 'processing' }));
+    const started = Date.now();
+    await b.caughtUp(100);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+    expect(b.get('task/t3')).toBeUndefined();
   });
 });

@@ -49,7 +49,7 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
   app.setErrorHandler((err, req, reply) => renderQueueError(err, req, reply));
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const secret = tokenFromRequest(req);
-    const token = secret === undefined ? undefined : services.tokens.authenticate(secret);
+    const token = secret === undefined ? undefined : await services.tokens.authenticateCaughtUp(secret);
     if (!token) throw new QueueError(401, 'Invalid access token');
     req.token = token;
   });

@@ -8,7 +8,7 @@ import { accessDenied, tokenInvalid } from './envelope.js';
 export function storageAuthHook(services: Services) {
   return async (req: FastifyRequest): Promise<void> => {
     const secret = tokenFromRequest(req);
-    const token = secret === undefined ? undefined : services.tokens.authenticate(secret);
+    const token = secret === undefined ? undefined : await services.tokens.authenticateCaughtUp(secret);
     if (!token) throw tokenInvalid();
     req.token = token;
   };

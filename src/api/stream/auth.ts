@@ -11,7 +11,7 @@ export function streamAuthHook(services: Services) {
   return async (req: FastifyRequest): Promise<void> => {
     const secret = tokenFromRequest(req);
     if (secret === undefined) throw new ApiError(400, 'missingField', '"X-StorageApi-Token" is missing from header.');
-    const token = services.tokens.authenticate(secret);
+    const token = await services.tokens.authenticateCaughtUp(secret);
     if (!token) throw new ApiError(401, 'unauthorized', 'Invalid storage token.');
     req.token = token;
     if (req.method !== 'GET' && req.method !== 'HEAD' && !token.isMasterToken && !isTestEndpoint(req)) {

@@ -9,7 +9,12 @@ export const taskRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     schema: { tags: ['tasks'], summary: 'Get a task', response: { 200: looseObject('Task') } },
   }, async (req) => {
     const taskId = decodeURIComponent(req.params['*']);
-    const task = services.tasks.get(taskId);
+    // A task another cluster node has just created may not be here yet: look once more after catching up.
+    let task = services.tasks.get(taskId);
+    if (!task) {
+      await services.metadata.caughtUp();
+      task = services.tasks.get(taskId);
+    }
     if (!task) throw new ApiError(404, 'taskNotFound', `Task "${taskId}" not found.`);
     return task;
   });

@@ -30,6 +30,10 @@ export interface KafkaMetadataLogOptions {
 export class KafkaMetadataLog implements MetadataChangeLog {
   private consumer: Consumer | undefined;
   private closed = false;
+  /** The offset after the last record delivered (Kafka's next offset to read). */
+  private delivered = 0;
+  /** caughtUp() calls waiting for `delivered` to reach their offset. */
+  private waiters: Array<{ offset: number; resolve: () => void }> = [];
 
   private constructor(
     private readonly kafka: Kafka,
@@ -121,6 +125,7 @@ export class KafkaMetadataLog implements MetadataChangeLog {
           changes.push({ key: m.key.toString(), value: m.value === null ? undefined : unpack(m.value), origin, seq });
         }
         if (changes.length > 0) deliver(changes);
+        this.noteDelivered(Number(batch.lastOffset()) + 1);
         if (Number(batch.lastOffset()) + 1 >= head) caughtUp();
       },
     });
@@ -128,9 +133,42 @@ export class KafkaMetadataLog implements MetadataChangeLog {
     return ready;
   }
 
+  /** Resolves once the records the topic holds now were delivered (at most `timeoutMs`). */
+  async caughtUp(timeoutMs: number): Promise<void> {
+    if (this.closed) return;
+    const deadline = Date.now() + timeoutMs;
+    const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
+    const head = Number(offsets.find((p) => p.partition === 0)?.high ?? 0);
+    if (this.delivered >= head) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve();
+      }, Math.max(0, deadline - Date.now()));
+      const waiter = {
+        offset: head,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private noteDelivered(offset: number): void {
+    if (offset <= this.delivered) return;
+    this.delivered = offset;
+    const ready = this.waiters.filter((w) => w.offset <= offset);
+    if (ready.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.offset > offset);
+    for (const w of ready) w.resolve();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const w of this.waiters.splice(0)) w.resolve();
     await this.consumer?.disconnect().catch(() => undefined);
     await this.producer.disconnect().catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);

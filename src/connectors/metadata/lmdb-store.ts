@@ -56,6 +56,10 @@ export class LmdbMetadataStore implements MetadataStore {
     return Promise.resolve();
   }
 
+  caughtUp(): Promise<void> {
+    return Promise.resolve();
+  }
+
   onRemoteChange(): () => void {
     return () => undefined;
   }

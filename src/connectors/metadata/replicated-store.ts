@@ -43,6 +43,8 @@ export interface MetadataChangeLog {
   follow(deliver: (changes: MetadataChange[]) => void): Promise<void>;
   /** A number no other call, on any node, ever gets again (cluster ids: block-ids.ts). */
   reserve(): Promise<number>;
+  /** Resolves once what the log holds now was delivered (at most `timeoutMs`; then it resolves anyway). */
+  caughtUp(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -168,6 +170,11 @@ export class ReplicatedMetadataStore implements MetadataStore {
     return this.appended.then(() => {
       if (this.lastFailure && this.lastFailure.through > mark) throw this.lastFailure.error;
     });
+  }
+
+  /** See MetadataStore.caughtUp: waits for the log's consumer to pass the log's head of now. */
+  caughtUp(timeoutMs = 2000): Promise<void> {
+    return this.log.caughtUp(timeoutMs).catch(() => undefined);
   }
 
   /** See MetadataChangeLog.reserve. */

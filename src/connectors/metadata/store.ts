@@ -48,6 +48,13 @@ export interface MetadataStore extends MetadataReader {
    * node can see what the answer confirms.
    */
   settled(mark?: number): Promise<void>;
+  /**
+   * Resolves once this node has applied what the shared log held when called (cluster mode; at
+   * most `timeoutMs`, then it resolves anyway); at once for a store of one node. A lookup that
+   * found nothing asks this before it answers "not found": a task, token or definition another
+   * node has just confirmed may not have reached this node yet.
+   */
+  caughtUp(timeoutMs?: number): Promise<void>;
   /** Calls the listener with the keys of changes other nodes made, after they were applied here (not for the nodes' background coordination keys, `cluster/`). */
   onRemoteChange(listener: (keys: string[]) => void): () => void;
   close(): Promise<void>;
