@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sequenceIds, type IdAllocator } from './id-sequence.js';
-import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import { findCaughtUp, type MetadataStore, type MetadataTx } from '../connectors/metadata/store.js';
 import type { Token } from './token-model.js';
 
 export type { Token };
@@ -84,11 +84,8 @@ export class TokenService {
    * authenticate() for API calls: a secret this node does not know is looked up once more after
    * the node caught up with the cluster's metadata (a token another node has just created).
    */
-  async authenticateCaughtUp(secret: string): Promise<Token | undefined> {
-    const token = this.authenticate(secret);
-    if (token) return token;
-    await this.store.caughtUp();
-    return this.authenticate(secret);
+  authenticateCaughtUp(secret: string): Promise<Token | undefined> {
+    return findCaughtUp(this.store, () => this.authenticate(secret));
   }
 
   create(spec: NewToken, tx?: MetadataTx): { token: Token; secret: string } {

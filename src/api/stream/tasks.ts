@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
+import { findCaughtUp } from '../../connectors/metadata/store.js';
 import { ApiError } from '../errors.js';
 import { looseObject } from './schemas.js';
 
@@ -9,12 +10,8 @@ export const taskRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     schema: { tags: ['tasks'], summary: 'Get a task', response: { 200: looseObject('Task') } },
   }, async (req) => {
     const taskId = decodeURIComponent(req.params['*']);
-    // A task another cluster node has just created may not be here yet: look once more after catching up.
-    let task = services.tasks.get(taskId);
-    if (!task) {
-      await services.metadata.caughtUp();
-      task = services.tasks.get(taskId);
-    }
+    // A task another cluster node has just created may not be here yet.
+    const task = await findCaughtUp(services.metadata, () => services.tasks.get(taskId));
     if (!task) throw new ApiError(404, 'taskNotFound', `Task "${taskId}" not found.`);
     return task;
   });

@@ -32,7 +32,6 @@ export interface AppenderOptions {
   maxBatchBytes?: number;
 }
 
-
 interface PendingAppend {
   topic: string;
   /** Chosen once the topic's partition count is known. */

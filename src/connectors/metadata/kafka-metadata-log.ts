@@ -32,7 +32,7 @@ export class KafkaMetadataLog implements MetadataChangeLog {
   private closed = false;
   /** The offset after the last record delivered (Kafka's next offset to read). */
   private delivered = 0;
-  /** caughtUp() calls waiting for `delivered` to reach their offset. */
+  /** Callers waiting for `delivered` to reach their offset (deliveredThrough). */
   private waiters: Array<{ offset: number; resolve: () => void }> = [];
 
   private constructor(
@@ -89,15 +89,9 @@ export class KafkaMetadataLog implements MetadataChangeLog {
   }
 
   async follow(deliver: (changes: MetadataChange[]) => void): Promise<void> {
-    const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
-    const head = Number(offsets.find((p) => p.partition === 0)?.high ?? 0);
-    let caughtUp!: () => void;
+    const head = await this.headOffset();
     let failed!: (err: Error) => void;
-    const ready = new Promise<void>((resolve, reject) => {
-      caughtUp = resolve;
-      failed = reject;
-    });
-    if (head === 0) caughtUp();
+    const crashed = new Promise<never>((_, reject) => (failed = reject));
     const consumer = this.kafka.consumer({
       groupId: `${this.options.groupPrefix}${randomId()}`,
       sessionTimeout: 10_000,
@@ -126,27 +120,35 @@ export class KafkaMetadataLog implements MetadataChangeLog {
         }
         if (changes.length > 0) deliver(changes);
         this.noteDelivered(Number(batch.lastOffset()) + 1);
-        if (Number(batch.lastOffset()) + 1 >= head) caughtUp();
       },
     });
     this.consumer = consumer;
-    return ready;
+    return Promise.race([this.deliveredThrough(head), crashed]);
   }
 
   /** Resolves once the records the topic holds now were delivered (at most `timeoutMs`). */
   async caughtUp(timeoutMs: number): Promise<void> {
     if (this.closed) return;
     const deadline = Date.now() + timeoutMs;
+    await this.deliveredThrough(await this.headOffset(), deadline);
+  }
+
+  /** The offset after the topic's last record (its high watermark). */
+  private async headOffset(): Promise<number> {
     const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
-    const head = Number(offsets.find((p) => p.partition === 0)?.high ?? 0);
-    if (this.delivered >= head) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
+    return Number(offsets.find((p) => p.partition === 0)?.high ?? 0);
+  }
+
+  /** Resolves once the consumer delivered every record before `offset`, or at `deadline` (epoch ms). */
+  private deliveredThrough(offset: number, deadline = Infinity): Promise<void> {
+    if (this.delivered >= offset) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = deadline === Infinity ? undefined : setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve();
       }, Math.max(0, deadline - Date.now()));
       const waiter = {
-        offset: head,
+        offset,
         resolve: () => {
           clearTimeout(timer);
           resolve();

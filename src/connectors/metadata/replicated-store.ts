@@ -77,10 +77,10 @@ export const SHARED_PREFIXES: readonly string[] = [
  * failures). No call waits for them or fails because of them, and other nodes' changes of them
  * are not announced to onRemoteChange listeners (they are read when needed).
  */
+const BACKGROUND_PREFIXES = ['cluster/', ...MAPPING_FAILURE_PREFIXES];
+
 function isBackgroundKey(key: string): boolean {
-  if (key.startsWith('cluster/')) return true;
-  for (const p of MAPPING_FAILURE_PREFIXES) if (key.startsWith(p)) return true;
-  return false;
+  return BACKGROUND_PREFIXES.some((p) => key.startsWith(p));
 }
 
 export function isSharedKey(key: string): boolean {

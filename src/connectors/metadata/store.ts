@@ -59,3 +59,14 @@ export interface MetadataStore extends MetadataReader {
   onRemoteChange(listener: (keys: string[]) => void): () => void;
   close(): Promise<void>;
 }
+
+/**
+ * `find`, and when it finds nothing, `find` again once the store caught up (cluster mode: what
+ * another node has just written and confirmed may not have reached this node yet).
+ */
+export async function findCaughtUp<T>(store: MetadataStore, find: () => T | undefined): Promise<T | undefined> {
+  const found = find();
+  if (found !== undefined) return found;
+  await store.caughtUp();
+  return find();
+}
