@@ -68,6 +68,16 @@ export interface Config {
    * opened per operation, so that the nodes of a cluster can share one file.
    */
   targetPath: string;
+  /** A PostgreSQL server for the tables (`postgres://user:pass@host:port/db`); undefined: the DuckDB file. */
+  targetUrl?: string;
+  /** Connections to the PostgreSQL target at most. */
+  targetPoolSize: number;
+  /** Exported files are kept this long, then deleted. */
+  exportRetentionMs: number;
+  /** Upper bound of a read-only SQL query's run time (a request may ask for less). */
+  sqlTimeoutMs: number;
+  /** Upper bound of the rows a read-only SQL query returns (a request may ask for fewer). */
+  sqlMaxRows: number;
 }
 
 /**
@@ -144,6 +154,26 @@ const roles = (raw: string): ReadonlySet<Role> => {
   }
   return new Set(names as Role[]);
 };
+const targetUrl = (raw: string): string => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`The target must be a PostgreSQL URL like postgres://user:password@host:5432/database, got something that is not a URL.`);
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    throw new ConfigError(`The target must be a PostgreSQL URL like postgres://user:password@host:5432/database (the DuckDB file is --target-path), got a "${parsed.protocol}" URL.`);
+  }
+  if (!parsed.hostname || parsed.pathname.length <= 1) {
+    throw new ConfigError('The target URL needs a host and a database: postgres://user:password@host:5432/database.');
+  }
+  return raw;
+};
+const positive = (name: string) => (raw: string): number => {
+  const n = int(name)(raw);
+  if (n < 1) throw new ConfigError(`${name} must be at least 1, got "${raw}".`);
+  return n;
+};
 const onOff = (name: string) => (raw: string): boolean => {
   if (/^(on|true|1)$/i.test(raw)) return true;
   if (/^(off|false|0)$/i.test(raw)) return false;
@@ -187,7 +217,12 @@ export const OPTIONS: Option[] = [
   { flag: '--kafka-topic-prefix', env: 'SLUICE_KAFKA_TOPIC_PREFIX', key: 'kafkaTopicPrefix', parse: str, help: 'prefix of the source topics (default "sluice.")' },
   { flag: '--kafka-topics', env: 'SLUICE_KAFKA_TOPICS', key: 'kafkaTopics', parse: topicBindings, help: 'bind sources to existing topics: sourceId=topic,...' },
   { flag: '--roles', env: 'SLUICE_ROLES', key: 'roles', parse: roles, help: `what this node does, of ${ROLES.join(',')} (default all; only some need --kafka)` },
-  { flag: '--target-path', env: 'SLUICE_TARGET_PATH', key: 'targetPath', parse: str, help: 'DuckDB file of the tables (default <data-dir>/tables.duckdb; cluster nodes share one)' },
+  { flag: '--target-path', env: 'SLUICE_TARGET_PATH', key: 'targetPath', parse: str, help: 'DuckDB file of the tables (default <data-dir>/tables.duckdb; cluster nodes on one host share one)' },
+  { flag: '--target', env: 'SLUICE_TARGET_URL', key: 'targetUrl', parse: targetUrl, help: 'PostgreSQL server of the tables, postgres://user:password@host:port/db (default: the DuckDB file)' },
+  { flag: '--target-pool-size', env: 'SLUICE_TARGET_POOL_SIZE', key: 'targetPoolSize', parse: positive('target pool size'), help: 'connections to the PostgreSQL target at most (default 8)' },
+  { flag: '--export-retention', env: 'SLUICE_EXPORT_RETENTION', key: 'exportRetentionMs', parse: duration('export retention'), help: 'how long exported files are kept (default 48h)' },
+  { flag: '--sql-timeout', env: 'SLUICE_SQL_TIMEOUT', key: 'sqlTimeoutMs', parse: duration('SQL timeout'), help: 'longest run of a read-only SQL query (default 30s)' },
+  { flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns (default 10000)' },
 ];
 
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
@@ -241,7 +276,20 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     kafkaTopics: (raw.kafkaTopics as Record<string, string> | undefined) ?? {},
     roles: checkRoles((raw.roles as ReadonlySet<Role> | undefined) ?? new Set(ROLES), raw.kafkaBrokers !== undefined),
     targetPath: resolve((raw.targetPath as string | undefined) ?? join(dataDir, 'tables.duckdb')),
+    targetUrl: checkTarget(raw.targetUrl as string | undefined, raw.targetPath as string | undefined),
+    targetPoolSize: (raw.targetPoolSize as number | undefined) ?? 8,
+    exportRetentionMs: (raw.exportRetentionMs as number | undefined) ?? 48 * 3_600_000,
+    sqlTimeoutMs: Math.max(1, (raw.sqlTimeoutMs as number | undefined) ?? 30_000),
+    sqlMaxRows: (raw.sqlMaxRows as number | undefined) ?? 10_000,
   };
+}
+
+/** One target: a PostgreSQL URL and a DuckDB file together would leave one of them silently unused. */
+function checkTarget(url: string | undefined, path: string | undefined): string | undefined {
+  if (url !== undefined && path !== undefined) {
+    throw new ConfigError('Choose one target: --target (SLUICE_TARGET_URL, a PostgreSQL server) or --target-path (SLUICE_TARGET_PATH, a DuckDB file), not both.');
+  }
+  return url;
 }
 
 /**

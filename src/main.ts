@@ -6,6 +6,7 @@ import { runExtractorCli } from './components/generic-extractor/cli.js';
 import { runKafkaCli } from './connectors/kafka/broker/cli.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
+import { TargetUnavailableError } from './storage/target.js';
 
 const USAGE = `Usage: sluice <command> [options]
 
@@ -74,6 +75,8 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
+  } else if (err instanceof TargetUnavailableError) {
+    process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`${err?.stack ?? err}\n`);
   }

@@ -8,9 +8,13 @@ import { openMetadataStore } from './connectors/metadata/open-metadata-store.js'
 import { ReplicatedMetadataStore } from './connectors/metadata/replicated-store.js';
 import { BlockIds } from './connectors/metadata/block-ids.js';
 import { sequenceIds } from './storage/id-sequence.js';
-import { DuckDbTarget } from './connectors/target/duckdb-target.js';
+import { openTarget } from './connectors/target/open-target.js';
 import { TokenService } from './storage/tokens.js';
 import { TableService } from './storage/tables.js';
+import { StorageJobs } from './storage/storage-jobs.js';
+import { FileService } from './storage/files.js';
+import { ExportService } from './storage/exports.js';
+import { SqlService } from './storage/sql.js';
 import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
 import { ClusterStatistics } from './storage/cluster-statistics.js';
@@ -65,6 +69,8 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
+  // The target first: a database that cannot be reached ends the start at once, with one line.
+  const target = await openTarget(config, logger);
   // This process in a cluster: its metadata changes, partition-group membership and hand-over marks carry it.
   const nodeId = randomUUID();
   const metadata = await openMetadataStore(config, logger, nodeId);
@@ -74,8 +80,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const tokens = new TokenService(metadata, config.projectId, ids);
   const master = resolveMasterToken(config);
   tokens.ensureMaster(master.secret);
-  const target = await DuckDbTarget.open(config.targetPath, { shared: config.kafkaBrokers !== undefined });
   const tables = new TableService(target, config.projectId);
+  const storageJobs = new StorageJobs(metadata, ids);
+  const files = new FileService(metadata, ids, config.dataDir, config.publicApiUrl);
+  const exports = new ExportService({ tables, jobs: storageJobs, files, dataDir: config.dataDir, retentionMs: config.exportRetentionMs, logger: logger.child({ component: 'exports' }) });
+  const sql = new SqlService(tables, { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows });
 
   const tasks = new TaskRunner(metadata, logger.child({ component: 'tasks' }), config.publicApiUrl);
   const interrupted = tasks.recoverInterrupted();
@@ -133,7 +142,13 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
     eventLog, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
     configurations: queue.configurations, events: queue.events, jobs: queue.jobs,
+    exports, storageJobs, files, sql,
   };
+  // Exported files are deleted when they expire (checked at start and every 10 minutes).
+  const purgeFiles = () => void files.purgeExpired().catch((err: unknown) => logger.warn({ err }, 'could not delete expired files'));
+  purgeFiles();
+  const filePurge = setInterval(purgeFiles, 600_000);
+  filePurge.unref();
   // Roles (README "Cluster mode"); a node without --kafka has them all.
   if (config.roles.has('sink')) runtime.start();
   if (config.roles.has('jobs')) queue.pool.start();
@@ -153,7 +168,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     close() {
       closing ??= (async () => {
         shuttingDown = true;
+        clearInterval(filePurge);
         await app.close();
+        await exports.drain();
         await tasks.drain();
         await queue.pool.stop();
         await runtime.stop();

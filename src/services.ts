@@ -21,6 +21,10 @@ import type { MappingFailures } from './storage/mapping-failures.js';
 import type { ConfigurationService } from './storage/configurations/service.js';
 import type { EventService } from './storage/events.js';
 import type { JobService } from './queue/job-service.js';
+import type { ExportService } from './storage/exports.js';
+import type { FileService } from './storage/files.js';
+import type { StorageJobs } from './storage/storage-jobs.js';
+import type { SqlService } from './storage/sql.js';
 
 export interface Services {
   config: Config;
@@ -45,6 +49,14 @@ export interface Services {
   events: EventService;
   /** The job queue's jobs. */
   jobs: JobService;
+  /** Table exports (Storage jobs writing Storage files). */
+  exports: ExportService;
+  /** Storage jobs: the exports' progress and results. */
+  storageJobs: StorageJobs;
+  /** Storage files: what exports wrote, with signed download URLs. */
+  files: FileService;
+  /** Read-only SQL on the tables. */
+  sql: SqlService;
   /** True from the moment a graceful shutdown starts: ingestion answers 503. */
   isShuttingDown: () => boolean;
 }

@@ -5,6 +5,7 @@ import formbody from '@fastify/formbody';
 import type { Services } from '../services.js';
 import { streamApi } from './stream/index.js';
 import { storageApi } from './storage/index.js';
+import { fileDownloadRoutes } from './storage/file-download.js';
 import { documentation } from './documentation.js';
 import { ingestApi } from './ingest/index.js';
 import { queueApi } from './queue/index.js';
@@ -52,6 +53,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     await app.register(documentation, { services });
     await app.register(streamApi, { services });
     await app.register(storageApi, { services, prefix: '/v2/storage' });
+    // Signed file downloads: no token (the URL is the permission), in the Storage envelope.
+    await app.register(fileDownloadRoutes, { services, prefix: '/v2/storage' });
     // The job queue (/jobs, /search/jobs) on the same listener; its public URL is SLUICE_PUBLIC_QUEUE_URL.
     await app.register(queueApi, { services });
   } else {

@@ -1,3 +1,5 @@
+import { TargetUnavailableError } from '../storage/target.js';
+
 /**
  * A failure with an HTTP status and a machine-readable code. Services throw these; each API
  * family's plugin renders them in its own envelope (the Stream API as
@@ -19,4 +21,15 @@ export function sentence(message: string): string {
   if (m === '') return m;
   const first = m[0].toUpperCase() + m.slice(1);
   return /[.!?)]$/.test(first) ? first : first + '.';
+}
+
+/**
+ * Domain failures every API family answers alike (each in its own envelope): the target being
+ * unreachable is a 503 with the reason, not an application error.
+ */
+export function fromDomainError(err: unknown): ApiError | undefined {
+  if (err instanceof TargetUnavailableError) {
+    return new ApiError(503, 'targetUnavailable', `The tables cannot be reached now; try again in a moment (${err.message}).`);
+  }
+  return undefined;
 }

@@ -1,5 +1,18 @@
 import { ApiError } from '../api/errors.js';
-import { TableColumnsMismatchError, type Stage, type Target, type TargetBucket, type TargetTable, type WriteOptions, type WriteResult } from './target.js';
+import {
+  TableColumnsMismatchError,
+  type ExportProgress,
+  type ExportResult,
+  type ExportSpec,
+  type QueryOptions,
+  type QueryResult,
+  type Stage,
+  type Target,
+  type TargetBucket,
+  type TargetTable,
+  type WriteOptions,
+  type WriteResult,
+} from './target.js';
 
 export type Bucket = TargetBucket;
 export type Table = TargetTable;
@@ -192,6 +205,22 @@ export class TableService {
       if (err instanceof TableColumnsMismatchError) throw columnsMismatch(tableId, err.actual, err.expected);
       throw err;
     }
+  }
+
+  /** Writes the rows `spec` chooses into a local file (see Target.exportTable); 404 when the table is missing. */
+  async exportRows(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult> {
+    await this.getTable(tableId);
+    return this.target.exportTable(tableId, spec, path, onProgress);
+  }
+
+  /** See Target.query. */
+  query(sql: string, options: QueryOptions): Promise<QueryResult> {
+    return this.target.query(sql, options);
+  }
+
+  /** Whether the target answers now. */
+  ping(): Promise<boolean> {
+    return this.target.ping();
   }
 
   /** See Target.position. */

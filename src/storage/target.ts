@@ -1,11 +1,17 @@
 /**
- * Target port: where table rows land (DESIGN.md "Ports and adapters"). The embedded adapter is
- * one DuckDB file (src/connectors/target/duckdb-target.ts); a warehouse server can replace it.
+ * Target port: where table rows land (DESIGN.md "Ports and adapters"). Two adapters: one
+ * embedded DuckDB file (src/connectors/target/duckdb-target.ts, the default) and a PostgreSQL
+ * server (src/connectors/target/postgres-target.ts, `--target postgres://...`).
  *
  * The port knows nothing about Storage id rules: callers (TableService) validate ids and pass
  * the bucket id and table name already split. Every column is a string column; a value is never
- * NULL (a missing value is the empty string), as in Keboola Storage tables.
+ * NULL (a missing value is the empty string), as in Keboola Storage tables. Beside its columns
+ * every table has the system column `_timestamp` (when the row was written, as Keboola tables
+ * have it): it is not among `columns`, filled by the target, and read by `changedSince`.
  */
+
+/** The system column of every table: when the row was written (the write's transaction time). */
+export const TIMESTAMP_COLUMN = '_timestamp';
 
 export type Stage = 'in' | 'out';
 
@@ -121,7 +127,96 @@ export class StreamClaimedError extends Error {
   }
 }
 
+/**
+ * The target cannot be reached (down, refusing connections, out of connections): nothing was
+ * done. The management API answers 503; imports are retried with the reference backoff while
+ * their staged files wait.
+ */
+export class TargetUnavailableError extends Error {
+  override name = 'TargetUnavailableError';
+}
+
+/** What an export writes (TableService checks the names against the table first). */
+export interface ExportSpec {
+  /** Columns to write, in this order (the table's own names; `_timestamp` allowed). */
+  columns: readonly string[];
+  /** Only rows whose `column` is (eq) or is not (ne) one of `values`. */
+  where?: { column: string; operator: 'eq' | 'ne'; values: readonly string[] };
+  /** Only rows written at or after this time (the `_timestamp` column). */
+  changedSince?: Date;
+  /** Only rows written before this time. */
+  changedUntil?: Date;
+  /** At most this many rows (in the order the target reads them). */
+  limit?: number;
+  /** csv: RFC 4180 with a header row; parquet: every column a string. */
+  format: 'csv' | 'parquet';
+  /** csv only: gzip the file. */
+  gzip: boolean;
+}
+
+export interface ExportProgress {
+  /** Rows written so far. */
+  rows: number;
+  /** Rows the export will write, when known. */
+  totalRows?: number;
+}
+
+export interface ExportResult {
+  rows: number;
+  /** Bytes of the written file. */
+  bytes: number;
+}
+
+/** A relation a read-only query reads: the schema and the table as the target names them. */
+export interface QueryRelation {
+  schema: string;
+  table: string;
+  /** The Storage bucket of the schema, when the schema is a bucket's. */
+  bucketId?: string;
+}
+
+export interface QueryOptions {
+  /** The query is cancelled after this long (QueryRefusedError 'timeout'). */
+  timeoutMs: number;
+  /** At most this many rows are returned; `truncated` says there were more. */
+  maxRows: number;
+  /**
+   * Called with every relation the statement reads, after it was parsed and planned and before
+   * it runs: throws to refuse it (the caller's permission check). Nothing has run then.
+   */
+  authorize(relations: readonly QueryRelation[]): void;
+}
+
+export interface QueryResult {
+  columns: { name: string; type: string }[];
+  /** Values as JSON: strings, numbers, booleans, null (64-bit integers and decimals as strings, times ISO). */
+  rows: unknown[][];
+  /** More rows than `maxRows` were there. */
+  truncated: boolean;
+}
+
+/**
+ * A read-only query the target refused without writing anything: not a single read statement
+ * (kind 'write'), a syntax or planning error ('invalid'), something it may not use (a table
+ * function reading files, a privilege it lacks: 'forbidden'), or it ran too long ('timeout').
+ */
+export class QueryRefusedError extends Error {
+  override name = 'QueryRefusedError';
+
+  constructor(
+    readonly kind: 'write' | 'invalid' | 'forbidden' | 'timeout',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export interface Target {
+  /** A short description for logs and errors ("DuckDB file ...", "PostgreSQL at host:port/db"), no secrets. */
+  readonly description: string;
+  /** Whether the target answers now (health checks); never throws. */
+  ping(): Promise<boolean>;
+
   listBuckets(): Promise<TargetBucket[]>;
   getBucket(bucketId: string): Promise<TargetBucket | undefined>;
   /** Creates the bucket; returns the existing one unchanged when it already exists. */
@@ -149,6 +244,17 @@ export interface Target {
   /** The first `limit` rows in insertion order. */
   preview(tableId: string, limit: number): Promise<string[][]>;
   rowCount(tableId: string): Promise<number>;
+  /**
+   * Writes the table's rows chosen by `spec` into a new file at `path` (a local file of this
+   * node), streaming: the table is never held in memory. `onProgress` is called now and then.
+   */
+  exportTable(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult>;
+  /**
+   * Runs one read-only SQL statement (PostgreSQL: in a read-only transaction; DuckDB: on a
+   * read connection) after `options.authorize` accepted the relations it reads. A statement
+   * that writes, or more than one statement, is refused before it runs (QueryRefusedError).
+   */
+  query(sql: string, options: QueryOptions): Promise<QueryResult>;
 
   /** The recorded position of a stream (WriteOptions.position), undefined when none. */
   position(stream: string): Promise<number | undefined>;

@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
 import { TableService, parseBucketId, parseTableId, validateColumns } from '../../src/storage/tables.js';
+import type { Target } from '../../src/storage/target.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
+import { TARGETS, targetServers } from '../helpers/targets.js';
 import { ApiError } from '../../src/api/errors.js';
 import { csvRows } from '../../src/pipeline/csv-rows.js';
 
@@ -53,16 +55,19 @@ describe('table and bucket ids', () => {
   });
 });
 
-describe('TableService on a DuckDB file', () => {
+const servers = targetServers();
+
+describe.each(TARGETS)('TableService on %s', (kind) => {
   let dir: string;
-  let target: DuckDbTarget;
+  let target: Target;
+  let reopen: () => Promise<Target>;
   let tables: TableService;
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-tables-'));
-    target = await DuckDbTarget.open(join(dir, 'tables.duckdb'));
+    ({ target, reopen } = await servers.open(kind, dir));
     tables = new TableService(target, 7);
-  });
+  }, POSTGRES_START_TIMEOUT_MS);
 
   afterEach(async () => {
     await target.close();
@@ -257,27 +262,38 @@ describe('TableService on a DuckDB file', () => {
     expect((await apiError(() => tables.listTables('in.c-a'))).code).toBe('storage.buckets.notFound');
   });
 
-  it('keeps buckets, tables, rows and metadata across a reopen of the file', async () => {
+  it('keeps buckets, tables, rows and metadata across a reopen', async () => {
     await tables.ensureTable('in.c-b.t', ['a'], { key: 'value' });
     await tables.insertRows('in.c-b.t', [['1']]);
     await target.close();
-    target = await DuckDbTarget.open(join(dir, 'tables.duckdb'));
+    target = await reopen();
     tables = new TableService(target, 7);
     expect(await tables.getTable('in.c-b.t')).toMatchObject({ columns: ['a'], rowsCount: 1, metadata: { key: 'value' } });
   });
 });
 
-describe('DuckDbTarget identifiers', () => {
-  it('quotes schema, table and column names that contain quotes and dots', async () => {
+describe.each(TARGETS)('%s identifiers', (kind) => {
+  it('quotes schema, table and column names that contain quotes, dots, unicode and SQL', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-target-'));
-    const target = await DuckDbTarget.open(join(dir, 'tables.duckdb'));
+    const { target } = await servers.open(kind, dir);
     try {
       await target.createBucket({ id: 'in.c-we"ird', stage: 'in', name: 'c-we"ird' });
       await target.createTable({ id: 'in.c-we"ird.t"; DROP', bucketId: 'in.c-we"ird', name: 't"; DROP', columns: ['a"b', 'c.d'] });
       await target.insertRows('in.c-we"ird.t"; DROP', [['1', '2']]);
       expect((await target.getTable('in.c-we"ird.t"; DROP'))?.columns).toEqual(['a"b', 'c.d']);
       expect(await target.preview('in.c-we"ird.t"; DROP', 5)).toEqual([['1', '2']]);
+      // Unicode, and names longer than PostgreSQL's 63 bytes: two of them differ only at the end.
+      const long = 'ř'.repeat(40);
+      await target.createBucket({ id: `in.c-${long}`, stage: 'in', name: `c-${long}` });
+      for (const suffix of ['1', '2']) {
+        await target.createTable({ id: `in.c-${long}.${long}${suffix}`, bucketId: `in.c-${long}`, name: `${long}${suffix}`, columns: [`${long}a`, `${long}b`] });
+        await target.insertRows(`in.c-${long}.${long}${suffix}`, [[suffix, 'ž']]);
+      }
+      expect((await target.getTable(`in.c-${long}.${long}2`))?.columns).toEqual([`${long}a`, `${long}b`]);
+      expect(await target.preview(`in.c-${long}.${long}1`, 5)).toEqual([['1', 'ž']]);
+      expect(await target.preview(`in.c-${long}.${long}2`, 5)).toEqual([['2', 'ž']]);
       expect(await target.dropBucket('in.c-we"ird')).toBe(true);
+      expect(await target.dropBucket(`in.c-${long}`)).toBe(true);
       expect(await target.listTables()).toEqual([]);
     } finally {
       await target.close();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { QueueError } from '../../queue/errors.js';
-import { ApiError } from '../errors.js';
+import { ApiError, fromDomainError } from '../errors.js';
 
 /**
  * The Queue API's error body (keboola/api-error-control, reference §3.7):
@@ -23,6 +23,8 @@ export function renderQueueError(err: unknown, req: FastifyRequest, reply: Fasti
 
 function toQueueError(err: unknown): { statusCode: number; message: string; errorCode?: string } {
   if (err instanceof QueueError) return { statusCode: err.statusCode, message: err.message, errorCode: err.errorCode };
+  const domain = fromDomainError(err);
+  if (domain) return { statusCode: domain.statusCode, message: domain.message, errorCode: domain.code };
   if (err instanceof ApiError) return { statusCode: err.statusCode, message: err.message, errorCode: err.code };
   const fe = err as FastifyError;
   if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { statusCode: 415, message: 'Unsupported content type: send application/json.' };

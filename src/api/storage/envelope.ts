@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError, fromDomainError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -57,6 +57,8 @@ interface AjvError {
 }
 
 function toApiError(err: unknown, req: FastifyRequest): ApiError {
+  const domain = fromDomainError(err);
+  if (domain) return domain;
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
   if (fe && Array.isArray(fe.validation)) {

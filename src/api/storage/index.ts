@@ -6,6 +6,8 @@ import { tokenRoutes } from './tokens.js';
 import { tableRoutes } from './tables.js';
 import { configurationRoutes } from './configurations.js';
 import { eventRoutes } from './events.js';
+import { exportRoutes } from './exports.js';
+import { sqlRoutes } from './sql.js';
 
 /**
  * Storage API subset under /v2/storage (tokens, buckets, tables). Everything here, unknown
@@ -19,6 +21,8 @@ export const storageApi: FastifyPluginAsync<{ services: Services }> = async (app
   app.setNotFoundHandler((req, reply) => storageNotFound(req, reply));
   await app.register(tokenRoutes, { services });
   await app.register(tableRoutes, { services });
+  await app.register(exportRoutes, { services });
+  await app.register(sqlRoutes, { services });
   // Configurations and events exist under /v2/storage and /v2/storage/branch/{branchId}.
   for (const prefix of ['', '/branch/:branchId']) {
     await app.register(configurationRoutes, { services, prefix });

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { ApiError, sentence } from '../errors.js';
+import { ApiError, fromDomainError, sentence } from '../errors.js';
 import { goaValidationError } from './validation.js';
 
 const PREFIX = 'stream.api.';
@@ -30,6 +30,8 @@ export function streamNotFound(req: FastifyRequest, reply: FastifyReply): Fastif
 }
 
 function toApiError(err: unknown): ApiError {
+  const domain = fromDomainError(err);
+  if (domain) return domain;
   if (err instanceof ApiError) return new ApiError(err.statusCode, err.code, sentence(err.message));
   const fe = err as FastifyError;
   if (fe && Array.isArray(fe.validation)) return goaValidationError(fe);

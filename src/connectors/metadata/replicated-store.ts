@@ -65,6 +65,8 @@ export const SHARED_PREFIXES: readonly string[] = [
   'storage/configRows/',
   'storage/configVersions/',
   'storage/statsReset/',
+  'storage/storageJob/', // Storage jobs (exports): created on one node, followed on any
+  'storage/fileUpload/', // Storage files: the record, with the URL of the node that holds the file
   'cluster/', // which node works on which stream, and the nodes' heartbeats (actors/hand-over.ts)
   // Mapping failures, by sink instance (one partition): whichever node owns the partition next
   // reprocesses or replays them, and every node lists them all.

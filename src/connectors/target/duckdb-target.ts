@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, linkSync, rmSync } from 'node:fs';
-import { DuckDBInstance, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { stat } from 'node:fs/promises';
+import { DuckDBInstance, JsonDuckDBValueConverter, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import {
+  QueryRefusedError,
   StreamClaimedError,
   TableColumnsMismatchError,
+  TIMESTAMP_COLUMN,
+  type ExportProgress,
+  type ExportResult,
+  type ExportSpec,
+  type QueryOptions,
+  type QueryResult,
   type NewBucket,
   type NewTable,
   type Stage,
@@ -13,6 +21,8 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '../../storage/target.js';
+import { duckLiteral } from './parquet.js';
+import { readStatementTree } from './duckdb-statement.js';
 
 /**
  * The embedded Target adapter: one DuckDB file. A bucket is a DuckDB schema named by the bucket
@@ -21,8 +31,10 @@ import {
  * ids of applied imports live in the `_sluice` schema of the same file, so that a table and its
  * metadata, or rows and their import id, are written in one DuckDB transaction.
  *
- * All work goes through one connection and one queue: DuckDB transactions are per connection,
+ * All writes go through one connection and one queue: DuckDB transactions are per connection,
  * and the queue keeps BEGIN..COMMIT of one caller from interleaving with another's statements.
+ * Exports and read-only queries run on a second, read connection with a queue of its own, so
+ * a long export does not hold imports up (DuckDB reads a snapshot while the writer goes on).
  *
  * Shared mode (cluster nodes on one file): DuckDB lets one process at a time open a file for
  * writing, so every operation opens the file, works, and closes it again (about 25 ms), and a
@@ -38,16 +50,21 @@ export interface DuckDbTargetOptions {
 const LOCKED = /Could not set lock on file/;
 
 export class DuckDbTarget implements Target {
+  readonly description: string;
   private queue: Promise<unknown> = Promise.resolve();
+  private readQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private closing?: Promise<void>;
   private instance: DuckDBInstance | undefined;
   private connection: DuckDBConnection | undefined;
+  private readConnection: DuckDBConnection | undefined;
 
   private constructor(
     private readonly path: string,
     private readonly options: DuckDbTargetOptions,
-  ) {}
+  ) {
+    this.description = `DuckDB file ${path}`;
+  }
 
   /** Opens (creating if needed) the DuckDB file at `path`. */
   static async open(path: string, options: DuckDbTargetOptions = {}): Promise<DuckDbTarget> {
@@ -79,6 +96,8 @@ export class DuckDbTarget implements Target {
   }
 
   private disconnect(): void {
+    this.readConnection?.closeSync();
+    this.readConnection = undefined;
     this.connection?.closeSync();
     this.instance?.closeSync();
     this.connection = undefined;
@@ -100,6 +119,21 @@ export class DuckDbTarget implements Target {
       CREATE TABLE IF NOT EXISTS _sluice.positions (stream VARCHAR PRIMARY KEY, through BIGINT NOT NULL);
       CREATE TABLE IF NOT EXISTS _sluice.stream_owners (stream VARCHAR PRIMARY KEY, owner VARCHAR NOT NULL, claimed VARCHAR NOT NULL);
     `);
+    // Tables of files written before the system column existed get it (their rows: the time of this start).
+    for (const row of await this.rows('SELECT bucket_id, name FROM _sluice.tables')) {
+      const [has] = await this.rows(
+        `SELECT 1 FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 AND column_name = $3`,
+        [str(row.bucket_id), str(row.name), TIMESTAMP_COLUMN],
+      );
+      if (!has) await this.conn.run(`ALTER TABLE ${qualified(str(row.bucket_id), str(row.name))} ADD COLUMN ${ident(TIMESTAMP_COLUMN)} ${TIMESTAMP_TYPE}`);
+    }
+  }
+
+  ping(): Promise<boolean> {
+    return this.exclusive(async () => {
+      await this.conn.run('SELECT 1');
+      return true;
+    }).catch(() => false);
   }
 
   // ---- buckets ----
@@ -171,7 +205,7 @@ export class DuckDbTarget implements Target {
       const created = new Date().toISOString();
       const columns = table.columns.map((c) => `${ident(c)} VARCHAR NOT NULL`).join(', ');
       await this.transaction(async () => {
-        await this.conn.run(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns})`);
+        await this.conn.run(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns}, ${ident(TIMESTAMP_COLUMN)} ${TIMESTAMP_TYPE})`);
         await this.conn.run('INSERT INTO _sluice.tables VALUES ($1, $2, $3, $4, NULL, $5)', [
           table.id, table.bucketId, table.name, created, JSON.stringify(table.metadata ?? {}),
         ]);
@@ -208,12 +242,17 @@ export class DuckDbTarget implements Target {
           throw new Error(`row ${i} has ${r.length} values, table "${tableId}" has ${columns.length} columns`);
         }
       });
+      const physical = await this.columnsOf(str(row.bucket_id), str(row.name), true);
       return this.write(tableId, options, async () => {
         // The appender writes inside the open transaction: a rollback discards its rows too.
         const appender = await this.conn.createAppender(str(row.name), str(row.bucket_id));
         try {
           for (const r of rows) {
-            for (const v of r) appender.appendVarchar(v);
+            let i = 0;
+            for (const column of physical) {
+              if (column === TIMESTAMP_COLUMN) appender.appendDefault();
+              else appender.appendVarchar(r[i++]);
+            }
             appender.endRow();
           }
         } finally {
@@ -238,7 +277,7 @@ export class DuckDbTarget implements Target {
       return this.write(tableId, options, async () => {
         if (paths.length === 0) return 0;
         const result = await this.conn.run(
-          `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} SELECT ${select} FROM read_csv($paths,
+          `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} (${columns.map(ident).join(', ')}) SELECT ${select} FROM read_csv($paths,
              header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
              null_padding = false,${options.newlineOnly ? " new_line = '\\n'," : ''} columns = {${spec}})`,
           { paths: listValue(paths) },
@@ -251,9 +290,10 @@ export class DuckDbTarget implements Target {
   preview(tableId: string, limit: number): Promise<string[][]> {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
+      const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
       // No ORDER BY: DuckDB keeps insertion order (preserve_insertion_order defaults to true).
       const reader = await this.conn.runAndReadAll(
-        `SELECT * FROM ${qualified(str(row.bucket_id), str(row.name))} LIMIT $1`,
+        `SELECT ${columns.map(ident).join(', ')} FROM ${qualified(str(row.bucket_id), str(row.name))} LIMIT $1`,
         [Math.max(0, Math.floor(limit))],
       );
       return reader.getRowsJS().map((r) => r.map((v) => (v === null || v === undefined ? '' : String(v))));
@@ -264,6 +304,79 @@ export class DuckDbTarget implements Target {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
       return this.count(str(row.bucket_id), str(row.name));
+    });
+  }
+
+  exportTable(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult> {
+    return this.reading(async (conn) => {
+      const row = await this.requireTableRowOn(conn, tableId);
+      const select = exportSelect(qualified(str(row.bucket_id), str(row.name)), spec);
+      const [{ n }] = (await conn.runAndReadAll(`SELECT count(*) AS n FROM (${select})`)).getRowObjectsJS();
+      const totalRows = Number(n);
+      onProgress?.({ rows: 0, totalRows });
+      const options = spec.format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, COMPRESSION ${spec.gzip ? 'gzip' : 'none'}`;
+      // DuckDB reports how far a running statement is: the export's progress, every half second.
+      const timer = setInterval(() => {
+        const { percentage } = conn.progress;
+        if (percentage > 0) onProgress?.({ rows: Math.floor((totalRows * Math.min(100, percentage)) / 100), totalRows });
+      }, 500);
+      try {
+        await conn.run(`COPY (${select}) TO ${duckLiteral(path)} (${options})`);
+      } finally {
+        clearInterval(timer);
+      }
+      onProgress?.({ rows: totalRows, totalRows });
+      return { rows: totalRows, bytes: (await stat(path)).size };
+    });
+  }
+
+  query(sql: string, options: QueryOptions): Promise<QueryResult> {
+    return this.reading(async (conn) => {
+      // The parser alone (json_serialize_sql) says what the statement is and what it reads,
+      // before anything is bound: binding read_csv('/some/file') would already read the file.
+      const [[serialized]] = (await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql])).getRowsJS();
+      const { relations, tableFunctions } = readStatementTree(JSON.parse(String(serialized)));
+      if (tableFunctions.length > 0) {
+        throw new QueryRefusedError('forbidden', `The table function ${tableFunctions[0]}() cannot be used here: a query reads the tables of buckets only.`);
+      }
+      const catalog = str((await conn.runAndReadAll('SELECT current_database()')).getRowsJS()[0][0]);
+      const buckets = new Set((await conn.runAndReadAll('SELECT id FROM _sluice.buckets')).getRowsJS().map((r) => str(r[0])));
+      options.authorize(relations.map((r) => ({
+        schema: r.schema,
+        table: r.table,
+        bucketId: (r.catalog === '' || r.catalog === catalog) && buckets.has(r.schema) ? r.schema : undefined,
+      })));
+      let prepared;
+      try {
+        prepared = await conn.prepare(sql);
+      } catch (err) {
+        throw new QueryRefusedError('invalid', (err as Error).message);
+      }
+      if (prepared.statementType !== StatementType.SELECT) {
+        throw new QueryRefusedError('write', 'Only one statement that reads (SELECT) can run here. Nothing was executed.');
+      }
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        conn.interrupt();
+      }, Math.max(1, options.timeoutMs));
+      try {
+        const result = await prepared.stream();
+        const columns = result.columnNames().map((name, i) => ({ name, type: result.columnTypes()[i].toString() }));
+        const rows: unknown[][] = [];
+        while (rows.length <= options.maxRows) {
+          const chunk = await result.fetchChunk();
+          if (!chunk || chunk.rowCount === 0) break;
+          for (const r of chunk.convertRows(JsonDuckDBValueConverter)) rows.push(r);
+        }
+        const truncated = rows.length > options.maxRows;
+        return { columns, rows: truncated ? rows.slice(0, options.maxRows) : rows, truncated };
+      } catch (err) {
+        if (timedOut) throw new QueryRefusedError('timeout', 'The query ran longer than the statement timeout and was cancelled.');
+        throw new QueryRefusedError('invalid', (err as Error).message);
+      } finally {
+        clearTimeout(timer);
+      }
     });
   }
 
@@ -294,7 +407,7 @@ export class DuckDbTarget implements Target {
 
   /** Waits for queued work, then closes the file; later calls fail, repeated close() is fine. */
   close(): Promise<void> {
-    this.closing ??= this.queue.then(() => {
+    this.closing ??= Promise.all([this.queue, this.readQueue]).then(() => {
       this.closed = true;
       this.disconnect();
     });
@@ -316,6 +429,22 @@ export class DuckDbTarget implements Target {
       }
     });
     this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Runs a read on the read connection, one at a time, beside the writes; in shared mode (the
+   * file is opened per operation) in the write queue, on its connection.
+   */
+  private reading<R>(fn: (conn: DuckDBConnection) => Promise<R>): Promise<R> {
+    if (this.options.shared) return this.exclusive(() => fn(this.conn));
+    const run = this.readQueue.then(async () => {
+      if (this.closed || this.closing) throw new Error('the DuckDB target is closed');
+      if (!this.instance) throw new Error('the DuckDB target is not open');
+      this.readConnection ??= await this.instance.connect();
+      return fn(this.readConnection);
+    });
+    this.readQueue = run.catch(() => undefined);
     return run;
   }
 
@@ -379,7 +508,11 @@ export class DuckDbTarget implements Target {
   }
 
   private async requireTableRow(tableId: string): Promise<Record<string, unknown>> {
-    const row = await this.tableRow(tableId);
+    return this.requireTableRowOn(this.conn, tableId);
+  }
+
+  private async requireTableRowOn(conn: DuckDBConnection, tableId: string): Promise<Record<string, unknown>> {
+    const [row] = (await conn.runAndReadAll('SELECT * FROM _sluice.tables WHERE id = $1', [tableId])).getRowObjectsJS();
     if (!row) throw new Error(`table "${tableId}" does not exist`);
     return row;
   }
@@ -400,14 +533,15 @@ export class DuckDbTarget implements Target {
     };
   }
 
-  private async columnsOf(schema: string, table: string): Promise<string[]> {
-    const rows = await this.rows(
+  /** The table's columns from DuckDB's catalog (the truth), without the system column unless `all`. */
+  private async columnsOf(schema: string, table: string, all = false, conn = this.conn): Promise<string[]> {
+    const rows = (await conn.runAndReadAll(
       `SELECT column_name FROM duckdb_columns()
         WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2
         ORDER BY column_index`,
       [schema, table],
-    );
-    return rows.map((r) => str(r.column_name));
+    )).getRowObjectsJS();
+    return rows.map((r) => str(r.column_name)).filter((c) => all || c !== TIMESTAMP_COLUMN);
   }
 
   private async count(schema: string, table: string): Promise<number> {
@@ -415,6 +549,9 @@ export class DuckDbTarget implements Target {
     return Number(row.n);
   }
 }
+
+/** `_timestamp`: the write's transaction time (now() is the start of the transaction), in UTC. */
+const TIMESTAMP_TYPE = "TIMESTAMP DEFAULT (timezone('UTC', now()))";
 
 /** A DuckDB identifier in double quotes (embedded quotes doubled), safe for any name. */
 function ident(name: string): string {
@@ -433,6 +570,25 @@ function checkColumns(tableId: string, actual: string[], options: WriteOptions):
 
 function qualified(schema: string, table: string): string {
   return `${ident(schema)}.${ident(table)}`;
+}
+
+/** The SELECT of an export (literals: COPY takes no parameters). */
+function exportSelect(table: string, spec: ExportSpec): string {
+  const select = spec.columns
+    .map((c) => (c === TIMESTAMP_COLUMN ? `strftime(${ident(c)}, '%Y-%m-%dT%H:%M:%S.%fZ') AS ${ident(c)}` : ident(c)))
+    .join(', ');
+  const where: string[] = [];
+  if (spec.where) {
+    where.push(spec.where.values.length === 0
+      ? (spec.where.operator === 'eq' ? 'false' : 'true')
+      : `${ident(spec.where.column)} ${spec.where.operator === 'eq' ? 'IN' : 'NOT IN'} (${spec.where.values.map(duckLiteral).join(', ')})`);
+  }
+  const time = (d: Date) => `${duckLiteral(d.toISOString().replace('T', ' ').replace('Z', ''))}::TIMESTAMP`;
+  if (spec.changedSince) where.push(`${ident(TIMESTAMP_COLUMN)} >= ${time(spec.changedSince)}`);
+  if (spec.changedUntil) where.push(`${ident(TIMESTAMP_COLUMN)} < ${time(spec.changedUntil)}`);
+  return `SELECT ${select} FROM ${table}`
+    + (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '')
+    + (spec.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(spec.limit))}` : '');
 }
 
 function str(v: unknown): string {

@@ -1,0 +1,600 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { createGunzip, createGzip } from 'node:zlib';
+import pg from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import {
+  QueryRefusedError,
+  StreamClaimedError,
+  TableColumnsMismatchError,
+  TargetUnavailableError,
+  TIMESTAMP_COLUMN,
+  type ExportProgress,
+  type ExportResult,
+  type ExportSpec,
+  type NewBucket,
+  type NewTable,
+  type QueryOptions,
+  type QueryRelation,
+  type QueryResult,
+  type Stage,
+  type Target,
+  type TargetBucket,
+  type TargetTable,
+  type WriteOptions,
+  type WriteResult,
+} from '../../storage/target.js';
+import { CsvRecordCounter, NulReplacer } from './csv-records.js';
+import { csvToParquet } from './parquet.js';
+import { ident, literal, pgName, qualified } from './postgres-names.js';
+import { translate } from './postgres-errors.js';
+import { pgValue, readRelations, typeName } from './postgres-query.js';
+
+/**
+ * The PostgreSQL Target adapter (`--target postgres://...`). A bucket is a schema named by the
+ * bucket id ("in.c-my-bucket"), a table is a table of that schema named by the table name,
+ * every column is `text NOT NULL`, and `_timestamp timestamptz` records when a row was written.
+ * Bucket and table metadata, the ids of applied imports, the sinks' positions and the stream
+ * owners (fencing) live in the `_sluice` schema of the same database, so that rows, their
+ * import id, the sink's position and the owner check are one transaction.
+ *
+ * Rows arrive by `COPY ... FROM STDIN` (pg-copy-streams), streamed from the staged gzip files.
+ * Work runs on a bounded pool (`poolSize` connections); every call takes one connection for its
+ * transaction, so imports of different tables run side by side.
+ *
+ * Fencing between cluster nodes: an import takes the stream's owner row FOR SHARE for its whole
+ * transaction, and a claim updates that row, so a claim waits for an import in flight and reads
+ * the position that import wrote; an import after the claim sees the new owner and is refused.
+ */
+export interface PostgresTargetOptions {
+  /** Connections at most (default 8). */
+  poolSize?: number;
+  /** How long a call waits for a connection (default 10 s), then fails as unavailable. */
+  connectTimeoutMs?: number;
+  /** Connection errors of idle connections (the server restarted): logged, never thrown. */
+  onIdleError?: (err: Error) => void;
+}
+
+/** The role read-only queries run as (SET LOCAL ROLE), when Sluice's database user may create it. */
+const READER_ROLE = 'sluice_sql_reader';
+/** pg_advisory_xact_lock keys: schema migration, and DDL of buckets and tables. */
+const MIGRATE_LOCK = 0x51_1c_e0_01;
+const DDL_LOCK = 0x51_1c_e0_02;
+
+export class PostgresTarget implements Target {
+  readonly description: string;
+  private readonly pool: pg.Pool;
+  private readerRole: string | undefined;
+  private closing?: Promise<void>;
+
+  private constructor(url: string, options: PostgresTargetOptions) {
+    this.description = describeUrl(url);
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 8,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'sluice',
+    });
+    // An idle connection that the server closes (restart, admin) emits here; unhandled it would end the process.
+    this.pool.on('error', (err) => options.onIdleError?.(err));
+  }
+
+  /** Connects, creates Sluice's schema when missing, and checks that the server answers. */
+  static async open(url: string, options: PostgresTargetOptions = {}): Promise<PostgresTarget> {
+    const target = new PostgresTarget(url, options);
+    try {
+      await target.migrate();
+    } catch (err) {
+      await target.pool.end().catch(() => undefined);
+      throw translate(err, target.description);
+    }
+    return target;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+      await c.query(`
+        CREATE SCHEMA IF NOT EXISTS _sluice;
+        CREATE TABLE IF NOT EXISTS _sluice.buckets (
+          id text PRIMARY KEY, stage text NOT NULL, name text NOT NULL, created text NOT NULL, metadata text NOT NULL);
+        CREATE TABLE IF NOT EXISTS _sluice.tables (
+          id text PRIMARY KEY, bucket_id text NOT NULL, name text NOT NULL, created text NOT NULL,
+          last_import_date text, metadata text NOT NULL, columns text NOT NULL, rows_count bigint NOT NULL DEFAULT 0);
+        CREATE TABLE IF NOT EXISTS _sluice.imports (
+          table_id text NOT NULL, import_id text NOT NULL, rows bigint NOT NULL, imported text NOT NULL,
+          PRIMARY KEY (table_id, import_id));
+        CREATE TABLE IF NOT EXISTS _sluice.positions (stream text PRIMARY KEY, through bigint NOT NULL);
+        CREATE TABLE IF NOT EXISTS _sluice.stream_owners (stream text PRIMARY KEY, owner text NOT NULL, claimed text NOT NULL);
+      `);
+    });
+    this.readerRole = await this.ensureReaderRole();
+  }
+
+  /**
+   * Read-only queries run as a role that may only read the buckets' tables: a query cannot
+   * call what Sluice's own user may (reading server files as a superuser, say). Without the
+   * right to create roles, queries run as Sluice's user (the read-only transaction and the
+   * relation check still hold).
+   */
+  private async ensureReaderRole(): Promise<string | undefined> {
+    try {
+      await this.transaction(async (c) => {
+        await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
+        const { rowCount } = await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [READER_ROLE]);
+        if (!rowCount) await c.query(`CREATE ROLE ${READER_ROLE} NOLOGIN`);
+        await c.query(`GRANT ${READER_ROLE} TO CURRENT_USER`).catch(() => undefined);
+        for (const { id } of (await c.query('SELECT id FROM _sluice.buckets')).rows) {
+          await c.query(`GRANT USAGE ON SCHEMA ${ident(id)} TO ${READER_ROLE}`);
+          await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(id)} TO ${READER_ROLE}`);
+        }
+      });
+      return READER_ROLE;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.pool.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // ---- buckets ----
+
+  async listBuckets(): Promise<TargetBucket[]> {
+    return (await this.rows('SELECT * FROM _sluice.buckets ORDER BY id')).map(toBucket);
+  }
+
+  async getBucket(bucketId: string): Promise<TargetBucket | undefined> {
+    const [row] = await this.rows('SELECT * FROM _sluice.buckets WHERE id = $1', [bucketId]);
+    return row && toBucket(row);
+  }
+
+  createBucket(bucket: NewBucket): Promise<TargetBucket> {
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      const [existing] = (await c.query('SELECT * FROM _sluice.buckets WHERE id = $1', [bucket.id])).rows;
+      if (existing) return toBucket(existing);
+      const created = new Date().toISOString();
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(bucket.id)}`);
+      if (this.readerRole) await c.query(`GRANT USAGE ON SCHEMA ${ident(bucket.id)} TO ${this.readerRole}`);
+      await c.query('INSERT INTO _sluice.buckets VALUES ($1, $2, $3, $4, $5)', [
+        bucket.id, bucket.stage, bucket.name, created, JSON.stringify(bucket.metadata ?? {}),
+      ]);
+      return { id: bucket.id, stage: bucket.stage, name: bucket.name, created, metadata: { ...bucket.metadata } };
+    });
+  }
+
+  dropBucket(bucketId: string): Promise<boolean> {
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      const { rowCount } = await c.query('DELETE FROM _sluice.buckets WHERE id = $1', [bucketId]);
+      if (!rowCount) return false;
+      await c.query(`DROP SCHEMA IF EXISTS ${ident(bucketId)} CASCADE`);
+      await c.query('DELETE FROM _sluice.imports WHERE table_id IN (SELECT id FROM _sluice.tables WHERE bucket_id = $1)', [bucketId]);
+      await c.query('DELETE FROM _sluice.tables WHERE bucket_id = $1', [bucketId]);
+      return true;
+    });
+  }
+
+  // ---- tables ----
+
+  async listTables(bucketId?: string): Promise<TargetTable[]> {
+    return this.withClient(async (c) => {
+      const rows = bucketId === undefined
+        ? (await c.query('SELECT * FROM _sluice.tables ORDER BY id')).rows
+        : (await c.query('SELECT * FROM _sluice.tables WHERE bucket_id = $1 ORDER BY id', [bucketId])).rows;
+      const out: TargetTable[] = [];
+      for (const row of rows) out.push(await completeTable(c, row));
+      return out;
+    });
+  }
+
+  getTable(tableId: string): Promise<TargetTable | undefined> {
+    return this.withClient(async (c) => {
+      const [row] = (await c.query('SELECT * FROM _sluice.tables WHERE id = $1', [tableId])).rows;
+      return row && completeTable(c, row);
+    });
+  }
+
+  createTable(table: NewTable): Promise<TargetTable> {
+    if (table.columns.length === 0) return Promise.reject(new Error('a table needs at least one column'));
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      if ((await c.query('SELECT 1 FROM _sluice.tables WHERE id = $1', [table.id])).rowCount) throw new Error(`table "${table.id}" already exists`);
+      if (!(await c.query('SELECT 1 FROM _sluice.buckets WHERE id = $1', [table.bucketId])).rowCount) throw new Error(`bucket "${table.bucketId}" does not exist`);
+      const created = new Date().toISOString();
+      const columns = table.columns.map((col) => `${ident(col)} text NOT NULL`).join(', ');
+      await c.query(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns}, ${ident(TIMESTAMP_COLUMN)} timestamptz NOT NULL DEFAULT now())`);
+      if (this.readerRole) await c.query(`GRANT SELECT ON ${qualified(table.bucketId, table.name)} TO ${this.readerRole}`);
+      await c.query('INSERT INTO _sluice.tables (id, bucket_id, name, created, metadata, columns) VALUES ($1, $2, $3, $4, $5, $6)', [
+        table.id, table.bucketId, table.name, created, JSON.stringify(table.metadata ?? {}), JSON.stringify(table.columns),
+      ]);
+      return {
+        id: table.id, bucketId: table.bucketId, name: table.name, columns: [...table.columns],
+        created, lastImportDate: null, rowsCount: 0, metadata: { ...table.metadata },
+      };
+    });
+  }
+
+  dropTable(tableId: string): Promise<boolean> {
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      const [row] = (await c.query('DELETE FROM _sluice.tables WHERE id = $1 RETURNING bucket_id, name', [tableId])).rows;
+      if (!row) return false;
+      await c.query(`DROP TABLE IF EXISTS ${qualified(row.bucket_id, row.name)}`);
+      await c.query('DELETE FROM _sluice.imports WHERE table_id = $1', [tableId]);
+      return true;
+    });
+  }
+
+  // ---- rows ----
+
+  insertRows(tableId: string, rows: readonly (readonly string[])[], options: WriteOptions = {}): Promise<WriteResult> {
+    return this.write(tableId, options, async (c, table, columns) => {
+      rows.forEach((r, i) => {
+        if (r.length !== columns.length) throw new Error(`row ${i} has ${r.length} values, table "${tableId}" has ${columns.length} columns`);
+      });
+      if (rows.length === 0) return 0;
+      // Every value quoted: no empty field can be read as NULL, no "\." line as the end of data.
+      const csv = rows.map((r) => r.map((v) => `"${v.replaceAll('"', '""')}"`).join(',') + '\n');
+      return copyIn(c, table, columns, Readable.from(csv.map((line) => Buffer.from(line))));
+    });
+  }
+
+  importCsv(tableId: string, path: string | readonly string[], options: WriteOptions = {}): Promise<WriteResult> {
+    const paths = typeof path === 'string' ? [path] : [...path];
+    return this.write(tableId, options, async (c, table, columns) => {
+      let inserted = 0;
+      // One COPY per file: a file that does not end in a line break cannot join the next one's first row.
+      for (const p of paths) {
+        const input = createReadStream(p);
+        inserted += await copyIn(c, table, columns, p.endsWith('.gz') ? input.pipe(createGunzip()) : input);
+      }
+      return inserted;
+    });
+  }
+
+  async preview(tableId: string, limit: number): Promise<string[][]> {
+    return this.transaction(async (c) => {
+      const table = await requireTable(c, tableId);
+      const columns = await storageColumns(c, table);
+      // A heap read from its start keeps the insertion order of an append-only table.
+      await c.query('SET LOCAL synchronize_seqscans = off');
+      const result = await c.query({
+        text: `SELECT ${columns.map((col) => ident(col)).join(', ')} FROM ${qualified(table.bucket_id, table.name)} LIMIT $1`,
+        values: [Math.max(0, Math.floor(limit))],
+        rowMode: 'array',
+      });
+      return result.rows.map((r: unknown[]) => r.map((v) => (v === null || v === undefined ? '' : String(v))));
+    });
+  }
+
+  rowCount(tableId: string): Promise<number> {
+    return this.withClient(async (c) => {
+      const table = await requireTable(c, tableId);
+      const { rows } = await c.query(`SELECT count(*)::bigint AS n FROM ${qualified(table.bucket_id, table.name)}`);
+      return Number(rows[0].n);
+    });
+  }
+
+  async exportTable(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult> {
+    const { select, totalRows } = await this.withClient(async (c) => {
+      const table = await requireTable(c, tableId);
+      const select = exportSelect(table, spec);
+      const { rows } = await c.query(`SELECT count(*)::bigint AS n FROM (${select}) AS q`);
+      return { select, totalRows: Number(rows[0].n) };
+    });
+    onProgress?.({ rows: 0, totalRows });
+    const csvPath = spec.format === 'parquet' ? `${path}.csv` : path;
+    const counter = new CsvRecordCounter((records) => onProgress?.({ rows: Math.max(0, records - 1), totalRows }));
+    await this.withClient(async (c) => {
+      const out = c.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`));
+      if (spec.format === 'csv' && spec.gzip) await pipeline(out, counter, createGzip({ level: 6 }), createWriteStream(csvPath));
+      else await pipeline(out, counter, createWriteStream(csvPath));
+    });
+    const rows = Math.max(0, counter.records - 1);
+    if (spec.format === 'parquet') {
+      try {
+        await csvToParquet(csvPath, path, spec.columns);
+      } finally {
+        await rm(csvPath, { force: true });
+      }
+    }
+    onProgress?.({ rows, totalRows });
+    return { rows, bytes: (await stat(path)).size };
+  }
+
+  query(sql: string, options: QueryOptions): Promise<QueryResult> {
+    const statement = readStatement(sql);
+    return this.withClient(async (c) => {
+      await c.query('BEGIN TRANSACTION READ ONLY');
+      try {
+        await c.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
+        // Planned as Sluice's user, so that every relation is named (the planner runs no volatile
+        // function); the extended protocol takes one statement only: "SELECT 1; DELETE ..." is refused here.
+        const plan = await c.query(extended(`EXPLAIN (VERBOSE, FORMAT JSON) ${statement}`));
+        const { relations, writes } = readRelations(plan.rows[0]['QUERY PLAN']);
+        if (writes) throw new QueryRefusedError('write', 'The statement writes or locks rows; only a statement that reads (SELECT) can run here. Nothing was executed.');
+        const buckets = new Map<string, string>();
+        if (relations.length > 0) {
+          for (const { id } of (await c.query('SELECT id FROM _sluice.buckets')).rows) buckets.set(pgName(id), id);
+        }
+        options.authorize(relations.map((r): QueryRelation => ({ ...r, bucketId: buckets.get(r.schema) })));
+        // Run as the reader role: what the query calls can only read the buckets' tables.
+        if (this.readerRole) await c.query(`SET LOCAL ROLE ${this.readerRole}`);
+        await c.query(extended(`DECLARE sluice_query NO SCROLL CURSOR FOR ${statement}`));
+        const result = await c.query({ text: `FETCH ${options.maxRows + 1} FROM sluice_query`, rowMode: 'array' });
+        const truncated = result.rows.length > options.maxRows;
+        return {
+          columns: result.fields.map((f) => ({ name: f.name, type: typeName(f.dataTypeID) })),
+          rows: (truncated ? result.rows.slice(0, options.maxRows) : result.rows).map((r: unknown[]) => r.map(pgValue)),
+          truncated,
+        };
+      } catch (err) {
+        throw refusal(err);
+      } finally {
+        await c.query('ROLLBACK').catch(() => undefined);
+      }
+    });
+  }
+
+  // ---- stream positions and owners ----
+
+  async position(stream: string): Promise<number | undefined> {
+    const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [stream]);
+    return row === undefined ? undefined : Number(row.through);
+  }
+
+  claimStream(stream: string, owner: string): Promise<number | undefined> {
+    return this.transaction(async (c) => {
+      // Waits for an import holding the owner row (FOR SHARE), then reads what it wrote.
+      await c.query(
+        'INSERT INTO _sluice.stream_owners VALUES ($1, $2, $3) ON CONFLICT (stream) DO UPDATE SET owner = excluded.owner, claimed = excluded.claimed',
+        [stream, owner, new Date().toISOString()],
+      );
+      const [row] = (await c.query('SELECT through FROM _sluice.positions WHERE stream = $1', [stream])).rows;
+      return row === undefined ? undefined : Number(row.through);
+    });
+  }
+
+  forgetPositions(prefix: string): Promise<void> {
+    return this.transaction(async (c) => {
+      await c.query('DELETE FROM _sluice.positions WHERE starts_with(stream, $1)', [prefix]);
+      await c.query('DELETE FROM _sluice.stream_owners WHERE starts_with(stream, $1)', [prefix]);
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.pool.end();
+    return this.closing;
+  }
+
+  // ---- internals ----
+
+  /** One write of rows: import id, owner check, rows, import record, position and last import time, atomically. */
+  private write(
+    tableId: string,
+    options: WriteOptions,
+    insert: (c: pg.PoolClient, table: TableRow, columns: string[]) => Promise<number>,
+  ): Promise<WriteResult> {
+    return this.transaction(async (c) => {
+      const table = await requireTable(c, tableId);
+      const columns = await storageColumns(c, table);
+      checkColumns(tableId, columns, options);
+      const now = new Date().toISOString();
+      if (options.importId !== undefined) {
+        // Claims the import id at once: a concurrent retry of the same import waits here, then finds it.
+        const { rowCount } = await c.query(
+          'INSERT INTO _sluice.imports VALUES ($1, $2, 0, $3) ON CONFLICT DO NOTHING', [tableId, options.importId, now],
+        );
+        if (!rowCount) return { inserted: 0, duplicate: true };
+      }
+      const owner = options.position?.owner;
+      if (owner !== undefined) {
+        const [claim] = (await c.query('SELECT owner FROM _sluice.stream_owners WHERE stream = $1 FOR SHARE', [options.position!.stream])).rows;
+        if (claim !== undefined && claim.owner !== owner) throw new StreamClaimedError(options.position!.stream, owner, String(claim.owner));
+      }
+      const inserted = await insert(c, table, columns);
+      if (options.expectedRows !== undefined && inserted !== options.expectedRows) {
+        throw new Error(`the write to table "${tableId}" would insert ${inserted} rows, ${options.expectedRows} were expected; nothing was written`);
+      }
+      if (options.importId !== undefined) {
+        await c.query('UPDATE _sluice.imports SET rows = $3 WHERE table_id = $1 AND import_id = $2', [tableId, options.importId, inserted]);
+      }
+      if (options.position !== undefined) {
+        await c.query(
+          'INSERT INTO _sluice.positions VALUES ($1, $2) ON CONFLICT (stream) DO UPDATE SET through = greatest(_sluice.positions.through, excluded.through)',
+          [options.position.stream, options.position.through],
+        );
+      }
+      await c.query('UPDATE _sluice.tables SET last_import_date = $1, rows_count = rows_count + $2 WHERE id = $3', [now, inserted, tableId]);
+      return { inserted, duplicate: false };
+    });
+  }
+
+  private async rows(sql: string, params?: unknown[]): Promise<Record<string, any>[]> {
+    return this.withClient(async (c) => (await c.query(sql, params)).rows);
+  }
+
+  private async withClient<R>(fn: (c: pg.PoolClient) => Promise<R>): Promise<R> {
+    if (this.closing) throw new Error('the PostgreSQL target is closed');
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw translate(err, this.description);
+    }
+    let broken: Error | undefined;
+    try {
+      return await fn(client);
+    } catch (err) {
+      const translated = translate(err, this.description);
+      if (translated instanceof TargetUnavailableError) broken = translated;
+      throw translated;
+    } finally {
+      // A connection that failed underneath is not given back to the pool.
+      client.release(broken);
+    }
+  }
+
+  private transaction<R>(fn: (c: pg.PoolClient) => Promise<R>): Promise<R> {
+    return this.withClient(async (c) => {
+      await c.query('BEGIN');
+      try {
+        const result = await fn(c);
+        await c.query('COMMIT');
+        return result;
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+}
+
+interface TableRow {
+  id: string;
+  bucket_id: string;
+  name: string;
+  created: string;
+  last_import_date: string | null;
+  metadata: string;
+  columns: string;
+  rows_count: string;
+}
+
+/** "PostgreSQL at host:port/db" without user or password. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `PostgreSQL at ${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+async function requireTable(c: pg.PoolClient, tableId: string): Promise<TableRow> {
+  const [row] = (await c.query('SELECT * FROM _sluice.tables WHERE id = $1', [tableId])).rows;
+  if (!row) throw new Error(`table "${tableId}" does not exist`);
+  return row as TableRow;
+}
+
+/**
+ * The table's columns as the catalog has them (the truth: a column renamed behind Sluice's
+ * back shows here), mapped back to the Storage names they were created with (see pgName), and
+ * without the system column.
+ */
+async function storageColumns(c: pg.PoolClient, table: TableRow): Promise<string[]> {
+  const { rows } = await c.query(
+    `SELECT a.attname FROM pg_attribute a
+       JOIN pg_class r ON r.oid = a.attrelid JOIN pg_namespace n ON n.oid = r.relnamespace
+      WHERE n.nspname = $1 AND r.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attnum`,
+    [pgName(table.bucket_id), pgName(table.name)],
+  );
+  const created = JSON.parse(table.columns) as string[];
+  return rows
+    .map((r) => String(r.attname))
+    .filter((name) => name !== TIMESTAMP_COLUMN)
+    .map((name) => created.find((col) => pgName(col) === name) ?? name);
+}
+
+async function completeTable(c: pg.PoolClient, row: TableRow): Promise<TargetTable> {
+  return {
+    id: row.id,
+    bucketId: row.bucket_id,
+    name: row.name,
+    columns: await storageColumns(c, row),
+    created: row.created,
+    lastImportDate: row.last_import_date,
+    // Kept by every write of Sluice's (a count(*) of a large table would take seconds).
+    rowsCount: Number(row.rows_count),
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+  };
+}
+
+function checkColumns(tableId: string, actual: string[], options: WriteOptions): void {
+  const expected = options.columns;
+  if (expected === undefined) return;
+  if (expected.length !== actual.length || expected.some((col, i) => col !== actual[i])) {
+    throw new TableColumnsMismatchError(tableId, actual, expected);
+  }
+}
+
+/** COPY of header-less RFC 4180 CSV into the table's columns; `_timestamp` takes its default. */
+async function copyIn(c: pg.PoolClient, table: TableRow, columns: string[], input: NodeJS.ReadableStream): Promise<number> {
+  const list = columns.map((col) => ident(col)).join(', ');
+  // FORCE_NOT_NULL: an empty unquoted field is the empty string, as in the slices, never NULL.
+  const copy = c.query(copyFrom(`COPY ${qualified(table.bucket_id, table.name)} (${list}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (${list}))`));
+  await pipeline(input, new NulReplacer(), copy);
+  return copy.rowCount;
+}
+
+const TIMESTAMP_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/** The SELECT of an export (literals, not parameters: COPY takes none). */
+function exportSelect(table: TableRow, spec: ExportSpec): string {
+  const select = spec.columns
+    .map((col) => (col === TIMESTAMP_COLUMN ? `to_char(${ident(col)} AT TIME ZONE 'UTC', ${TIMESTAMP_FORMAT}) AS ${ident(col)}` : ident(col)))
+    .join(', ');
+  const where: string[] = [];
+  if (spec.where) {
+    const values = spec.where.values.map(literal).join(', ');
+    where.push(spec.where.values.length === 0
+      ? (spec.where.operator === 'eq' ? 'false' : 'true')
+      : `${ident(spec.where.column)} ${spec.where.operator === 'eq' ? 'IN' : 'NOT IN'} (${values})`);
+  }
+  if (spec.changedSince) where.push(`${ident(TIMESTAMP_COLUMN)} >= ${literal(spec.changedSince.toISOString())}::timestamptz`);
+  if (spec.changedUntil) where.push(`${ident(TIMESTAMP_COLUMN)} < ${literal(spec.changedUntil.toISOString())}::timestamptz`);
+  return `SELECT ${select} FROM ${qualified(table.bucket_id, table.name)}`
+    + (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '')
+    + (spec.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(spec.limit))}` : '');
+}
+
+/** The statement without a trailing semicolon; only statements that may read are let through to the planner. */
+function readStatement(sql: string): string {
+  const statement = sql.trim().replace(/;\s*$/, '');
+  const start = statement.replace(/^(\s|--[^\n]*\n?|\/\*[\s\S]*?\*\/)*/, '');
+  if (!/^(select|with|values|table|\()/i.test(start)) {
+    const word = /^\w+/.exec(start)?.[0]?.toUpperCase() ?? 'this statement';
+    throw new QueryRefusedError('write', `${word} is not allowed: only one statement that reads (SELECT, WITH ... SELECT, VALUES, TABLE) can run here. Nothing was executed.`);
+  }
+  return statement;
+}
+
+function extended(text: string): pg.QueryConfig {
+  return { text, queryMode: 'extended' } as pg.QueryConfig;
+}
+
+/** PostgreSQL's refusals as QueryRefusedError: the statement, not the server, was wrong. */
+function refusal(err: unknown): unknown {
+  if (err instanceof QueryRefusedError || err instanceof TargetUnavailableError) return err;
+  const e = err as { code?: string; message?: string; position?: string };
+  if (typeof e.code !== 'string' || e.code.length !== 5) return err;
+  if (e.code === '57014') return new QueryRefusedError('timeout', 'The query ran longer than the statement timeout and was cancelled.');
+  if (e.code === '42501') return new QueryRefusedError('forbidden', `${e.message}: a query reads the tables of buckets only.`);
+  if (e.code === '25006') return new QueryRefusedError('write', `The statement writes (${e.message}); only a statement that reads can run here. Nothing was written.`);
+  if (e.code === '42601' && /multiple commands/.test(e.message ?? '')) {
+    return new QueryRefusedError('invalid', 'Only one statement can run at a time.');
+  }
+  return new QueryRefusedError('invalid', `${e.message}${e.position ? ` (at character ${e.position})` : ''}`);
+}
+
+function toBucket(row: Record<string, any>): TargetBucket {
+  return {
+    id: String(row.id),
+    stage: String(row.stage) as Stage,
+    name: String(row.name),
+    created: String(row.created),
+    metadata: JSON.parse(String(row.metadata)) as Record<string, string>,
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * What only the PostgreSQL adapter has to get right: a database that goes away and comes back,
+ * a bad URL, and the fence between cluster nodes under real concurrency (two transactions).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { PostgresTarget } from '../../src/connectors/target/postgres-target.js';
+import { StreamClaimedError, TargetUnavailableError } from '../../src/storage/target.js';
+import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+let server: TestPostgres;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startTestPostgres();
+  dir = mkdtempSync(join(tmpdir(), 'sluice-pg-'));
+}, POSTGRES_START_TIMEOUT_MS);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('PostgresTarget', () => {
+  it('fails to open with TargetUnavailableError naming the server without the password', async () => {
+    const err = await PostgresTarget.open(`postgres://sluice:s3cret@127.0.0.1:1/nowhere`, { connectTimeoutMs: 2000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TargetUnavailableError);
+    expect((err as Error).message).toContain('PostgreSQL at 127.0.0.1:1/nowhere');
+    expect((err as Error).message).not.toContain('s3cret');
+  });
+
+  it('answers TargetUnavailableError while the server is down, and works again once it is back', async () => {
+    const target = await PostgresTarget.open(await server.createDatabase('outage'), { connectTimeoutMs: 2000 });
+    try {
+      await target.createBucket({ id: 'in.c-b', stage: 'in', name: 'c-b' });
+      await target.createTable({ id: 'in.c-b.t', bucketId: 'in.c-b', name: 't', columns: ['a'] });
+      await target.insertRows('in.c-b.t', [['1']], { importId: 'one' });
+      await server.kill();
+      expect(await target.ping()).toBe(false);
+      await expect(target.insertRows('in.c-b.t', [['2']], { importId: 'two' })).rejects.toBeInstanceOf(TargetUnavailableError);
+      await expect(target.listTables()).rejects.toBeInstanceOf(TargetUnavailableError);
+      await server.restart();
+      expect(await target.ping()).toBe(true);
+      expect(await target.insertRows('in.c-b.t', [['2']], { importId: 'two' })).toEqual({ inserted: 1, duplicate: false });
+      expect(await target.preview('in.c-b.t', 10)).toEqual([['1'], ['2']]);
+    } finally {
+      await target.close();
+    }
+  }, 60_000);
+
+  it('a claim waits for an import in flight and reads its position; a later import of the old owner is refused', async () => {
+    const url = await server.createDatabase('fence');
+    const nodeA = await PostgresTarget.open(url);
+    const nodeB = await PostgresTarget.open(url);
+    try {
+      await nodeA.createBucket({ id: 'in.c-b', stage: 'in', name: 'c-b' });
+      await nodeA.createTable({ id: 'in.c-b.t', bucketId: 'in.c-b', name: 't', columns: ['a', 'b'] });
+      const rows = 200_000;
+      const file = join(dir, 'big.csv.gz');
+      writeFileSync(file, gzipSync(Array.from({ length: rows }, (_, i) => `${i},"value ${i}"\n`).join('')));
+      const stream = '1/src/sink';
+      expect(await nodeA.claimStream(stream, 'A')).toBeUndefined();
+      let total = 0;
+      for (let round = 1; round <= 3; round++) {
+        const owner = round % 2 === 1 ? 'A' : 'B';
+        const other = owner === 'A' ? 'B' : 'A';
+        const by = owner === 'A' ? nodeA : nodeB;
+        const claimer = owner === 'A' ? nodeB : nodeA;
+        const importing = by.importCsv('in.c-b.t', file, { importId: `r${round}`, expectedRows: rows, position: { stream, through: round * 1000, owner } })
+          .then(() => 'imported', (err: unknown) => (err instanceof StreamClaimedError ? 'refused' : Promise.reject(err)));
+        await new Promise((r) => setTimeout(r, 30));
+        const claimed = await claimer.claimStream(stream, other);
+        const outcome = await importing;
+        // Either the import went first (and the claim read its position) or the claim did (and the import wrote nothing).
+        if (outcome === 'imported') {
+          total += rows;
+          expect(claimed).toBe(round * 1000);
+        } else {
+          expect(claimed === undefined || claimed < round * 1000).toBe(true);
+        }
+        expect(await nodeA.rowCount('in.c-b.t')).toBe(total);
+        // The old owner is fenced off now.
+        await expect(by.importCsv('in.c-b.t', file, { importId: `late${round}`, position: { stream, through: 99_999, owner } })).rejects.toBeInstanceOf(StreamClaimedError);
+      }
+      expect(total).toBeGreaterThan(0);
+      expect((await nodeB.getTable('in.c-b.t'))?.rowsCount).toBe(total);
+    } finally {
+      await nodeA.close();
+      await nodeB.close();
+    }
+  }, 60_000);
+
+  it('runs imports of different tables side by side on its pool', async () => {
+    const target = await PostgresTarget.open(await server.createDatabase('pool'), { poolSize: 4 });
+    try {
+      await target.createBucket({ id: 'in.c-b', stage: 'in', name: 'c-b' });
+      const ids = ['t1', 't2', 't3', 't4', 't5', 't6'];
+      for (const t of ids) await target.createTable({ id: `in.c-b.${t}`, bucketId: 'in.c-b', name: t, columns: ['a'] });
+      const file = join(dir, 'small.csv');
+      writeFileSync(file, Array.from({ length: 1000 }, (_, i) => `${i}\n`).join(''));
+      const results = await Promise.all(ids.map((t) => target.importCsv(`in.c-b.${t}`, file, { importId: 'x' })));
+      expect(results.map((r) => r.inserted)).toEqual(ids.map(() => 1000));
+    } finally {
+      await target.close();
+    }
+  });
+});
