@@ -7,6 +7,7 @@ import { ingestBench } from './ingest.js';
 import { templateBench } from './template.js';
 import { extractorBench } from './extractor.js';
 import { otlpBench } from './otlp.js';
+import { importBench } from './import.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
@@ -14,6 +15,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown
   template: templateBench,
   extractor: extractorBench,
   otlp: otlpBench,
+  import: importBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,20 +1,27 @@
 /**
- * Two (or more) `sluice serve --kafka` child processes on one test broker, sharing a tables file
- * in a folder of their own, with short trigger intervals; and what the cluster tests read: the
- * tables file directly (after the nodes stopped), and the nodes' JSON log lines.
+ * Two (or more) `sluice serve --kafka` child processes on one test broker, with short trigger
+ * intervals, importing into one target: a tables file in a folder of their own (DuckDB, the
+ * one-host cluster) or a PostgreSQL database (nodes that share no disk at all); and what the
+ * cluster tests read: the target directly, and the nodes' JSON log lines.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { ChildService } from './child-service.js';
 import { startTestBroker, type TestBroker } from './kafka-broker.js';
+import { readRows, type TargetLocation } from './targets.js';
 
 export interface TestCluster {
   broker: TestBroker;
   nodes: ChildService[];
-  tablesFile: string;
+  /** The tables: the shared DuckDB file, or the PostgreSQL database. */
+  target: TargetLocation;
   dispose(): Promise<void>;
+}
+
+/** A target the nodes import into: its location and the environment that selects it. */
+export interface ClusterTarget extends TargetLocation {
+  env: Record<string, string>;
 }
 
 /** The environment of a `sluice serve --kafka` child process on a test broker: one replica, short trigger intervals. */
@@ -25,14 +32,19 @@ export function kafkaNodeEnv(bootstrap: string): Record<string, string> {
   };
 }
 
-export async function startTestCluster(names: string[], env: Record<string, string> = {}): Promise<TestCluster> {
+/** `target`: default a DuckDB file in a folder every node reaches (the nodes' data directories are their own either way). */
+export async function startTestCluster(names: string[], env: Record<string, string> = {}, target?: ClusterTarget): Promise<TestCluster> {
   const root = mkdtempSync(join(tmpdir(), 'sluice-cluster-'));
-  const tablesFile = join(root, 'shared', 'tables.duckdb');
-  mkdirSync(join(root, 'shared'));
+  let where: ClusterTarget | undefined = target;
+  if (!where) {
+    mkdirSync(join(root, 'shared'));
+    const path = join(root, 'shared', 'tables.duckdb');
+    where = { path, env: { SLUICE_TARGET_PATH: path } };
+  }
   const broker = await startTestBroker();
   const nodes = names.map((name) => new ChildService({
     dataDir: join(root, name),
-    env: { ...kafkaNodeEnv(broker.bootstrap), SLUICE_TARGET_PATH: tablesFile, ...env },
+    env: { ...kafkaNodeEnv(broker.bootstrap), ...where.env, ...env },
   }));
   const dispose = async () => {
     for (const n of nodes) await n.dispose();
@@ -46,23 +58,12 @@ export async function startTestCluster(names: string[], env: Record<string, stri
     await dispose();
     throw failed.reason;
   }
-  return { broker, nodes, tablesFile, dispose };
+  return { broker, nodes, target: { path: where.path, url: where.url }, dispose };
 }
 
-/** One column of a table, read from a DuckDB file no process holds (read-only). */
-export async function readColumn(file: string, bucketId: string, table: string, column: string): Promise<string[]> {
-  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await instance.connect();
-    try {
-      const reader = await conn.runAndReadAll(`SELECT "${column}" AS v FROM "${bucketId}"."${table}"`);
-      return (reader.getRowObjectsJS() as { v: string }[]).map((r) => r.v);
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    instance.closeSync();
-  }
+/** One column of a table, read from the target (a DuckDB file: no process may hold it). */
+export async function readColumn(where: TargetLocation, bucketId: string, table: string, column: string): Promise<string[]> {
+  return (await readRows(where, bucketId, table, [column])).map((r) => r[column]);
 }
 
 /** The node's JSON log lines with this message (pino `msg`), parsed. */

@@ -14,12 +14,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
 import { IMPORT_COUNT, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
+import { readRows, TARGETS, targetServers, type TargetLocation } from '../helpers/targets.js';
 
 /**
  * Short intervals, so that slices are closed, staged and imported all the time while events
@@ -66,20 +67,11 @@ function service(dataDir: string, env: Record<string, string> = {}): ChildServic
   return svc;
 }
 
-/** Rows of a table read from the DuckDB file directly (the service must be stopped). */
-async function tableRows(dataDir: string, bucket: string, table: string): Promise<{ n: string; body: string }[]> {
-  const instance = await DuckDBInstance.create(join(dataDir, 'tables.duckdb'), { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await instance.connect();
-    try {
-      const reader = await conn.runAndReadAll(`SELECT n, body FROM "${bucket}"."${table}"`);
-      return reader.getRowObjectsJS() as { n: string; body: string }[];
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    instance.closeSync();
-  }
+const servers = targetServers();
+
+/** Rows of a table read from the target directly (a DuckDB file: the service must be stopped). */
+async function tableRows(where: TargetLocation, bucket: string, table: string): Promise<{ n: string; body: string }[]> {
+  return (await readRows(where, bucket, table, ['n', 'body'])) as { n: string; body: string }[];
 }
 
 function countBy(values: string[]): Map<string, number> {
@@ -88,11 +80,12 @@ function countBy(values: string[]): Map<string, number> {
   return m;
 }
 
-describe('crash safety', () => {
+describe.each(TARGETS)('crash safety on %s', (kind) => {
   it('keeps every acknowledged event exactly once across SIGKILLs while streaming', async () => {
-    const started = Date.now();
     const dataDir = tempDir('sluice-crash-');
-    const svc = service(dataDir);
+    const where = await servers.location(kind, dataDir);
+    const started = Date.now();
+    const svc = service(dataDir, where.env);
     await svc.start();
     const path = await svc.createSource('crash');
     await svc.createSink('crash', 'rows', 'in.c-crash.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
@@ -130,7 +123,7 @@ describe('crash safety', () => {
     const exit = await svc.stop();
     expect(exit, tail(svc.output())).toEqual({ code: 0, signal: null });
 
-    const rows = await tableRows(dataDir, 'in.c-crash', 'rows');
+    const rows = await tableRows(where, 'in.c-crash', 'rows');
     const why = `kills ${JSON.stringify(kills)}; imports settled: ${landed.settled}; statistics ${landed.stats}`;
     expect(rows.filter((r) => r.body !== JSON.stringify({ n: r.n })), 'rows whose body is not the one sent').toEqual([]);
     const counts = expectEveryAckedOnce(rows.map((r) => r.n), { ids, acked, attempts }, why);
@@ -138,11 +131,13 @@ describe('crash safety', () => {
     expect(rows.length, why).toBe(landed.imported);
 
     console.log(
-      `crash: ${TOTAL} events, kills ${JSON.stringify(kills)}, retried ${retried.size} (${[...retried].join(' ')}), ` +
+      `crash on ${kind}: ${TOTAL} events, kills ${JSON.stringify(kills)}, retried ${retried.size} (${[...retried].join(' ')}), ` +
         `duplicates ${rows.length - counts.size}, streamed in ${streamedMs} ms, total ${Date.now() - started} ms`,
     );
-  }, 60_000);
+  }, 60_000 + POSTGRES_START_TIMEOUT_MS);
+});
 
+describe('crash safety of the event log', () => {
   it('refuses with 503 what the event log cannot keep when the disk is full, stays up, and keeps what it acknowledged', async () => {
     const started = Date.now();
     const dataDir = tempDir('sluice-diskfull-');
@@ -234,7 +229,7 @@ describe('crash safety', () => {
     const landed = await waitAllImported(svc, 'full', 'rows', acked.length, 20_000);
     expect(await svc.stop(), tail(svc.output())).toEqual({ code: 0, signal: null });
 
-    const rows = await tableRows(dataDir, 'in.c-full', 'rows');
+    const rows = await tableRows({ path: join(dataDir, 'tables.duckdb') }, 'in.c-full', 'rows');
     const counts = countBy(rows.map((r) => r.n));
     const why = `${summary}; imports settled: ${landed.settled}; statistics ${landed.stats}`;
     expect(acked.filter((id) => !counts.has(id)), `acknowledged but not imported (${why})`).toEqual([]);

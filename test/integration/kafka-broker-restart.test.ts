@@ -109,7 +109,7 @@ describe('the broker stopped and started again while clients stream', () => {
 
     // A refused request may still have reached the topic (the broker got it, its ack did not come
     // back in time): only an event sent once must be in the table once.
-    const rows = await readColumn(join(dataDir, 'tables.duckdb'), 'in.c-outage', 'rows', 'n');
+    const rows = await readColumn({ path: join(dataDir, 'tables.duckdb') }, 'in.c-outage', 'rows', 'n');
     const counts = expectEveryAckedOnce(rows, { ids, acked, attempts }, `${landed.stats} ${story()}`);
     console.log(`kafka broker restart: ${TOTAL} events, broker down ${downMs} ms, ${refusals.length} refusals, duplicates ${rows.length - counts.size}`);
   }, 240_000);

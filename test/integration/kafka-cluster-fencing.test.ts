@@ -2,53 +2,26 @@
  * Cluster mode: a node that comes back after a SIGKILL must not import the files it had not
  * imported before it died. The node that took its topic over has read those records again from
  * the topic and imported them; the old files are stale. Two `sluice serve --kafka` processes
- * share one tables file; the table's imports are made to fail (a column renamed behind Sluice's
- * back) so that the owner holds closed files that are not imported when it is killed.
+ * import into one target (a shared DuckDB file, or PostgreSQL with nothing shared but the
+ * broker and the database); the table's imports are made to fail (a column renamed behind
+ * Sluice's back) so that the owner holds closed files that are not imported when it is killed.
  */
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { logLines, partitionsOf, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
+import { runOnTarget, TARGETS, targetServers } from '../helpers/targets.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 
 const TOPIC = 'sluice.1.1.fenced';
 
 let cluster: TestCluster;
 let nodes: ChildService[];
+const servers = targetServers();
 
-beforeAll(async () => {
-  cluster = await startTestCluster(['a', 'b']);
-  nodes = cluster.nodes;
-}, KAFKA_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  await cluster?.dispose();
-}, 60_000);
-
-/** Runs SQL on the shared tables file, waiting while a node holds it. */
-async function alterTables(sql: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const instance = await DuckDBInstance.create(cluster.tablesFile);
-      try {
-        const conn = await instance.connect();
-        try {
-          await conn.run(sql);
-          return;
-        } finally {
-          conn.closeSync();
-        }
-      } finally {
-        instance.closeSync();
-      }
-    } catch (err) {
-      if (Date.now() > deadline || !String(err).toLowerCase().includes('lock')) throw err;
-      await sleep(100);
-    }
-  }
-}
+/** Runs SQL on the target behind the nodes' back. */
+const alterTables = (sql: string) => runOnTarget(cluster.target, sql);
 
 async function rowsCount(node: ChildService): Promise<number> {
   const table = await node.call('GET', '/v2/storage/tables/in.c-fenced.rows');
@@ -72,7 +45,17 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   }
 }
 
-describe('cluster fencing', () => {
+describe.each(TARGETS)('cluster fencing on %s', (kind) => {
+  beforeAll(async () => {
+    const target = kind === 'postgres' ? await servers.location('postgres') : undefined;
+    cluster = await startTestCluster(['a', 'b'], {}, target && { url: target.url, env: target.env });
+    nodes = cluster.nodes;
+  }, KAFKA_START_TIMEOUT_MS + POSTGRES_START_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await cluster?.dispose();
+  }, 60_000);
+
   it('a node back from a SIGKILL does not import the files the node that took its topic over has read again', async () => {
     const [a] = nodes;
     const quiet = (out: string) => out.split('\n').filter((l) => !l.includes('"reqId"')).join('\n');
@@ -113,7 +96,7 @@ describe('cluster fencing', () => {
     expect(logLines(victim, 'file not imported: another node took its stream over and reads its records again from the event log').length, story()).toBeGreaterThan(0);
 
     for (const n of nodes) expect(await n.stop(), story()).toEqual({ code: 0, signal: null });
-    const rows = await readColumn(cluster.tablesFile, 'in.c-fenced', 'rows', 'n');
+    const rows = await readColumn(cluster.target, 'in.c-fenced', 'rows', 'n');
     expect([...rows].sort()).toEqual(ids(0, 45));
   }, 240_000);
 });

@@ -1,7 +1,8 @@
 /**
  * Cluster mode hand-over against a real broker: two `sluice serve --kafka` processes (built by
- * `npm run build`) share one tables file. The node that processes a source's topic is killed
- * with SIGKILL while a client streams events through the other node; the other node takes the
+ * `npm run build`) import into one target (a DuckDB file both open in turn, or PostgreSQL,
+ * where they share nothing but the broker and the database). The node that processes a
+ * source's topic is killed with SIGKILL while a client streams events through the other node; the other node takes the
  * topic over (after the group's session timeout) and every acknowledged event ends up in the
  * table exactly once: what the killed node had imported is not written again, what it had not
  * is read again from the topic.
@@ -11,6 +12,8 @@ import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { importedRows, partitionsOf, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { TARGETS, targetServers } from '../helpers/targets.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
 const SOURCES = ['alpha', 'beta', 'gamma'];
@@ -18,14 +21,7 @@ const SOURCES = ['alpha', 'beta', 'gamma'];
 let cluster: TestCluster;
 let nodes: ChildService[];
 
-beforeAll(async () => {
-  cluster = await startTestCluster(['a', 'b']);
-  nodes = cluster.nodes;
-}, KAFKA_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  await cluster?.dispose();
-}, 60_000);
+const servers = targetServers();
 
 /** The node (of `among`) that processes the source's topic (one partition), by its log. */
 function ownerOf(sourceId: string, among = nodes): ChildService | undefined {
@@ -33,9 +29,19 @@ function ownerOf(sourceId: string, among = nodes): ChildService | undefined {
   return owners.length === 1 ? owners[0] : undefined;
 }
 
-const tableRows = (table = 'rows') => readColumn(cluster.tablesFile, 'in.c-takeover', table, 'n');
+const tableRows = (table = 'rows') => readColumn(cluster.target, 'in.c-takeover', table, 'n');
 
-describe('cluster hand-over', () => {
+describe.each(TARGETS)('cluster hand-over on %s', (kind) => {
+  beforeAll(async () => {
+    const target = kind === 'postgres' ? await servers.location('postgres') : undefined;
+    cluster = await startTestCluster(['a', 'b'], {}, target && { url: target.url, env: target.env });
+    nodes = cluster.nodes;
+  }, KAFKA_START_TIMEOUT_MS + POSTGRES_START_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await cluster?.dispose();
+  }, 60_000);
+
   it('takes over the topics of a node killed while streaming: every acknowledged event once', async () => {
     const [a] = nodes;
     const paths = new Map<string, string>();

@@ -30,7 +30,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-const tableIds = () => readColumn(join(dataDir, 'tables.duckdb'), 'in.c-kcrash', 'rows', 'n');
+const tableIds = () => readColumn({ path: join(dataDir, 'tables.duckdb') }, 'in.c-kcrash', 'rows', 'n');
 
 describe('crash safety with Kafka', () => {
   it('keeps every acknowledged event exactly once across SIGKILLs while streaming', async () => {

@@ -12,6 +12,8 @@ import { sleep, tail, type ChildService } from '../helpers/child-service.js';
 import { streamWhileKilling } from '../helpers/stream-while-killing.js';
 import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { importedRows, logLines, partitionsOf as partitionsOfTopic, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
+import { TARGETS, targetServers } from '../helpers/targets.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
 const TOPIC = 'sluice.1.1.wide';
@@ -19,19 +21,22 @@ const TOPIC = 'sluice.1.1.wide';
 let cluster: TestCluster;
 let nodes: ChildService[];
 
-beforeAll(async () => {
-  cluster = await startTestCluster(['a', 'b'], { SLUICE_KAFKA_PARTITIONS: '3' });
-  nodes = cluster.nodes;
-}, KAFKA_START_TIMEOUT_MS);
-
-afterAll(async () => {
-  await cluster?.dispose();
-}, 60_000);
+const servers = targetServers();
 
 const partitionsOf = (node: ChildService, topic = TOPIC) => partitionsOfTopic(node, topic);
-const tableRows = (table = 'rows') => readColumn(cluster.tablesFile, 'in.c-wide', table, 'n');
+const tableRows = (table = 'rows') => readColumn(cluster.target, 'in.c-wide', table, 'n');
 
-describe('topics of several partitions', () => {
+describe.each(TARGETS)('topics of several partitions on %s', (kind) => {
+  beforeAll(async () => {
+    const target = kind === 'postgres' ? await servers.location('postgres') : undefined;
+    cluster = await startTestCluster(['a', 'b'], { SLUICE_KAFKA_PARTITIONS: '3' }, target && { url: target.url, env: target.env });
+    nodes = cluster.nodes;
+  }, KAFKA_START_TIMEOUT_MS + POSTGRES_START_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await cluster?.dispose();
+  }, 60_000);
+
   it('splits the partitions between the nodes, and the survivor of a SIGKILL takes the dead node\'s over', async () => {
     const [a, b] = nodes;
     const path = await a.createSource('wide');

@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { TestService } from '../helpers/service.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
+import { TARGETS, targetServers } from '../helpers/targets.js';
 
 let svc: TestService;
 const B = () => `/v1/branches/${svc.branchId}`;
@@ -36,14 +38,16 @@ async function rows(tableId: string, expected: number): Promise<string[][]> {
   });
 }
 
-beforeAll(async () => {
-  svc = await TestService.start({ args: FAST });
-});
-afterAll(async () => {
-  await svc.close();
-});
+const servers = targetServers();
 
-describe('the record path', () => {
+describe.each(TARGETS)('the record path on %s', (kind) => {
+  beforeAll(async () => {
+    svc = await TestService.start({ args: [...FAST, ...(await servers.location(kind)).args] });
+  }, POSTGRES_START_TIMEOUT_MS);
+  afterAll(async () => {
+    await svc.close();
+  });
+
   it('lands every event once in the table, with real statistics', async () => {
     await svc.task('POST', `${B()}/sources`, { json: { name: 'Shop', type: 'http' } });
     await sink('shop', 'orders', 'in.c-shop.orders', [{ type: 'path', name: 'id', path: 'id', rawString: true }, { type: 'path', name: 'total', path: 'total' }], 5);

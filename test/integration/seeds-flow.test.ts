@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { TestService } from '../helpers/service.js';
+import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
+import { TARGETS, targetServers } from '../helpers/targets.js';
 
 let svc: TestService;
 let api: http.Server;
@@ -42,78 +44,83 @@ function startApi(): Promise<void> {
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
-beforeAll(async () => {
-  await startApi();
-  svc = await TestService.start();
-});
+const servers = targetServers();
 
-afterAll(async () => {
-  await svc?.close();
-  await new Promise((r) => api?.close(r));
-});
+describe.each(TARGETS)('seeds on %s', (kind) => {
+  beforeAll(async () => {
+    await startApi();
+    svc = await TestService.start({ args: (await servers.location(kind)).args });
+  }, POSTGRES_START_TIMEOUT_MS);
 
-describe('seeds together: variables, the job queue and the generic extractor', () => {
-  it('pages a local API into storage tables, with the values and the stop reason in the job log', async () => {
-    const vars = await svc.call('POST', '/v2/storage/components/keboola.variables/configs', {
-      body: form({ name: 'API access', configuration: JSON.stringify({ variables: [{ name: 'apiHost', type: 'string' }, { name: 'apiKey', type: 'string' }, { name: 'perPage', type: 'string' }] }) }),
-      contentType: 'application/x-www-form-urlencoded',
-    });
-    expect(vars.status).toBe(201);
+  afterAll(async () => {
+    requests.length = 0;
+    await svc?.close();
+    await new Promise((r) => api?.close(r));
+  });
 
-    const extractor = {
-      variables_id: vars.json.id,
-      parameters: {
-        api: {
-          baseUrl: '{{apiHost}}/v2/',
-          pagination: { method: 'pagenum', limit: '{{perPage}}', limitParam: 'per_page' },
-          http: { defaultOptions: { params: { key: '{{apiKey}}' } } },
+  describe('seeds together: variables, the job queue and the generic extractor', () => {
+    it('pages a local API into storage tables, with the values and the stop reason in the job log', async () => {
+      const vars = await svc.call('POST', '/v2/storage/components/keboola.variables/configs', {
+        body: form({ name: 'API access', configuration: JSON.stringify({ variables: [{ name: 'apiHost', type: 'string' }, { name: 'apiKey', type: 'string' }, { name: 'perPage', type: 'string' }] }) }),
+        contentType: 'application/x-www-form-urlencoded',
+      });
+      expect(vars.status).toBe(201);
+
+      const extractor = {
+        variables_id: vars.json.id,
+        parameters: {
+          api: {
+            baseUrl: '{{apiHost}}/v2/',
+            pagination: { method: 'pagenum', limit: '{{perPage}}', limitParam: 'per_page' },
+            http: { defaultOptions: { params: { key: '{{apiKey}}' } } },
+          },
+          config: {
+            outputBucket: 'crm',
+            jobs: [{ endpoint: 'users', dataField: 'users' }],
+          },
         },
-        config: {
-          outputBucket: 'crm',
-          jobs: [{ endpoint: 'users', dataField: 'users' }],
-        },
-      },
-    };
-    const config = await svc.call('POST', '/v2/storage/components/keboola.ex-generic-v2/configs', {
-      json: { name: 'CRM users', configuration: extractor },
-    });
-    expect(config.status).toBe(201);
+      };
+      const config = await svc.call('POST', '/v2/storage/components/keboola.ex-generic-v2/configs', {
+        json: { name: 'CRM users', configuration: extractor },
+      });
+      expect(config.status).toBe(201);
 
-    const created = await svc.call('POST', '/jobs', {
-      json: {
-        component: 'keboola.ex-generic-v2',
-        config: config.json.id,
-        variableValuesData: { values: [{ name: 'apiHost', value: apiBase }, { name: 'apiKey', value: 'k-42' }, { name: 'perPage', value: '10' }] },
-      },
-    });
-    expect(created.status).toBe(201);
-    const job = await svc.until('the job to finish', async () => {
-      const res = await svc.call('GET', `/jobs/${created.json.id}`);
-      return res.json.isFinished ? res.json : undefined;
-    }, 60_000);
-    if (job.status !== 'success') {
+      const created = await svc.call('POST', '/jobs', {
+        json: {
+          component: 'keboola.ex-generic-v2',
+          config: config.json.id,
+          variableValuesData: { values: [{ name: 'apiHost', value: apiBase }, { name: 'apiKey', value: 'k-42' }, { name: 'perPage', value: '10' }] },
+        },
+      });
+      expect(created.status).toBe(201);
+      const job = await svc.until('the job to finish', async () => {
+        const res = await svc.call('GET', `/jobs/${created.json.id}`);
+        return res.json.isFinished ? res.json : undefined;
+      }, 60_000);
+      if (job.status !== 'success') {
+        const log = (await svc.call('GET', `/v2/storage/events?runId=${job.runId}&limit=100`)).json as Array<{ message: string }>;
+        throw new Error(`job ${job.status}: ${JSON.stringify(job.result)}\n${log.map((e) => e.message).join('\n')}`);
+      }
+      const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+      expect([...job.result.variables].sort(byName)).toEqual([{ name: 'apiHost', value: apiBase }, { name: 'apiKey', value: 'k-42' }, { name: 'perPage', value: '10' }]);
+
+      // Three pages of 10, 10 and 3: the short page stops paging.
+      const pages = requests.filter((r) => r.startsWith('/v2/users')).map((r) => Object.fromEntries(new URL(r, 'http://x').searchParams));
+      expect(pages).toEqual([1, 2, 3].map((page) => ({ key: 'k-42', per_page: '10', page: String(page) })));
+
+      const users = await svc.call('GET', '/v2/storage/tables/in.c-crm.users/data-preview?limit=100');
+      expect(users.status).toBe(200);
+      const rows = parse(users.text, { columns: true }) as Array<Record<string, string>>;
+      expect(rows).toHaveLength(23);
+      expect(Object.keys(rows[0])).toEqual(['id', 'name', 'address_city']);
+      expect(rows.find((r) => r.id === '2')).toEqual({ id: '2', name: 'user 2', address_city: 'Brno' });
+
       const log = (await svc.call('GET', `/v2/storage/events?runId=${job.runId}&limit=100`)).json as Array<{ message: string }>;
-      throw new Error(`job ${job.status}: ${JSON.stringify(job.result)}\n${log.map((e) => e.message).join('\n')}`);
-    }
-    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
-    expect([...job.result.variables].sort(byName)).toEqual([{ name: 'apiHost', value: apiBase }, { name: 'apiKey', value: 'k-42' }, { name: 'perPage', value: '10' }]);
-
-    // Three pages of 10, 10 and 3: the short page stops paging.
-    const pages = requests.filter((r) => r.startsWith('/v2/users')).map((r) => Object.fromEntries(new URL(r, 'http://x').searchParams));
-    expect(pages).toEqual([1, 2, 3].map((page) => ({ key: 'k-42', per_page: '10', page: String(page) })));
-
-    const users = await svc.call('GET', '/v2/storage/tables/in.c-crm.users/data-preview?limit=100');
-    expect(users.status).toBe(200);
-    const rows = parse(users.text, { columns: true }) as Array<Record<string, string>>;
-    expect(rows).toHaveLength(23);
-    expect(Object.keys(rows[0])).toEqual(['id', 'name', 'address_city']);
-    expect(rows.find((r) => r.id === '2')).toEqual({ id: '2', name: 'user 2', address_city: 'Brno' });
-
-    const log = (await svc.call('GET', `/v2/storage/events?runId=${job.runId}&limit=100`)).json as Array<{ message: string }>;
-    const messages = log.map((e) => e.message);
-    expect(messages).toContain('Replacing variables using inline values.');
-    const replaced = messages.find((m) => m.startsWith('Replaced values for variables: '));
-    expect(replaced?.slice('Replaced values for variables: '.length).split(', ').sort()).toEqual(['apiHost', 'apiKey', 'perPage']);
-    expect(messages.some((m) => m.includes('Pagination stopped, response is smaller than limit.'))).toBe(true);
+      const messages = log.map((e) => e.message);
+      expect(messages).toContain('Replacing variables using inline values.');
+      const replaced = messages.find((m) => m.startsWith('Replaced values for variables: '));
+      expect(replaced?.slice('Replaced values for variables: '.length).split(', ').sort()).toEqual(['apiHost', 'apiKey', 'perPage']);
+      expect(messages.some((m) => m.includes('Pagination stopped, response is smaller than limit.'))).toBe(true);
+    });
   });
 });

@@ -113,7 +113,7 @@ describe.each(TARGETS)('export and SQL on %s', (kind) => {
     const url = new URL(file.json.url);
     const tampered = await fetch(`${svc.server.address}${url.pathname}?expires=${url.searchParams.get('expires')}&signature=x${url.searchParams.get('signature')!.slice(1)}`);
     expect(tampered.status).toBe(403);
-    expect((await tampered.json()).code).toBe('storage.files.signatureInvalid');
+    expect(((await tampered.json()) as { code: string }).code).toBe('storage.files.signatureInvalid');
     expect((await fetch(`${svc.server.address}${url.pathname}`)).status).toBe(403);
     // The reader did not create this export: neither the job nor the file is visible to it.
     expect((await svc.call('GET', `/v2/storage/files/${job.results.file.id}`, { token: reader })).status).toBe(404);

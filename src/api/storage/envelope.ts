@@ -37,7 +37,7 @@ export function renderStorageError(err: unknown, req: FastifyRequest, reply: Fas
     const exceptionId = `sluice-storage-${req.id}-${randomBytes(4).toString('hex')}`;
     req.log.error({ err, exceptionId }, 'request failed');
     body.exceptionId = exceptionId;
-    if (!(err instanceof ApiError)) {
+    if (!(err instanceof ApiError) && !fromDomainError(err)) {
       body.error = `Application error. Please contact our support with exception id (${exceptionId}) attached.`;
     }
   }

@@ -17,7 +17,7 @@ export function renderStreamError(err: unknown, req: FastifyRequest, reply: Fast
     const exceptionId = `sluice-stream-api-${req.id}-${randomBytes(4).toString('hex')}`;
     req.log.error({ err, exceptionId }, 'request failed');
     body.exceptionId = exceptionId;
-    if (!(err instanceof ApiError)) {
+    if (!(err instanceof ApiError) && !fromDomainError(err)) {
       body.message = `Application error. Please contact our support with exception id (${exceptionId}) attached.`;
     }
   }
