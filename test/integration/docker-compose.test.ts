@@ -1,6 +1,6 @@
 /**
- * The compose files under docker/: the single node (compose.yaml) and the cluster of Kafka plus
- * two Sluice nodes with shared staging (compose.cluster.yaml). Where a `docker` client with the
+ * The compose files under docker/: the single node (compose.yaml) and the cluster of Kafka,
+ * PostgreSQL and two Sluice nodes that share no disk (compose.cluster.yaml). Where a `docker` client with the
  * compose plugin exists, `docker compose config` validates the files; everywhere, the files are
  * parsed (js-yaml, with compose's variable interpolation) and checked against the Dockerfile and
  * src/config.ts: build paths, SLUICE_* variables, ports, volumes, the role split, Kafka's health.
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { loadConfig, OPTIONS, type Config } from '../../src/config.js';
 import { stagingSlicePath } from '../../src/storage/levels/staging.js';
 
@@ -25,7 +25,7 @@ const ALL_ROLES = ['api', 'ingest', 'sink', 'import', 'jobs'];
 const TOKEN_ENV = { SLUICE_MASTER_TOKEN: 'compose-test-token' };
 const EXPECTED_SERVICES: [string, string[]][] = [
   [SINGLE, ['sluice']],
-  [CLUSTER, ['kafka', 'sluice-1', 'sluice-2']],
+  [CLUSTER, ['kafka', 'postgres', 'sluice-1', 'sluice-2']],
 ];
 
 /** `docker compose` usable here? (A docker client without the compose plugin counts as absent.) */
@@ -264,46 +264,43 @@ describe('docker compose files', () => {
 
     for (const node of NODES) {
       const s = cluster.services[node];
-      expect(dependsOn(s), `${node} waits for a healthy kafka`).toEqual({ kafka: 'service_healthy' });
+      expect(dependsOn(s), `${node} waits for a healthy kafka and postgres`).toEqual({ kafka: 'service_healthy', postgres: 'service_healthy' });
       const brokers = nodeConfig(s).kafkaBrokers;
       expect(brokers).toEqual(['kafka:9092']);
       for (const b of brokers!) expect(advertised, `${node}: ${b} is an advertised listener`).toContain(b);
     }
   });
 
-  it(`give each node its own data volume and share one staging volume at <data dir>/${STAGING_DIR}`, () => {
+  it('give each node its own data volume, mount no volume on two services, and import into the postgres service', () => {
     expect(STAGING_DIR).toBe('staging');
     const declared = Object.keys(cluster.volumes ?? {});
-    const dataSources: string[] = [];
-    const stagingSources: string[] = [];
+    const owners = new Map<string, string[]>();
+    for (const [name, s] of Object.entries(cluster.services)) {
+      for (const m of mounts(s)) {
+        expect(m.named, `${name}: ${m.target} is a named volume, not a host folder`).toBe(true);
+        expect(declared, `${name}: volume ${m.source} is declared`).toContain(m.source);
+        owners.set(m.source!, [...(owners.get(m.source!) ?? []), name]);
+      }
+    }
+    for (const [volume, services] of owners) expect(services, `volume ${volume} is mounted on one service only`).toHaveLength(1);
     for (const node of NODES) {
       const s = cluster.services[node];
-      const dataDir = nodeConfig(s).dataDir;
-      const stagingDir = posix.join(dataDir, STAGING_DIR);
-      const byTarget = new Map(mounts(s).map((m) => [m.target.replace(/\/+$/, ''), m]));
-      const data = byTarget.get(dataDir);
-      const staging = byTarget.get(stagingDir);
-      expect(data?.named, `${node}: a named volume at ${dataDir}`).toBe(true);
-      expect(staging?.named, `${node}: a named volume at ${stagingDir}`).toBe(true);
-      expect(staging?.readOnly, `${node}: staging is writable`).toBe(false);
-      dataSources.push(data!.source!);
-      stagingSources.push(staging!.source!);
-      for (const m of mounts(s)) if (m.named) expect(declared, `${node}: volume ${m.source} is declared`).toContain(m.source);
+      const config = nodeConfig(s);
+      // The staging level and exported files are under the data dir: on the node's own volume.
+      expect(mounts(s).map((m) => m.target.replace(/\/+$/, '')), `${node}: its data dir is its only mount`).toEqual([config.dataDir]);
+      const target = new URL(config.targetUrl ?? 'missing://');
+      expect(target.protocol, `${node}: the target is PostgreSQL`).toBe('postgres:');
+      expect(target.hostname).toBe('postgres');
+      expect(target.port).toBe('5432');
+      expect(decodeURIComponent(target.username)).toBe(environment(cluster.services.postgres).POSTGRES_USER);
+      expect(decodeURIComponent(target.password)).toBe(environment(cluster.services.postgres).POSTGRES_PASSWORD);
+      expect(target.pathname).toBe(`/${environment(cluster.services.postgres).POSTGRES_DB}`);
     }
-    expect(new Set(dataSources).size, 'one data volume per node').toBe(NODES.length);
-    expect(new Set(stagingSources).size, 'one staging volume for all nodes').toBe(1);
-    expect(dataSources).not.toContain(stagingSources[0]);
-
-    // The tables file: the same path on one shared volume (outside the data dirs) on every node.
-    const targets = NODES.map((node) => nodeConfig(cluster.services[node]).targetPath);
-    expect(new Set(targets).size, 'one tables file for all nodes').toBe(1);
-    const tableMounts = NODES.map((node) => mounts(cluster.services[node]).find((m) => targets[0].startsWith(m.target.replace(/\/+$/, '') + '/')));
-    for (const [i, m] of tableMounts.entries()) {
-      expect(m?.named, `${NODES[i]}: ${targets[0]} is on a named volume`).toBe(true);
-      expect(m?.readOnly, `${NODES[i]}: the tables volume is writable`).toBe(false);
-    }
-    expect(new Set(tableMounts.map((m) => m!.source)).size, 'one tables volume for all nodes').toBe(1);
-    expect(dataSources).not.toContain(tableMounts[0]!.source);
+    const postgres = cluster.services.postgres;
+    expect(postgres.image).toMatch(/^postgres:1[5-9]/);
+    const test = postgres.healthcheck?.test;
+    expect(Array.isArray(test) ? test.join(' ') : test).toMatch(/pg_isready/);
+    expect(ports(postgres).map((p) => p.hostIp), 'PostgreSQL is published on loopback only').toEqual(['127.0.0.1']);
 
     const s = single.services.sluice;
     const dataDir = nodeConfig(s).dataDir;
