@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-/** The `sluice` command line: `sluice serve [options]`. */
+/** The `sluice` command line: `sluice <command> [options]` (see USAGE). */
 import { ConfigError, loadConfig, optionsHelp } from './config.js';
 import { runJsonnetCli } from './jsonnet/cli.js';
 import { runExtractorCli } from './components/generic-extractor/cli.js';
 import { runKafkaCli } from './connectors/kafka/broker/cli.js';
+import { runSqlCli } from './cli/sql.js';
+import { runTablesCli } from './cli/tables-export.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 import { TargetUnavailableError } from './storage/target.js';
@@ -15,6 +17,10 @@ Commands:
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
   extractor run the generic extractor: sluice extractor run --data DIR (sluice extractor --help)
   kafka     start|stop|status a local single-node Kafka broker for development and tests (sluice kafka --help)
+  tables    export <tableId>: export a table of a running server to a CSV or Parquet file
+            (sluice tables export --help)
+  sql       "<SELECT ...>": run a read-only query on the tables of a running server and print
+            the rows as a table, CSV or JSON (sluice sql --help)
 
 Options of serve (flag, environment variable):
 ${optionsHelp()}
@@ -59,6 +65,12 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'extractor':
       process.exitCode = await runExtractorCli(rest);
+      return;
+    case 'tables':
+      process.exitCode = await runTablesCli(rest);
+      return;
+    case 'sql':
+      process.exitCode = await runSqlCli(rest);
       return;
     case undefined:
     case 'help':
