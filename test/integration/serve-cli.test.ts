@@ -89,4 +89,22 @@ describe('sluice serve', () => {
     expect(await unknown.exited).toBe(1);
     expect(unknown.output()).toMatch(/Unknown option "--colour"/);
   });
+
+  it('ends with one clear line for a target URL that does not parse or a database that cannot be reached', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-target-'));
+    dirs.push(dataDir);
+    const notPostgres = serve({ SLUICE_DATA_DIR: dataDir }, ['--target', 'mysql://u:p@db/x']);
+    expect(await notPostgres.exited).toBe(1);
+    expect(notPostgres.output().trim()).toBe('Configuration error: The target must be a PostgreSQL URL like postgres://user:password@host:5432/database (the DuckDB file is --target-path), got a "mysql:" URL.');
+    const both = serve({ SLUICE_DATA_DIR: dataDir, SLUICE_TARGET_PATH: join(dataDir, 't.duckdb') }, ['--target', 'postgres://u@db/x']);
+    expect(await both.exited).toBe(1);
+    expect(both.output()).toMatch(/^Configuration error: Choose one target/);
+    const port = await freePort();
+    const down = serve({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(await freePort()) }, ['--target', `postgres://sluice:s3cret@127.0.0.1:${port}/tables`]);
+    expect(await down.exited).toBe(1);
+    const lines = down.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^Cannot start: PostgreSQL at 127\\.0\\.0\\.1:${port}/tables is not reachable: .*ECONNREFUSED`));
+    expect(down.output()).not.toContain('s3cret');
+  });
 });

@@ -71,12 +71,12 @@ const exportBody = {
     columns: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Columns to export, comma-separated or a list (default all; `_timestamp` may be asked for).' },
     whereColumn: str,
     whereOperator: { type: 'string', enum: ['eq', 'ne'] },
-    whereValues: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: ['string', 'number'] } }] },
-    changedSince: { type: ['string', 'integer'], description: 'Rows written since: unix seconds, ISO 8601, or relative ("-2 hours").' },
-    changedUntil: { type: ['string', 'integer'], description: 'Rows written before: as changedSince.' },
-    limit: { type: ['integer', 'string'] },
+    whereValues: { anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } }] },
+    changedSince: { anyOf: [{ type: 'string' }, { type: 'integer' }], description: 'Rows written since: unix seconds, ISO 8601, or relative ("-2 hours").' },
+    changedUntil: { anyOf: [{ type: 'string' }, { type: 'integer' }], description: 'Rows written before: as changedSince.' },
+    limit: { anyOf: [{ type: 'integer' }, { type: 'string' }] },
     format: { type: 'string', enum: ['rfc', 'parquet'], description: 'rfc: CSV with a header (default); parquet: string columns.' },
-    gzip: { type: ['boolean', 'string', 'integer'], description: 'CSV only; default true.' },
+    gzip: { anyOf: [{ type: 'boolean' }, { type: 'string' }, { type: 'integer' }], description: 'CSV only; default true.' },
   },
 } as const;
 
