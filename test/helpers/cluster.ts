@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildService } from './child-service.js';
 import { startTestBroker, type TestBroker } from './kafka-broker.js';
-import { readRows, type TargetLocation } from './targets.js';
+import { readRows, type TargetKind, type TargetLocation, type TargetServers } from './targets.js';
 
 export interface TestCluster {
   broker: TestBroker;
@@ -19,10 +19,7 @@ export interface TestCluster {
   dispose(): Promise<void>;
 }
 
-/** A target the nodes import into: its location and the environment that selects it. */
-export interface ClusterTarget extends TargetLocation {
-  env: Record<string, string>;
-}
+
 
 /** The environment of a `sluice serve --kafka` child process on a test broker: one replica, short trigger intervals. */
 export function kafkaNodeEnv(bootstrap: string): Record<string, string> {
@@ -32,11 +29,17 @@ export function kafkaNodeEnv(bootstrap: string): Record<string, string> {
   };
 }
 
-/** `target`: default a DuckDB file in a folder every node reaches (the nodes' data directories are their own either way). */
-export async function startTestCluster(names: string[], env: Record<string, string> = {}, target?: ClusterTarget): Promise<TestCluster> {
+/**
+ * `target`: a DuckDB file in a folder every node reaches (default), or a new database of the
+ * file's PostgreSQL server (`servers`). The nodes' data directories are their own either way.
+ */
+export async function startTestCluster(names: string[], env: Record<string, string> = {}, target: TargetKind = 'duckdb', servers?: TargetServers): Promise<TestCluster> {
   const root = mkdtempSync(join(tmpdir(), 'sluice-cluster-'));
-  let where: ClusterTarget | undefined = target;
-  if (!where) {
+  let where: TargetLocation & { env: Record<string, string> };
+  if (target === 'postgres') {
+    if (!servers) throw new Error('a cluster on PostgreSQL needs the test file\'s target servers');
+    where = await servers.location('postgres');
+  } else {
     mkdirSync(join(root, 'shared'));
     const path = join(root, 'shared', 'tables.duckdb');
     where = { path, env: { SLUICE_TARGET_PATH: path } };

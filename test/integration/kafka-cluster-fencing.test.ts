@@ -47,8 +47,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 
 describe.each(TARGETS)('cluster fencing on %s', (kind) => {
   beforeAll(async () => {
-    const target = kind === 'postgres' ? await servers.location('postgres') : undefined;
-    cluster = await startTestCluster(['a', 'b'], {}, target && { url: target.url, env: target.env });
+    cluster = await startTestCluster(['a', 'b'], {}, kind, servers);
     nodes = cluster.nodes;
   }, KAFKA_START_TIMEOUT_MS + POSTGRES_START_TIMEOUT_MS);
 

@@ -33,8 +33,7 @@ const tableRows = (table = 'rows') => readColumn(cluster.target, 'in.c-takeover'
 
 describe.each(TARGETS)('cluster hand-over on %s', (kind) => {
   beforeAll(async () => {
-    const target = kind === 'postgres' ? await servers.location('postgres') : undefined;
-    cluster = await startTestCluster(['a', 'b'], {}, target && { url: target.url, env: target.env });
+    cluster = await startTestCluster(['a', 'b'], {}, kind, servers);
     nodes = cluster.nodes;
   }, KAFKA_START_TIMEOUT_MS + POSTGRES_START_TIMEOUT_MS);
 

@@ -1,6 +1,7 @@
 /**
  * Source topics of several partitions against a real broker: two `sluice serve --kafka
- * --kafka-partitions 3` processes (built by `npm run build`) sharing one tables file split a
+ * --kafka-partitions 3` processes (built by `npm run build`) importing into one target (a
+ * DuckDB file, or PostgreSQL with nothing shared but the broker and the database) split a
  * topic's partitions (each partition a stream with its own sink writer, files and positions).
  * Events spread over the partitions land once; when one node is killed with SIGKILL while a
  * client streams, the other takes its partitions over and every acknowledged event is in the
@@ -28,8 +29,7 @@ const tableRows = (table = 'rows') => readColumn(cluster.target, 'in.c-wide', ta
 
 describe.each(TARGETS)('topics of several partitions on %s', (kind) => {
   beforeAll(async () => {
-    const target = kind === 'postgres' ? await servers.location('postgres') : undefined;
-    cluster = await startTestCluster(['a', 'b'], { SLUICE_KAFKA_PARTITIONS: '3' }, target && { url: target.url, env: target.env });
+    cluster = await startTestCluster(['a', 'b'], { SLUICE_KAFKA_PARTITIONS: '3' }, kind, servers);
     nodes = cluster.nodes;
   }, KAFKA_START_TIMEOUT_MS + POSTGRES_START_TIMEOUT_MS);
 

@@ -93,6 +93,34 @@ describe('PostgresTarget', () => {
     }
   }, 60_000);
 
+  it('works for a database user that may not create roles: queries run as that user, still read-only', async () => {
+    const admin = server.url();
+    const db = (await server.createDatabase('plain')).split('/').pop()!;
+    const pgAdmin = await PostgresTarget.open(admin);
+    await pgAdmin.close();
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    await client.query(`CREATE ROLE plain_sluice LOGIN; ALTER DATABASE "${db}" OWNER TO plain_sluice`);
+    await client.end();
+    const url = new URL(server.url(db));
+    url.username = 'plain_sluice';
+    const target = await PostgresTarget.open(url.toString());
+    try {
+      await target.createBucket({ id: 'in.c-b', stage: 'in', name: 'c-b' });
+      await target.createTable({ id: 'in.c-b.t', bucketId: 'in.c-b', name: 't', columns: ['a'] });
+      await target.insertRows('in.c-b.t', [['1']]);
+      const options = { timeoutMs: 5000, maxRows: 10, authorize: () => undefined };
+      expect((await target.query('SELECT a FROM "in.c-b".t', options)).rows).toEqual([['1']]);
+      const kind = (sql: string) => target.query(sql, options).then(() => 'ran', (err: { kind?: string }) => err.kind);
+      expect(await kind("SELECT pg_read_file('/etc/hostname')")).toBe('forbidden');
+      expect(await kind('DELETE FROM "in.c-b".t')).toBe('write');
+      expect(await target.preview('in.c-b.t', 10)).toEqual([['1']]);
+    } finally {
+      await target.close();
+    }
+  });
+
   it('runs imports of different tables side by side on its pool', async () => {
     const target = await PostgresTarget.open(await server.createDatabase('pool'), { poolSize: 4 });
     try {

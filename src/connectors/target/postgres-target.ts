@@ -131,6 +131,8 @@ export class PostgresTarget implements Target {
           await c.query(`GRANT USAGE ON SCHEMA ${ident(id)} TO ${READER_ROLE}`);
           await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(id)} TO ${READER_ROLE}`);
         }
+        // Sluice's user must be able to become the role (a member, or a superuser).
+        await c.query(`SET LOCAL ROLE ${READER_ROLE}`);
       });
       return READER_ROLE;
     } catch {
@@ -313,7 +315,7 @@ export class PostgresTarget implements Target {
     return { rows, bytes: (await stat(path)).size };
   }
 
-  query(sql: string, options: QueryOptions): Promise<QueryResult> {
+  async query(sql: string, options: QueryOptions): Promise<QueryResult> {
     const statement = readStatement(sql);
     return this.withClient(async (c) => {
       await c.query('BEGIN TRANSACTION READ ONLY');
