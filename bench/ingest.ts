@@ -50,7 +50,10 @@ import { apiCall, freePort, median, round2, ServerProcess, waitTask, serveNodeFl
  *                 embedded log, no mapping
  *  - syncFalse:   as in the default cases
  *
- * `npm run bench -- ingest [--kafka | --floors] [--duration 10] [--warmup 2] [--connections 50] [--rounds 3]`
+ * With `--scrape` the cases are syncFalse and the same with GET /metrics every second while the
+ * load runs (`syncFalseScrapedRatio`: what a Prometheus scraping the node costs ingestion).
+ *
+ * `npm run bench -- ingest [--kafka | --floors | --scrape] [--duration 10] [--warmup 2] [--connections 50] [--rounds 3]`
  */
 export async function ingestBench(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string, dflt: number): number => {
@@ -69,7 +72,7 @@ export async function ingestBench(args: string[]): Promise<Record<string, unknow
   if (!existsSync(main)) throw new Error('dist/main.js is missing: run "npm run build" first.');
 
   if (!args.includes('--kafka')) {
-    const mode = args.includes('--floors') ? FLOORS_MODE : DEFAULT_MODE;
+    const mode = args.includes('--floors') ? FLOORS_MODE : args.includes('--scrape') ? SCRAPE_MODE : DEFAULT_MODE;
     printHeader(mode, rounds, settings);
     const { runs, problems } = await runRounds(mode, rounds, (c) => runCase(c, main, settings));
     return results(mode, runs, problems, rounds, settings);
@@ -199,6 +202,8 @@ interface Case {
   script?: string;
   /** The server's event log is the bench's Kafka broker (see kafkaServer) instead of the embedded one. */
   kafka?: boolean;
+  /** GET /metrics this often (seconds) while the load runs, as a Prometheus would. */
+  scrapeEverySec?: number;
 }
 
 /** What a case's server gets beyond the common settings. */
@@ -280,6 +285,15 @@ const FLOORS_MODE: Mode = {
     { name: 'bareFile', expectStatus: 202, script: bareWith('file') },
     { name: 'sourceOnly', expectStatus: 202, syncWait: false },
     { name: 'syncFalse', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS },
+  ],
+};
+
+/** `--scrape`: what scraping GET /metrics every second costs the ingest path (issue 15: under 3 %). */
+const SCRAPE_MODE: Mode = {
+  baseline: 'syncFalse',
+  cases: [
+    { name: 'syncFalse', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS },
+    { name: 'syncFalseScraped', expectStatus: 202, syncWait: false, columns: PATH_COLUMNS, scrapeEverySec: 1 },
   ],
 };
 
@@ -377,6 +391,15 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
     const warmupBad = warm.non2xx + warm.errors + warm.mismatches + wrongStatusOf(warm, c.expectStatus);
     if (warmupBad > 0) problems.push(`warm-up: ${describeBad(warm, c.expectStatus)}`);
 
+    // A scraper as Prometheus would be one: GET /metrics on a timer while the load runs.
+    let scrapes = 0;
+    const scraper = c.scrapeEverySec === undefined ? undefined : setInterval(() => {
+      fetch(`${base}/metrics`).then(async (r) => {
+        await r.text();
+        if (r.status === 200) scrapes++;
+        else problems.push(`GET /metrics answered ${r.status}`);
+      }, (err: unknown) => problems.push(`GET /metrics failed: ${(err as Error).message}`));
+    }, c.scrapeEverySec * 1000);
     const cpuBefore = process.cpuUsage();
     const serverBefore = procCpuSec(server.pid);
     const brokerBefore = extras.brokerPid ? procCpuSec(extras.brokerPid) : 0;
@@ -387,6 +410,10 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
     const brokerCpu = extras.brokerPid ? procCpuSec(extras.brokerPid) - brokerBefore : 0;
     const machineBusy = machineBusySec() - machineBefore;
     const loadgenCpu = (loadgen.user + loadgen.system) / 1e6;
+    if (scraper) {
+      clearInterval(scraper);
+      if (scrapes < Math.floor(settings.duration / c.scrapeEverySec!) - 1) problems.push(`only ${scrapes} scrapes answered in ${settings.duration} s`);
+    }
 
     const statusCodes = statusCodesOf(res);
     const good = statusCodes[String(c.expectStatus)] ?? 0;

@@ -78,6 +78,10 @@ export interface Config {
   sqlTimeoutMs: number;
   /** Upper bound of the rows a read-only SQL query returns (a request may ask for fewer). */
   sqlMaxRows: number;
+  /** A port of its own for GET /metrics (besides the API listener); undefined: none. */
+  metricsPort?: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 /**
@@ -223,6 +227,8 @@ export const OPTIONS: Option[] = [
   { flag: '--export-retention', env: 'SLUICE_EXPORT_RETENTION', key: 'exportRetentionMs', parse: duration('export retention'), help: 'how long exported files are kept (default 48h)' },
   { flag: '--sql-timeout', env: 'SLUICE_SQL_TIMEOUT', key: 'sqlTimeoutMs', parse: duration('SQL timeout'), help: 'longest run of a read-only SQL query (default 30s)' },
   { flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns (default 10000)' },
+  { flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own (default: only on the API listener)' },
+  { flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>" (default: no token)' },
 ];
 
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
@@ -281,6 +287,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     exportRetentionMs: (raw.exportRetentionMs as number | undefined) ?? 48 * 3_600_000,
     sqlTimeoutMs: Math.max(1, (raw.sqlTimeoutMs as number | undefined) ?? 30_000),
     sqlMaxRows: (raw.sqlMaxRows as number | undefined) ?? 10_000,
+    metricsPort: raw.metricsPort as number | undefined,
+    metricsToken: raw.metricsToken as string | undefined,
   };
 }
 

@@ -9,10 +9,11 @@ import { runTablesCli } from './cli/tables-export.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 import { TargetUnavailableError } from './storage/target.js';
+import { VERSION } from './version.js';
 
 const USAGE = `Usage: sluice <command> [options]
 
-Commands:
+Commands (sluice --version prints the version):
   serve     run the service (management API, storage API) on embedded defaults
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
   extractor run the generic extractor: sluice extractor run --data DIR (sluice extractor --help)
@@ -71,6 +72,11 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'sql':
       process.exitCode = await runSqlCli(rest);
+      return;
+    case '--version':
+    case '-V':
+    case 'version':
+      process.stdout.write(`sluice ${VERSION}\n`);
       return;
     case undefined:
     case 'help':

@@ -15,6 +15,11 @@ import { StorageJobs } from './storage/storage-jobs.js';
 import { FileService } from './storage/files.js';
 import { ExportService } from './storage/exports.js';
 import { SqlService } from './storage/sql.js';
+import { Metrics } from './observability/metrics.js';
+import { MeteredEventLog } from './observability/metered-event-log.js';
+import { refreshGauges } from './observability/gauges.js';
+import { VERSION } from './version.js';
+import { startMetricsListener } from './observability/metrics-listener.js';
 import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
 import { ClusterStatistics } from './storage/cluster-statistics.js';
@@ -45,6 +50,8 @@ export interface RunningServer {
   services: Services;
   /** The address the listener is bound to, e.g. http://127.0.0.1:8000 */
   address: string;
+  /** The --metrics-port listener's address, when there is one. */
+  metricsAddress?: string;
   close(): Promise<void>;
 }
 
@@ -69,6 +76,7 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
+  const metrics = new Metrics({ version: VERSION, target: config.targetUrl ? 'postgres' : 'duckdb', eventLog: config.kafkaBrokers ? 'kafka' : 'lmdb' });
   // The target first: a database that cannot be reached ends the start at once, with one line.
   const target = await openTarget(config, logger);
   // This process in a cluster: its metadata changes, partition-group membership and hand-over marks carry it.
@@ -104,20 +112,23 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.
-  const handOver = config.kafkaBrokers ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' })) : undefined;
+  const handOver = config.kafkaBrokers
+    ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { onHandOver: (direction) => metrics.handOvers.inc({ direction }) })
+    : undefined;
   const clusterStatistics = handOver ? new ClusterStatistics(metadata, nodeId, (node) => handOver.isAlive(node)) : undefined;
   const statistics = new StatisticsService(metadata, { peers: clusterStatistics && ((sink) => clusterStatistics.peers(sink)) });
-  const eventLog = await openEventLog(config, logger, nodeId);
+  // Every ingestion path acknowledges through the log's append: counted there, once.
+  const eventLog = new MeteredEventLog(await openEventLog(config, logger, nodeId), metrics);
   const levels = new LevelRepository(metadata);
   const failures = new MappingFailures(metadata);
   const operator = new StorageOperator({
     store: metadata, levels, tables, dataDir: config.dataDir, retryBaseMs: config.retryBaseMs,
-    stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined,
+    stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined, metrics,
   });
   // Sinks' mapping and CSV encoding run on a worker thread, beside ingestion (actors/render).
   const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);
   const runtime = new StreamRuntime({
-    store: metadata, levels, failures, renderer, dataDir: config.dataDir, logger, eventLog, operator, tables,
+    store: metadata, levels, failures, renderer, dataDir: config.dataDir, logger, eventLog, operator, tables, metrics,
     handOver,
     orders: handOver && new ClusterOrders(metadata, nodeId, (node) => handOver.isAlive(node)),
     publishStatistics: clusterStatistics && ((sinks, now, force) => clusterStatistics.publish(statistics, sinks, now, force)),
@@ -126,7 +137,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
-  const queue = createJobQueue({ config, metadata, tables, logger, ids });
+  const queue = createJobQueue({ config, metadata, tables, logger, ids, metrics });
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {
     ingestSources.invalidate();
@@ -142,8 +153,15 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
     eventLog, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
     configurations: queue.configurations, events: queue.events, jobs: queue.jobs,
-    exports, storageJobs, files, sql,
+    exports, storageJobs, files, sql, metrics,
   };
+  metrics.onScrape(() => refreshGauges(metrics, {
+    store: metadata,
+    eventLog,
+    writers: () => (runtime.started ? runtime.writerStreams() : []),
+    committedOffset: (key) => levels.consumerOffset(key),
+    ownedStreams: handOver ? () => runtime.ownedStreamCount() : undefined,
+  }));
   // Exported files are deleted when they expire (checked at start and every 10 minutes).
   const purgeFiles = () => void files.purgeExpired().catch((err: unknown) => logger.warn({ err }, 'could not delete expired files'));
   purgeFiles();
@@ -154,17 +172,20 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   if (config.roles.has('jobs')) queue.pool.start();
   const app = await buildApp(services);
   const address = await app.listen({ host: config.host, port: config.port });
+  // GET /metrics on a port of its own too (--metrics-port), e.g. one not exposed to clients.
+  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken);
   if (master.generated) {
     // Printed once, on the first start; afterwards it is only in <dataDir>/master-token.
     process.stdout.write(`\nMaster token (saved to ${join(config.dataDir, MASTER_TOKEN_FILE)}): ${master.secret}\n\n`);
   }
-  logger.info({ address, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
+  logger.info({ address, metricsAddress: metricsListener?.address, version: VERSION, target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
 
   let closing: Promise<void> | undefined;
   return {
     app,
     services,
     address,
+    metricsAddress: metricsListener?.address,
     close() {
       closing ??= (async () => {
         shuttingDown = true;
@@ -178,6 +199,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await eventLog.close();
         await target.close();
         await metadata.close();
+        await metricsListener?.close();
+        logger.info({ address }, 'sluice stopped');
       })();
       return closing;
     },

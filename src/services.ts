@@ -25,6 +25,7 @@ import type { ExportService } from './storage/exports.js';
 import type { FileService } from './storage/files.js';
 import type { StorageJobs } from './storage/storage-jobs.js';
 import type { SqlService } from './storage/sql.js';
+import type { Metrics } from './observability/metrics.js';
 
 export interface Services {
   config: Config;
@@ -57,6 +58,8 @@ export interface Services {
   files: FileService;
   /** Read-only SQL on the tables. */
   sql: SqlService;
+  /** The node's Prometheus metrics. */
+  metrics: Metrics;
   /** True from the moment a graceful shutdown starts: ingestion answers 503. */
   isShuttingDown: () => boolean;
 }

@@ -32,6 +32,8 @@ export interface HandOverOptions {
   deadAfterMs?: number;
   /** The longest wait for a live previous owner (default 20 s). */
   waitMs?: number;
+  /** Called when this node takes a stream up or releases one (the metrics' hand-overs). */
+  onHandOver?: (direction: 'taken' | 'released') => void;
 }
 
 export class StreamHandOver {
@@ -51,7 +53,10 @@ export class StreamHandOver {
     this.heartbeatMs = options.heartbeatMs ?? 3000;
     this.deadAfterMs = options.deadAfterMs ?? 10_000;
     this.waitMs = options.waitMs ?? 20_000;
+    this.onHandOver = options.onHandOver;
   }
+
+  private readonly onHandOver?: (direction: 'taken' | 'released') => void;
 
   /** Called on every check tick: a heartbeat at most every `heartbeatMs`. */
   heartbeat(now = Date.now()): void {
@@ -75,6 +80,8 @@ export class StreamHandOver {
   }
 
   working(stream: string): void {
+    // Every sink of the stream says so when it starts: the stream is taken up once.
+    if (!this.mine.has(stream)) this.onHandOver?.('taken');
     this.mine.add(stream);
     this.mark(stream, 'working');
   }
@@ -82,6 +89,7 @@ export class StreamHandOver {
   /** Marks the stream released, if this node was the one working on it (never another node's mark). */
   released(stream: string): void {
     if (!this.mine.delete(stream)) return;
+    this.onHandOver?.('released');
     this.mark(stream, 'released');
   }
 

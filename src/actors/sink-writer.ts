@@ -12,7 +12,10 @@ import type { LevelRepository, NewFile } from '../storage/levels/repository.js';
 import { instanceId } from '../storage/levels/instances.js';
 import { SliceAppender } from '../storage/levels/local-slices.js';
 import { MappingFailures, toFailureRecord, type MappingFailure } from '../storage/mapping-failures.js';
+import { failureKind, type Metrics } from '../observability/metrics.js';
+import type { RenderFailure } from '../pipeline/batch-render.js';
 import { Actor } from './actor.js';
+import { failedColumn, FailureLogLimiter } from './failure-log.js';
 import type { RecordRenderer, RenderedRows } from './render/renderer.js';
 import type { RouterTarget, TargetJob } from './source-router.js';
 
@@ -24,6 +27,10 @@ export interface SinkWriterDeps {
   dataDir: string;
   limits: LevelLimits;
   logger: Logger;
+  /** The node's metrics: records mapped and failed per sink (none in tests that do not look). */
+  metrics?: Metrics;
+  /** Rate limit of the failure log lines, shared by the writers of the node (a sink's partitions share a window); one per writer if not given. */
+  failureLog?: FailureLogLimiter;
 }
 
 type Message =
@@ -66,6 +73,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   private file?: FileEntry;
   private slice?: SliceEntry;
   private appender?: SliceAppender;
+  private readonly failureLog: FailureLogLimiter;
 
   constructor(
     sink: Sink,
@@ -83,6 +91,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     this.sink = sink;
     this.source = source;
     this.committedOffset = startOffset;
+    this.failureLog = deps.failureLog ?? new FailureLogLimiter();
   }
 
   /** The instance id (see `partition`): what the router and the level state know this writer by. */
@@ -149,6 +158,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         }
         return;
       case 'tick':
+        this.logEndedFailureWindow();
         return this.checkTriggers(message.now);
       case 'reload':
         return this.reload(message.sink, message.source);
@@ -212,7 +222,8 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     const failed = this.failuresOf(batch, rendered);
     const length = rendered.count > 0 ? await this.appender!.appendBytes(rendered.csv) : this.slice!.uncompressedSize;
     await this.commit(batch, rendered, failed, length, through);
-    if (failed.length > 0) this.log.debug({ failed: failed.length, first: failed[0].reason }, 'records not mapped');
+    // After the commit: a batch the actor retries is counted and logged once.
+    this.report(rendered.count, failed, rendered.failures);
   }
 
   /** The records the mapping refused, to be kept; throws when the mapping itself does not compile. */
@@ -334,7 +345,47 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       if (markSeenRange) tx.put(levelKeys.seen(this.key), markSeen(levels.seenOffsets(this.key), ...markSeenRange));
       return slice;
     });
+    this.report(written.length, failed, rendered.failures);
     return { reprocessed: written.length, failed: failed.length };
+  }
+
+  /**
+   * A committed batch's records in the metrics (mapped, failed by kind) and its failures in the
+   * log, rate-limited (failure-log.ts). `failed[i]` is the kept failure of `failures[i]`.
+   * Counters are per process: a batch redone after a restart counts again, from 0.
+   */
+  private report(mapped: number, failed: readonly MappingFailure[], failures: readonly RenderFailure[]): void {
+    const metrics = this.deps.metrics;
+    // The sink id without the partition suffix: the label is the configured sink.
+    const labels = { source: this.sink.sourceId, sink: this.sink.sinkId };
+    if (metrics && mapped > 0) metrics.recordsMapped.inc(labels, mapped);
+    failed.forEach((f, i) => {
+      metrics?.recordsFailed.inc({ ...labels, reason: failureKind(f.reason, failures[i]?.kind) }, 1);
+      const decision = this.failureLog.failed(this.failureLogKey);
+      if (decision.moreBefore !== undefined) this.logMoreFailed(decision.moreBefore);
+      // Never the record's body or headers (they may hold secrets): where it is and why it failed.
+      if (decision.logThis) {
+        this.log.warn(
+          { branchId: this.sink.branchId, offset: f.offset, column: failedColumn(failures[i] ?? f), reason: f.reason },
+          'record not mapped, kept as a mapping failure (more failures of the sink within a minute are counted, not logged one by one)',
+        );
+      }
+    });
+  }
+
+  /** On ticks: the count of the failures not logged one by one, once their minute has ended. */
+  private logEndedFailureWindow(): void {
+    const more = this.failureLog.ended(this.failureLogKey);
+    if (more !== undefined) this.logMoreFailed(more);
+  }
+
+  private logMoreFailed(more: number): void {
+    this.log.warn({ branchId: this.sink.branchId, more }, `${more} more records not mapped within a minute, kept as mapping failures`);
+  }
+
+  /** The sink, not the instance: the writers of a sink's partitions share one window. */
+  private get failureLogKey(): string {
+    return `${this.sink.branchId}/${this.sink.sourceId}/${this.sink.sinkId}`;
   }
 }
 

@@ -11,6 +11,8 @@ import { stageSlice } from '../storage/levels/staging.js';
 import { importFile } from '../storage/levels/importer.js';
 import { removeSliceFiles } from '../storage/levels/local-slices.js';
 import { Actor } from './actor.js';
+import type { Metrics } from '../observability/metrics.js';
+import { parseInstanceId } from '../storage/levels/instances.js';
 
 export interface StorageOperatorDeps {
   store: MetadataStore;
@@ -26,6 +28,8 @@ export interface StorageOperatorDeps {
    * node reads its records again from the event log).
    */
   owner?: string;
+  /** Upload and import times, failed imports, rows per table, fencing refusals. */
+  metrics?: Metrics;
 }
 
 type Message = { type: 'tick'; now: number };
@@ -63,7 +67,9 @@ export class StorageOperator extends Actor<Message> {
       const key = { branchId: slice.branchId, sourceId: slice.sourceId, sinkId: slice.sinkId, fileOpenedAt: slice.fileOpenedAt, openedAt: slice.openedAt };
       try {
         if (slice.state === 'closing') levels.sliceUploading(key);
+        const started = performance.now();
         const staged = await stageSlice(dataDir, slice);
+        this.deps.metrics?.uploadDuration.observe((performance.now() - started) / 1000);
         levels.sliceUploaded(key, staged);
         await rm(join(dataDir, slice.localPath), { force: true });
       } catch (err) {
@@ -87,17 +93,22 @@ export class StorageOperator extends Actor<Message> {
       if (slices.some((s) => s.state !== 'uploaded' && s.state !== 'imported')) continue; // still uploading
       try {
         if (file.state === 'closing') levels.fileImporting(key);
+        const started = performance.now();
         const result = await importFile(tables, dataDir, file, slices, this.deps.owner);
+        this.deps.metrics?.importDuration.observe((performance.now() - started) / 1000);
+        if (result.inserted > 0) this.deps.metrics?.rowsImported.inc({ table: file.tableId }, result.inserted);
         levels.fileImported(key);
         this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
         for (const s of slices) if (s.stagingPath) await rm(join(dataDir, s.stagingPath), { force: true });
       } catch (err) {
         if (err instanceof StreamClaimedError) {
+          this.deps.metrics?.fencingRefusals.inc();
           await removeSliceFiles(dataDir, levels.discardFile(key));
           this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its stream over and reads its records again from the event log');
           continue;
         }
         const reason = err instanceof Error ? err.message : String(err);
+        this.deps.metrics?.importsFailed.inc({ source: file.sourceId, sink: parseInstanceId(file.sinkId).sinkId });
         const current = levels.getFile(key);
         if (current) {
           const attempt = (current.retryAttempt ?? 0) + 1;

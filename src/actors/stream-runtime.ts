@@ -20,6 +20,7 @@ import { removeSliceFiles } from '../storage/levels/local-slices.js';
 import { adoptedAt } from '../pipeline/seen-offsets.js';
 import type { ClusterOrders } from './cluster-orders.js';
 import { SinkRecovery } from './sink-recovery.js';
+import { FailureLogLimiter } from './failure-log.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
@@ -74,6 +75,8 @@ export class StreamRuntime {
   private unsubscribeOwnership?: () => void;
 
   private readonly recovery: SinkRecovery;
+  /** What every writer gets: the deps, with one failure log limiter for all (a sink's partitions share its window). */
+  private readonly writerDeps: SinkWriterDeps;
 
   /** Whether this node runs sinks (the "sink" role): start() was called. */
   get started(): boolean {
@@ -82,6 +85,7 @@ export class StreamRuntime {
 
   constructor(private readonly deps: StreamRuntimeDeps) {
     this.recovery = new SinkRecovery(this, deps);
+    this.writerDeps = { ...deps, failureLog: deps.failureLog ?? new FailureLogLimiter() };
   }
 
   start(): void {
@@ -139,7 +143,7 @@ export class StreamRuntime {
         continue;
       }
       const start = this.deps.eventLog.coordinated ? await this.adoptionStart(sink, stream, partition) : this.startOffset(sink, stream, partition);
-      const writer = new SinkWriter(sink, source, start, this.deps, partition);
+      const writer = new SinkWriter(sink, source, start, this.writerDeps, partition);
       this.writers.set(key, writer);
       this.routerFor(stream, source.sourceId).addTarget(writer);
     }
@@ -370,6 +374,16 @@ export class StreamRuntime {
   /** See SinkRecovery.replay. */
   replay(sink: Sink, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
     return this.recovery.replay(sink, request, progress);
+  }
+
+  /** Every sink writer of this node with the stream it reads (the metrics' lag). */
+  writerStreams(): Array<{ key: SinkKey; stream: string }> {
+    return [...this.writers.values()].map((w) => ({ key: w.key, stream: this.streamOfWriter(w) }));
+  }
+
+  /** Cluster mode: how many streams (topic partitions) this node works on now. */
+  ownedStreamCount(): number {
+    return this.owned.size;
   }
 
   /** The writers of a sink on this node (one per stream of its source this node works on). */

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createIngestFastPath, type IngestFastPath } from './ingest/fast-path.js';
 import formbody from '@fastify/formbody';
 import type { Services } from '../services.js';
@@ -12,18 +12,23 @@ import { queueApi } from './queue/index.js';
 import { otlpApi } from './otlp/index.js';
 import { renderStreamError, streamNotFound } from './stream/envelope.js';
 import { answerWritesWhenSettled } from './settled-writes.js';
+import { observabilityRoutes } from './observability.js';
+import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
 
 /**
  * The HTTP application of one node: every API family is a fastify plugin with its own
  * schemas, hooks and error envelope. Unknown routes answer in the Stream API envelope.
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
-  const fastPath = services.config.roles.has('ingest') ? ingestFastPath(services) : undefined;
+  const answered = ingestAnswerCounter(services.metrics, services.isShuttingDown);
+  const fastPath = services.config.roles.has('ingest') ? ingestFastPath(services, answered) : undefined;
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     // The common ingestion request is answered before fastify routes it (ingest/fast-path.ts).
     serverFactory: (handler) => httpServer((req, res) => (fastPath?.(req, res) ? undefined : handler(req, res))),
     bodyLimit: 4 * 1024 * 1024,
+    // Probes and scrapes come every few seconds: logged at debug instead of info.
+    logController: new ProbesAtDebug(),
     // Path params may be percent-encoded ids; task ids contain slashes (wildcard route).
     routerOptions: { maxParamLength: 1000 },
     ajv: {
@@ -49,6 +54,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     defaultJson(req, body as string, done);
   });
   const { roles } = services.config;
+  await app.register(observabilityRoutes, {
+    metrics: services.metrics,
+    metricsToken: services.config.metricsToken,
+    readiness: {
+      metadata: services.metadata,
+      eventLog: services.eventLog,
+      pingTarget: () => services.tables.ping(),
+      targetDescription: services.tables.targetDescription,
+      isShuttingDown: services.isShuttingDown,
+    },
+  });
   if (roles.has('api')) {
     await app.register(documentation, { services });
     await app.register(streamApi, { services });
@@ -61,10 +77,28 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     // Load balancers probe every node; the Stream API serves this route where it runs.
     app.get('/health-check', async (_req, reply) => reply.type('text/plain').send('OK\n'));
   }
-  if (roles.has('ingest')) await registerIngestion(app, services);
+  if (roles.has('ingest')) await registerIngestion(app, services, answered);
   app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
   app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
   return app;
+}
+
+/** Health probes and metric scrapes (logged at debug). */
+function isProbe(url: string | undefined): boolean {
+  return url !== undefined && /^\/(health\/|health-check|metrics)/.test(url);
+}
+
+/** fastify's request log lines, at debug for probes and scrapes (at info for every other request). */
+class ProbesAtDebug extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    if (isProbe(request.url)) request.log.debug({ req: request }, 'incoming request');
+    else super.incomingRequest(request, reply);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (isProbe(request.url) && !error) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    else super.requestCompleted(error, request, reply);
+  }
 }
 
 /** An HTTP server set up as fastify sets up its own (its serverFactory option skips that). */
@@ -76,7 +110,7 @@ function httpServer(listener: RequestListener): Server {
   return server;
 }
 
-function ingestFastPath(services: Services): IngestFastPath | undefined {
+function ingestFastPath(services: Services, answered: IngestAnswered): IngestFastPath | undefined {
   if (services.config.ingestFastPath === false) return undefined;
   return createIngestFastPath({
     eventLog: services.eventLog,
@@ -85,16 +119,19 @@ function ingestFastPath(services: Services): IngestFastPath | undefined {
     maxBodyBytes: services.config.maxBodyBytes,
     isShuttingDown: services.isShuttingDown,
     log: services.logger,
+    answered: (status, seconds) => answered('record', status, seconds),
   });
 }
 
 /** The ingestion endpoints: HTTP records and connector batches, and OTLP. */
-async function registerIngestion(app: FastifyInstance, services: Services): Promise<void> {
+async function registerIngestion(app: FastifyInstance, services: Services, answered: IngestAnswered): Promise<void> {
   await app.register(ingestApi, {
     eventLog: services.eventLog,
     sources: services.ingestSources,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.maxBodyBytes, maxBatchBodyBytes: services.config.maxBatchBodyBytes },
     isShuttingDown: services.isShuttingDown,
+    mappings: services.mappings,
+    answered,
   });
   await app.register(otlpApi, {
     eventLog: services.eventLog,
@@ -102,5 +139,6 @@ async function registerIngestion(app: FastifyInstance, services: Services): Prom
     mappings: services.mappings,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.otlpMaxBodyBytes },
     isShuttingDown: services.isShuttingDown,
+    answered,
   });
 }

@@ -27,6 +27,8 @@ export interface ComponentContext {
 export interface ComponentResult {
   /** Shown as the job's `result.message`; defaults to "Component finished". */
   message?: string;
+  /** What the component did, for the node's metrics (the generic extractor: pages and items). */
+  counters?: { pages?: number; items?: number };
 }
 
 export interface Component {

@@ -5,7 +5,7 @@
  * replays may run it in place (actors/render).
  */
 import { acceptsSignal, type Column, type Signal } from '../definition/model.js';
-import { createRecordContext, MappingError, type CompiledMapping } from './columns/index.js';
+import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';
 import type { IngestRecord } from './record.js';
@@ -30,9 +30,20 @@ export interface RenderedRows {
   firstIndex: number;
   lastIndex: number;
   /** Records the mapping could not render, by batch index, with the reason. */
-  failures: { index: number; reason: string }[];
+  failures: RenderFailure[];
   /** Set when the columns do not compile (a template the engine refuses): nothing was rendered. */
   error?: string;
+}
+
+/** A record the mapping could not render. */
+export interface RenderFailure {
+  index: number;
+  /** The message a user reads, naming the column: `Invalid value for column "x": path "a.b" not found in the body.` */
+  reason: string;
+  /** The column that failed, when the mapping knows it (for logs, which show it apart). */
+  column?: string;
+  /** What kind of failure it is (columns/errors.ts): for the metrics' bounded reason label. */
+  kind?: MappingErrorKind;
 }
 
 export interface BatchRecord {
@@ -80,7 +91,7 @@ export class BatchRenderer {
     rendered.forEach((row, k) => {
       const index = chosen[k];
       if (row instanceof MappingError) {
-        result.failures.push({ index, reason: row.message });
+        result.failures.push({ index, reason: row.message, ...(row.column ? { column: row.column } : {}), kind: row.kind });
         return;
       }
       rows.push(row);

@@ -29,7 +29,7 @@ async function run(componentId: string, dataDir: string): Promise<void> {
       signal: controller.signal,
       log: (message, level = 'info') => void send({ type: 'log', message: String(message), level }),
     });
-    await send({ type: 'done', message: result?.message });
+    await send({ type: 'done', message: result?.message, counters: result?.counters });
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     const isUser = err instanceof UserError || e.name === 'UserError';

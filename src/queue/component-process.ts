@@ -15,7 +15,7 @@ import type { ChildMessage, ParentMessage } from './component-protocol.js';
 const KILL_GRACE_MS = 2_000;
 
 export type ComponentOutcome =
-  | { kind: 'done'; message?: string }
+  | { kind: 'done'; message?: string; counters?: { pages?: number; items?: number } }
   | { kind: 'failed'; errorType: 'user' | 'application'; message: string; detail?: string }
   | { kind: 'killed' };
 
@@ -93,7 +93,7 @@ export function runComponentProcess(run: ComponentRun): Promise<ComponentOutcome
 
     child.on('message', (msg: ChildMessage) => {
       if (msg.type === 'log') run.onLog(msg.message, msg.level);
-      else if (msg.type === 'done') outcome ??= { kind: 'done', message: msg.message };
+      else if (msg.type === 'done') outcome ??= { kind: 'done', message: msg.message, counters: msg.counters };
       else if (msg.type === 'failed') {
         outcome ??= { kind: 'failed', errorType: msg.kind, message: msg.message, detail: msg.stack };
       }

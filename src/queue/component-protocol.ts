@@ -6,5 +6,5 @@ export type ParentMessage =
 
 export type ChildMessage =
   | { type: 'log'; message: string; level: 'info' | 'warning' | 'error' }
-  | { type: 'done'; message?: string }
+  | { type: 'done'; message?: string; counters?: { pages?: number; items?: number } }
   | { type: 'failed'; kind: 'user' | 'application'; message: string; stack?: string };

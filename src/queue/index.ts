@@ -2,6 +2,7 @@
  * The configurations, events and job queue of one node, built together: the job store recovers
  * jobs interrupted by the previous stop, and the worker pool starts the queued ones.
  */
+import type { Metrics } from '../observability/metrics.js';
 import type { Config } from '../config.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
@@ -20,7 +21,7 @@ export interface JobQueue {
   pool: WorkerPool;
 }
 
-export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; logger: Logger; ids?: IdAllocator }): JobQueue {
+export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; logger: Logger; ids?: IdAllocator; metrics?: Metrics }): JobQueue {
   const { config, metadata, tables, ids = sequenceIds } = deps;
   const logger = deps.logger.child({ component: 'jobs' });
   const configurations = new ConfigurationService(metadata, ids);
@@ -28,7 +29,7 @@ export function createJobQueue(deps: { config: Config; metadata: MetadataStore; 
   const jobs = new JobService(metadata, configurations, config.defaultBranchId, ids);
   const interrupted = jobs.recoverInterrupted();
   if (interrupted > 0) logger.warn({ interrupted }, 'jobs interrupted by the previous stop were marked as failed');
-  const runner = new JobRunner({ jobs, configurations, events, tables, dataDir: config.dataDir, logger });
+  const runner = new JobRunner({ jobs, configurations, events, tables, dataDir: config.dataDir, logger, metrics: deps.metrics });
   const pool = new WorkerPool(jobs, runner, config.jobWorkers, logger);
   return { configurations, events, jobs, pool };
 }

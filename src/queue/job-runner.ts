@@ -19,6 +19,8 @@ import type { JobService } from './job-service.js';
 import { loadOutputTables, type LoadedTable } from './output-tables.js';
 import type { ReplacedValue } from './mustache-renderer.js';
 import { resolveVariables, VARIABLES_COMPONENT, VariableResolutionError, type VariablesStore } from './variables.js';
+import type { Metrics } from '../observability/metrics.js';
+import { runnableComponent } from '../components/registry.js';
 
 export interface JobRunnerDeps {
   jobs: JobService;
@@ -27,6 +29,8 @@ export interface JobRunnerDeps {
   tables: TableService;
   dataDir: string;
   logger: Logger;
+  /** Jobs by component and status, their run time, the extractor's pages and items. */
+  metrics?: Metrics;
 }
 
 /** Raised when the job is killed while it runs. */
@@ -85,6 +89,10 @@ export class JobRunner {
     const end = new Date();
     const processingMs = job.processingMs + Math.max(0, end.getTime() - Date.parse(job.startTime ?? end.toISOString()));
     log.flush();
+    // A component id only when it is a runnable one: the label stays bounded whatever a request names.
+    const component = runnableComponent(job.component) ? job.component : 'other';
+    this.deps.metrics?.jobs.inc({ component, status });
+    this.deps.metrics?.jobDuration.observe({ component }, processingMs / 1000);
     try {
       jobs.transition(job.id, status, { endTime: end.toISOString(), processingMs, result });
     } catch (err) {
@@ -143,6 +151,8 @@ export class JobRunner {
         throw new Error(outcome.message + (outcome.detail ? `\n${outcome.detail}` : ''));
       }
       if (outcome.message) message = outcome.message;
+      if (outcome.counters?.pages) this.deps.metrics?.extractorPages.inc(outcome.counters.pages);
+      if (outcome.counters?.items) this.deps.metrics?.extractorItems.inc(outcome.counters.items);
       output.push(...await loadOutputTables({
         jobDir, tables: this.deps.tables, componentId: job.component, configId: job.config, signal,
       }));

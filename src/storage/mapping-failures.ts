@@ -26,18 +26,27 @@ export interface MappingFailure {
 }
 
 const prefix = (k: SinkKey) => `storage/mappingFailure/${k.branchId}/${k.sourceId}/${k.sinkId}/`;
-const countKey = (k: SinkKey) => `storage/mappingFailureCount/${k.branchId}/${k.sourceId}/${k.sinkId}`;
 /**
  * Offsets of every record the sink failed to map and that has not been written since, beyond
  * the KEPT_FAILURES kept with their raw record: a replay of "failed" records reads them from
- * the log. Entries below the log's tail are pruned (the record is gone anyway).
+ * the log, and `count` counts them. Entries below the log's tail are pruned (the record is gone
+ * anyway), except those of kept failures (their raw record is kept: they can be reprocessed).
  */
 const failedPrefix = (k: SinkKey) => `storage/mappingFailed/${k.branchId}/${k.sourceId}/${k.sinkId}/`;
+/**
+ * A running total older versions stored, which kept its history (records written since stayed
+ * counted). No longer written: only deleted with the sink's failures (purge), and looked at to
+ * find instances that have nothing else left.
+ */
+const legacyCountKey = (k: SinkKey) => `storage/mappingFailureCount/${k.branchId}/${k.sourceId}/${k.sinkId}`;
 const pad = (offset: number) => String(offset).padStart(16, '0');
 /** The key prefixes above without the sink part, for finding a sink's partition instances. */
 const SOURCE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
 
-/** How many failures of one sink are kept with their raw record; the count covers all. */
+/**
+ * How many failures of one sink instance are kept with their raw record (the newest, by
+ * offset); `count` covers all failed records, also those beyond.
+ */
 export const KEPT_FAILURES = 1000;
 
 export function toFailureRecord(record: IngestRecord): MappingFailure['record'] {
@@ -59,9 +68,10 @@ export function fromFailureRecord(r: MappingFailure['record'], signal: IngestRec
 }
 
 /**
- * Mapping failures per sink: the total count and the most recent KEPT_FAILURES records with
- * their reason. Written in the same transaction as the sink's batch commit, keyed by offset,
- * so a batch replayed after a crash neither loses nor double-counts a failure. In cluster mode
+ * Mapping failures per sink: how many records are failed now, and the most recent KEPT_FAILURES
+ * records with their reason. Written in the same transaction as the sink's batch commit, keyed
+ * by offset, so a batch redone after a crash, a reprocessed or a replayed record that fails
+ * again updates its entry: it neither loses nor double-counts a failure. In cluster mode
  * the keys are shared (connectors/metadata/replicated-store.ts): every node lists every
  * partition's failures, and the next owner of a partition reprocesses or replays them.
  *
@@ -73,27 +83,33 @@ export function fromFailureRecord(r: MappingFailure['record'], signal: IngestRec
 export class MappingFailures {
   constructor(private readonly store: MetadataStore) {}
 
-  /** Adds failures inside the caller's transaction. */
+  /**
+   * Adds failures inside the caller's transaction. A record that failed before (same offset)
+   * has its entry replaced: its newest reason and time, counted once.
+   */
   add(tx: MetadataTx, sink: SinkKey, failures: MappingFailure[]): void {
     if (failures.length === 0) return;
-    let added = 0;
     for (const f of failures) {
-      const key = prefix(sink) + pad(f.offset);
-      const failedKey = failedPrefix(sink) + pad(f.offset);
-      if (tx.get(failedKey) === undefined) added++;
-      tx.put(key, f);
-      tx.put(failedKey, 1);
+      tx.put(prefix(sink) + pad(f.offset), f);
+      tx.put(failedPrefix(sink) + pad(f.offset), 1);
     }
-    tx.put(countKey(sink), (tx.get<number>(countKey(sink)) ?? 0) + added);
     const kept = tx.count(prefix(sink));
     if (kept > KEPT_FAILURES) {
       for (const old of tx.list(prefix(sink), { limit: kept - KEPT_FAILURES })) tx.delete(old.key);
     }
   }
 
-  /** How many records the sink (all its instances) failed to map. */
+  /**
+   * How many records of the sink (all its instances) are failed now: distinct records (by
+   * offset) that failed their mapping and were not written since (a reprocess or replay that
+   * writes a record removes it; one that fails again leaves it counted once). It covers every
+   * such record that can still be written (its raw record kept here, or still in the log), also
+   * beyond the KEPT_FAILURES per instance kept for `recent`: with more failed records than the
+   * API lists (1000), the count is all of them and the list shows the newest 1000. With fewer,
+   * every failed record is listed and the count equals the list's length.
+   */
   count(sink: SinkKey): number {
-    return this.instances(this.store, sink).reduce((n, i) => n + (this.store.get<number>(countKey(i)) ?? 0), 0);
+    return this.instances(this.store, sink).reduce((n, i) => n + this.store.count(failedPrefix(i)), 0);
   }
 
   /**
@@ -123,7 +139,7 @@ export class MappingFailures {
   }
 
   /**
-   * Removes failures that were reprocessed successfully (the count keeps its history). Only
+   * Removes failures that were reprocessed successfully (they are no longer counted). Only
    * what is there is deleted: in cluster mode every deletion is a change the other nodes read,
    * and a replay writes many records that never failed.
    */
@@ -142,13 +158,18 @@ export class MappingFailures {
   /** Offsets of failed records in [from, to], ascending, at most `limit`. */
   failedOffsets(sink: SinkKey, from: number, to: number, limit: number): number[] {
     const p = failedPrefix(sink);
-    const offsets = this.store.list(p, { after: pad(Math.max(0, from - 1)), limit }).map((e) => Number(e.key.slice(p.length)));
+    // Keys strictly after `from - 1`: from 0, no bound (offset 0 is a record too).
+    const offsets = this.store.list(p, from > 0 ? { after: pad(from - 1), limit } : { limit }).map((e) => Number(e.key.slice(p.length)));
     return offsets.filter((o) => o <= to);
   }
 
-  /** Forgets failed offsets below the log's tail: their records were removed by retention. */
+  /**
+   * Forgets failed offsets below the log's tail: their records were removed by retention. Those
+   * of kept failures stay: the raw record is kept with them (they can still be reprocessed, and
+   * are listed), so they stay counted too.
+   */
   pruneBelow(sink: SinkKey, tailOffset: number): void {
-    const old = this.failedOffsets(sink, 0, tailOffset - 1, 10_000);
+    const old = this.failedOffsets(sink, 0, tailOffset - 1, 10_000).filter((o) => this.store.get(prefix(sink) + pad(o)) === undefined);
     if (old.length > 0) this.store.transact((tx) => old.forEach((o) => tx.delete(failedPrefix(sink) + pad(o))));
   }
 
@@ -158,7 +179,7 @@ export class MappingFailures {
       for (const i of this.instances(tx, sink)) {
         for (const e of tx.list(prefix(i))) tx.delete(e.key);
         for (const e of tx.list(failedPrefix(i))) tx.delete(e.key);
-        tx.delete(countKey(i));
+        if (tx.get(legacyCountKey(i)) !== undefined) tx.delete(legacyCountKey(i));
       }
     });
   }

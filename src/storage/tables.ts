@@ -223,6 +223,11 @@ export class TableService {
     return this.target.ping();
   }
 
+  /** The target for messages ("DuckDB file ...", "PostgreSQL at host:port/db"), without secrets. */
+  get targetDescription(): string {
+    return this.target.description;
+  }
+
   /** See Target.position. */
   position(stream: string): Promise<number | undefined> {
     return this.target.position(stream);

@@ -160,6 +160,14 @@ export class MemoryEventLog implements EventLog {
     this.topics.delete(topic);
   }
 
+  async ready(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  bytesHeld(): undefined {
+    return undefined;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.failDurable(new Error('event log closed'));

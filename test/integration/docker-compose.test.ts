@@ -18,6 +18,7 @@ const yaml = createRequire(import.meta.url)('js-yaml') as { load(text: string): 
 
 const SINGLE = resolve('docker/compose.yaml');
 const CLUSTER = resolve('docker/compose.cluster.yaml');
+const OBSERVABILITY = resolve('docker/compose.observability.yaml');
 const DOCKERFILE = resolve('docker/Dockerfile');
 const NODES = ['sluice-1', 'sluice-2'];
 const ALL_ROLES = ['api', 'ingest', 'sink', 'import', 'jobs'];
@@ -26,6 +27,7 @@ const TOKEN_ENV = { SLUICE_MASTER_TOKEN: 'compose-test-token' };
 const EXPECTED_SERVICES: [string, string[]][] = [
   [SINGLE, ['sluice']],
   [CLUSTER, ['kafka', 'postgres', 'sluice-1', 'sluice-2']],
+  [OBSERVABILITY, ['grafana', 'prometheus', 'sluice']],
 ];
 
 /** `docker compose` usable here? (A docker client without the compose plugin counts as absent.) */
@@ -154,9 +156,11 @@ function sluiceServices(compose: ComposeFile): [string, Service][] {
 describe('docker compose files', () => {
   const single = loadCompose(SINGLE, TOKEN_ENV);
   const cluster = loadCompose(CLUSTER, TOKEN_ENV);
+  const observability = loadCompose(OBSERVABILITY, TOKEN_ENV);
   const files: [string, ComposeFile][] = [
     [SINGLE, single],
     [CLUSTER, cluster],
+    [OBSERVABILITY, observability],
   ];
 
   it(`are valid compose files naming the expected services (${composeCli ? 'docker compose config' : 'parsed: no docker compose here'})`, () => {

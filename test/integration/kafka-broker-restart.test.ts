@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBroker, stopBroker } from '../../src/connectors/kafka/broker/broker-process.js';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
 import { kafkaNodeEnv, readColumn } from '../helpers/cluster.js';
+import { metricValue } from '../helpers/prometheus.js';
 import { expectEveryAckedOnce, waitAllImported } from '../helpers/exactly-once.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
@@ -49,6 +50,7 @@ describe('the broker stopped and started again while clients stream', () => {
     const refusals: Array<{ status: number; retryAfter: string | null | undefined; code: unknown }> = [];
     const unexpected: string[] = [];
     let brokerDown = false;
+    let readinessWhileDown: { status: number; eventLog: unknown } | undefined;
     let outage: Promise<{ downMs: number }> | undefined;
 
     // Stopped after STOP_AT acknowledged events; started again (same folder, data and port) once
@@ -59,6 +61,9 @@ describe('the broker stopped and started again while clients stream', () => {
       const t0 = Date.now();
       const refusedBefore = refusals.length;
       while (refusals.length < refusedBefore + 3 && Date.now() - t0 < 40_000) await sleep(200);
+      // Not ready while the broker is away, and the readiness answer says why.
+      const notReady = await service.call('GET', '/health/ready');
+      readinessWhileDown = { status: notReady.status, eventLog: notReady.json?.checks?.eventLog };
       const again = await startBroker({ dir: broker.dir });
       expect(again.bootstrap).toBe(broker.bootstrap);
       brokerDown = false;
@@ -101,6 +106,14 @@ describe('the broker stopped and started again while clients stream', () => {
       expect(Number(refusal.retryAfter)).toBeGreaterThan(0);
       expect(typeof refusal.code).toBe('string');
     }
+
+    // Readiness was 503 naming Kafka while the broker was away, and is 200 again; the refusals were counted.
+    expect(readinessWhileDown?.status, story()).toBe(503);
+    expect(String(readinessWhileDown?.eventLog)).toMatch(/^Kafka does not answer/);
+    expect((await service.call('GET', '/health/ready')).status).toBe(200);
+    const metrics = (await service.call('GET', '/metrics')).text;
+    expect(metricValue(metrics, 'sluice_ingest_refused_total', { reason: 'cluster_unavailable' })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(metrics, 'sluice_ingest_requests_total', { route: 'record', status: '5xx' })).toBe(refusals.length);
 
     // Land the rest: a settings change rotates the file; then every file is imported.
     await service.patchSinkSettings('outage', 'rows', { [IMPORT_COUNT]: 1 });

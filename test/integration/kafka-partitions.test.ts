@@ -15,6 +15,7 @@ import { KAFKA_START_TIMEOUT_MS } from '../helpers/kafka-broker.js';
 import { importedRows, logLines, partitionsOf as partitionsOfTopic, readColumn, startTestCluster, type TestCluster } from '../helpers/cluster.js';
 import { TARGETS, targetServers } from '../helpers/targets.js';
 import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
+import { metricValue } from '../helpers/prometheus.js';
 import { IMPORT_COUNT, N_COLUMNS, UPLOAD_INTERVAL } from '../helpers/sink-settings.js';
 
 const TOPIC = 'sluice.1.1.wide';
@@ -63,6 +64,13 @@ describe.each(TARGETS)('topics of several partitions on %s', (kind) => {
     expect([...pa, ...pb].sort(), `${tail(a.output(), 1500)}\n----\n${tail(b.output(), 1500)}`).toEqual([0, 1, 2]);
     expect(pa.length * pb.length).toBeGreaterThan(0);
     await sleep(3500); // past the rebalance timeout: nothing moves any more
+    // Each node's metrics say how many partitions it works on, and that it took them up.
+    for (const [node, owned] of [[a, pa], [b, pb]] as const) {
+      const metrics = (await node.call('GET', '/metrics')).text;
+      expect(metricValue(metrics, 'sluice_cluster_partitions_owned')).toBe(owned.length);
+      expect(metricValue(metrics, 'sluice_cluster_handovers_total', { direction: 'taken' })).toBeGreaterThanOrEqual(owned.length);
+      expect(metricValue(metrics, 'sluice_build_info', { event_log: 'kafka', target: kind })).toBe(1);
+    }
 
     const TOTAL = 450;
     const run = Math.random().toString(36).slice(2, 8);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { MappingFailures, type MappingFailure, type SinkKey } from '../../src/storage/mapping-failures.js';
+import { KEPT_FAILURES, MappingFailures, type MappingFailure, type SinkKey } from '../../src/storage/mapping-failures.js';
 
 const ROWS: SinkKey = { branchId: 1, sourceId: 'src', sinkId: 'rows' };
 const ROWS_1: SinkKey = { ...ROWS, sinkId: 'rows#1' };
@@ -38,6 +38,11 @@ function add(sink: SinkKey, ...list: MappingFailure[]): void {
   store.transact((tx) => failures.add(tx, sink, list));
 }
 
+/** A reprocess or replay that wrote these records (sink-writer.ts writeReplayed). */
+function written(sink: SinkKey, ...offsets: number[]): void {
+  store.transact((tx) => failures.remove(tx, sink, offsets));
+}
+
 /** Offsets of a listing (the instances' offsets overlap: they are per partition). */
 const offsets = (list: MappingFailure[]) => list.map((f) => f.offset);
 
@@ -49,6 +54,64 @@ describe('a sink without instances', () => {
     expect(failures.count(ROWS)).toBe(3);
     expect(offsets(failures.recent(ROWS, 10))).toEqual([3, 2, 1]);
     expect(offsets(failures.recent(ROWS, 2))).toEqual([3, 2]);
+  });
+
+  it('counts the records failed now: one that fails again once, with its newest reason; one written since not at all', () => {
+    add(ROWS, failure(1, 1), failure(2, 2));
+    // Reprocessed (or replayed, or its batch redone) and failed again: its entry is updated.
+    add(ROWS, { ...failure(2, 5), reason: 'failed again' });
+    expect(failures.count(ROWS)).toBe(2);
+    expect(failures.recent(ROWS, 10)).toMatchObject([{ offset: 2, reason: 'failed again', failedAt: iso(5) }, { offset: 1 }]);
+    // Reprocessed successfully: no longer failed, no longer counted.
+    written(ROWS, 1);
+    expect(failures.count(ROWS)).toBe(1);
+    expect(offsets(failures.recent(ROWS, 10))).toEqual([2]);
+    // A replay writes many records that never failed: they change nothing.
+    written(ROWS, 5, 6, 7);
+    expect(failures.count(ROWS)).toBe(1);
+    written(ROWS, 2);
+    expect(failures.count(ROWS)).toBe(0);
+    expect(failures.recent(ROWS, 10)).toEqual([]);
+  });
+
+  it('counts as many as it lists when it keeps them all', () => {
+    for (let round = 0; round < 3; round++) add(ROWS, ...Array.from({ length: 50 }, (_, i) => failure(i * 3 + round, round)));
+    written(ROWS, ...Array.from({ length: 40 }, (_, i) => i * 2));
+    expect(failures.count(ROWS)).toBe(failures.recent(ROWS, 1000).length);
+    expect(failures.count(ROWS)).toBe(150 - 40);
+  });
+
+  it('counts every failed record beyond the KEPT_FAILURES it lists', () => {
+    add(ROWS, ...Array.from({ length: KEPT_FAILURES + 200 }, (_, i) => failure(i, 0)));
+    expect(failures.count(ROWS)).toBe(KEPT_FAILURES + 200);
+    const listed = failures.recent(ROWS, 1000);
+    expect(listed).toHaveLength(KEPT_FAILURES);
+    // The newest (by offset) are kept.
+    expect(listed[0].offset).toBe(KEPT_FAILURES + 199);
+    expect(listed[listed.length - 1].offset).toBe(200);
+    // Beyond the kept ones, a failed record is known by its offset (a replay of failed records reads it from the log).
+    expect(failures.hasFailed(ROWS, 0)).toBe(true);
+    written(ROWS, 0, 1);
+    expect(failures.count(ROWS)).toBe(KEPT_FAILURES + 198);
+  });
+
+  it('forgets failed records below the log\'s tail, except those it keeps with their raw record', () => {
+    add(ROWS, ...Array.from({ length: KEPT_FAILURES + 10 }, (_, i) => failure(i, 0)));
+    // Retention removed offsets below 500 from the log: the 10 not kept are gone, the kept ones stay.
+    failures.pruneBelow(ROWS, 500);
+    expect(failures.count(ROWS)).toBe(KEPT_FAILURES);
+    expect(failures.count(ROWS)).toBe(failures.recent(ROWS, 1000).length);
+    expect(failures.hasFailed(ROWS, 9)).toBe(false);
+    expect(failures.hasFailed(ROWS, 10)).toBe(true);
+  });
+
+  it('purges what older versions stored: the running count', () => {
+    add(ROWS, failure(1, 1));
+    store.transact((tx) => tx.put('storage/mappingFailureCount/1/src/rows', 7));
+    expect(failures.count(ROWS)).toBe(1);
+    failures.purge(ROWS);
+    expect(store.get('storage/mappingFailureCount/1/src/rows')).toBeUndefined();
+    expect(failures.count(ROWS)).toBe(0);
   });
 });
 

@@ -73,6 +73,12 @@ export interface SinkResult {
   statusCode: number;
   error?: string;
   message: string;
+  /**
+   * Verbose answers: why the sink will not be able to map the record (its reason as the sink's
+   * failures list shows it). The record is accepted all the same (the statusCode says so) and
+   * kept as a mapping failure of the sink, to be reprocessed once the mapping is fixed.
+   */
+  mappingError?: string;
 }
 
 export interface SourceResult {
@@ -93,11 +99,23 @@ export interface IngestResult {
   sources: SourceResult[];
 }
 
-/** The verbose answer of an acknowledged record: 200 "processed" (durable) or 202 "accepted". */
-export function successResult(projectId: number, target: IngestTarget, statusCode: 200 | 202): IngestResult {
+/**
+ * The verbose answer of an acknowledged record: 200 "processed" (durable) or 202 "accepted".
+ * `notMapped`: the reasons of the sinks that will not be able to map it, by sink id; those sinks
+ * say so (same status: the record is accepted and kept as their mapping failure).
+ */
+export function successResult(projectId: number, target: IngestTarget, statusCode: 200 | 202, notMapped?: ReadonlyMap<string, string>): IngestResult {
   const n = target.enabledSinks.length;
-  const message = n === 0 ? NO_ENABLED_SINK : `Successfully written to ${n}/${n} sinks.`;
+  const failing = target.enabledSinks.filter((s) => notMapped?.has(s.sinkId)).length;
+  const message = n === 0
+    ? NO_ENABLED_SINK
+    : `Successfully written to ${n - failing}/${n} sinks.${failing > 0 ? ` ${failing} could not map the record: kept as a mapping failure.` : ''}`;
   const sinkMessage = statusCode === 200 ? 'processed' : 'accepted';
+  const sinkResult = (sinkId: string): SinkResult => {
+    const reason = notMapped?.get(sinkId);
+    if (reason === undefined) return { sinkId, statusCode, message: sinkMessage };
+    return { sinkId, statusCode, message: `${sinkMessage}; not mapped, kept as a mapping failure: ${reason}`, mappingError: reason };
+  };
   return {
     statusCode,
     message,
@@ -107,7 +125,7 @@ export function successResult(projectId: number, target: IngestTarget, statusCod
       branchId: target.source.branchId,
       statusCode,
       message,
-      sinks: target.enabledSinks.map((s) => ({ sinkId: s.sinkId, statusCode, message: sinkMessage })),
+      sinks: target.enabledSinks.map((s) => sinkResult(s.sinkId)),
     }],
   };
 }

@@ -26,6 +26,8 @@ export interface IngestFastPathOptions {
   maxBodyBytes: number;
   isShuttingDown: () => boolean;
   log: AppendLog;
+  /** Called with the status and the seconds to the answer of every request the fast path answers (the metrics). */
+  answered?: (status: number, seconds: number) => void;
 }
 
 /** Handles the request and returns true, or returns false having touched nothing. */
@@ -36,7 +38,7 @@ const OK = Buffer.from('OK');
 const ignore = (): void => undefined;
 
 export function createIngestFastPath(options: IngestFastPathOptions): IngestFastPath {
-  const { eventLog, sources, projectId, maxBodyBytes, isShuttingDown, log } = options;
+  const { eventLog, sources, projectId, maxBodyBytes, isShuttingDown, log, answered } = options;
   let requests = 0;
 
   /** The target of a plain ingestion URL, or undefined for anything fastify should answer. */
@@ -55,7 +57,7 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     return target;
   };
 
-  const answer = (res: ServerResponse, status: 200 | 202 | 503, target: IngestTarget, requestId: string): void => {
+  const answer = (res: ServerResponse, status: 200 | 202 | 503, target: IngestTarget, requestId: string, started: number): void => {
     if (res.destroyed) return;
     if (status === 503) {
       const body = JSON.stringify(logFullResult(requestId, projectId, target));
@@ -67,26 +69,30 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
         'content-length': Buffer.byteLength(body),
       });
       res.end(body);
-      return;
+    } else {
+      res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
+      res.end(OK);
     }
-    res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
-    res.end(OK);
+    // Counted once the answer is on its way.
+    answered?.(status, (performance.now() - started) / 1000);
   };
 
   /** As the route's error handler answers an unexpected failure. */
-  const failed = (res: ServerResponse, err: unknown, requestId: string): void => {
+  const failed = (res: ServerResponse, err: unknown, requestId: string, started: number): void => {
     const id = exceptionId(requestId);
     log.error({ err, exceptionId: id }, 'ingestion failed');
     if (res.destroyed) return;
     const body = JSON.stringify({ statusCode: 500, error: 'stream.in.genericError', message: applicationErrorMessage(id), exceptionId: id });
     res.writeHead(500, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
     res.end(body);
+    answered?.(500, (performance.now() - started) / 1000);
   };
 
   return (req, res) => {
     const target = targetOf(req);
     if (!target) return false;
     const requestId = `fast-${++requests}`;
+    const started = answered ? performance.now() : 0;
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -100,10 +106,10 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
       try {
         status = appendToLog(eventLog, projectId, target, [httpRecord(req, new Date(), body)], log);
       } catch (err) {
-        return failed(res, err, requestId);
+        return failed(res, err, requestId, started);
       }
-      if (typeof status === 'number') answer(res, status, target, requestId);
-      else status.then((s) => answer(res, s, target, requestId), (err: unknown) => failed(res, err, requestId));
+      if (typeof status === 'number') answer(res, status, target, requestId, started);
+      else status.then((s) => answer(res, s, target, requestId, started), (err: unknown) => failed(res, err, requestId, started));
     });
     // An aborted request (the client went away mid-body) is never appended: 'end' does not
     // come, and its 'error' (ECONNRESET) concerns nobody else.

@@ -3,17 +3,23 @@
  * secret, cut the request into one record, append it to the source's topic of the event log
  * (the acknowledgement point, DESIGN.md "The record's path") and answer 200 once it is durable
  * (sync.wait) or 202 at once. Everything after the log (fan-out to sinks, mapping) happens in
- * the actors; this route does nothing more.
+ * the actors; this route does nothing more, except with `?verbose=true`: then it also maps the
+ * record through each enabled sink's mapping, to say in the answer which sinks will not be able
+ * to map it, and why.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
 import type { IngestRecord } from '../../pipeline/record.js';
+import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
+import type { MappingCache } from '../../pipeline/mapping-cache.js';
+import { acceptsSignal } from '../../definition/model.js';
 import { appendToLog, httpRecord } from './append.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 import { CORS_PREFLIGHT, httpSourceTarget, INGEST_SERVER, OWN_CORS, PROJECT_ID } from './admission.js';
 import { batchResult, logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
 import { splitBatch } from '../../connectors/http-batch/split.js';
+import { ingestRoute, type IngestAnswered } from '../../observability/ingest-requests.js';
 
 export interface IngestApiOptions {
   eventLog: EventLog;
@@ -28,6 +34,14 @@ export interface IngestApiOptions {
   };
   /** True once the node stops: new records are refused with 503 shutdown. */
   isShuttingDown: () => boolean;
+  /** Called once per answer of these routes (the metrics: observability/ingest-requests.ts). */
+  answered?: IngestAnswered;
+  /**
+   * Compiled sink mappings (the OTLP route's, api/otlp/routes.ts): `?verbose=true` maps the
+   * record with them to name the sinks that will not map it. Without them the verbose answer
+   * does not check.
+   */
+  mappings?: Pick<MappingCache, 'get'>;
 }
 
 interface IngestParams {
@@ -46,13 +60,21 @@ function isVerbose(req: FastifyRequest): boolean {
 
 /** The ingestion routes; registered under the prefix /stream by `ingestApi`. */
 export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, opts) => {
-  const { eventLog, sources, isShuttingDown } = opts;
+  const { eventLog, sources, mappings, isShuttingDown } = opts;
   const { projectId, maxBodyBytes, maxBatchBodyBytes } = opts.config;
 
   // Any content type is one record's raw bytes; nothing is parsed here.
   app.removeAllContentTypeParsers();
   // The limit is each route's own bodyLimit (single records and connector batches differ).
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  const { answered } = opts;
+  if (answered) {
+    app.addHook('onResponse', (req, reply, done) => {
+      if (req.method !== 'OPTIONS') answered(ingestRoute(req.url), reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
 
   app.addHook('onRequest', (_req, reply, done) => {
     reply.header('server', INGEST_SERVER);
@@ -86,13 +108,43 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
 
   const recordOf = (req: FastifyRequest, receivedAt: Date, body: Buffer): IngestRecord => httpRecord(req.raw, receivedAt, body);
 
+  /**
+   * The sinks that will not be able to map the record, with the reason: the record through the
+   * current mapping of each enabled sink that takes it, as its writer maps it a moment later
+   * (exact unless the mapping changes meanwhile; the sink's failures list is authoritative).
+   * Never fails the request: the record is in the log whatever this finds.
+   */
+  const notMappedBy = async (req: FastifyRequest, target: IngestTarget, record: IngestRecord): Promise<Map<string, string>> => {
+    const reasons = new Map<string, string>();
+    if (!mappings) return reasons;
+    const ctx = createRecordContext(record);
+    await Promise.all(target.enabledSinks.filter((sink) => acceptsSignal(sink, record.signal)).map(async (sink) => {
+      const mapping = await mappings.get(sink).catch((err: unknown) => {
+        // Left to the sink's writer, which reports it.
+        req.log.warn({ err, sinkId: sink.sinkId }, 'sink mapping does not compile; the verbose answer does not check the record against it');
+      });
+      if (!mapping) return;
+      try {
+        await mapping.render(ctx);
+      } catch (err) {
+        if (err instanceof MappingError) reasons.set(sink.sinkId, err.message);
+        else req.log.error({ err, sinkId: sink.sinkId }, 'checking the record against the sink mapping failed');
+      }
+    }));
+    return reasons;
+  };
+
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret', { config: OWN_CORS, bodyLimit: maxBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const status = await appendRecords(req, target, [recordOf(req, new Date(), body)]);
+    const record = recordOf(req, new Date(), body);
+    const appended = appendRecords(req, target, [record]);
     const verbose = isVerbose(req);
+    // Verbose only (the plain answer never maps): checked while the write becomes durable.
+    const notMapped = verbose && appended !== 503 ? notMappedBy(req, target, record) : undefined;
+    const status = await appended;
     if (status === 503) return answer(reply, logFullResult(req.id, projectId, target), verbose);
-    return answer(reply, successResult(projectId, target, status), verbose);
+    return answer(reply, successResult(projectId, target, status, notMapped && (await notMapped)), verbose);
   });
 
   // The Kafka Connect HTTP sink variant: one request carries many records (JSON array, NDJSON,

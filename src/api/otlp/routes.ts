@@ -32,6 +32,7 @@ import { noSourceFound } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
 import { LOG_FULL, renderOtlpError } from './answers.js';
 import { InflightBudget } from './inflight.js';
+import type { IngestAnswered } from '../../observability/ingest-requests.js';
 
 export interface OtlpApiOptions {
   eventLog: EventLog;
@@ -46,6 +47,8 @@ export interface OtlpApiOptions {
     maxInflightBytes?: number;
   };
   isShuttingDown: () => boolean;
+  /** Called once per answer of these routes (the metrics: observability/ingest-requests.ts). */
+  answered?: IngestAnswered;
 }
 
 interface Params {
@@ -64,6 +67,13 @@ export const ROUTE_NOT_FOUND = 'Not found, please send OTLP data using POST /otl
 export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) => {
   const { eventLog, sources, mappings, isShuttingDown } = opts;
   const { projectId, maxBodyBytes } = opts.config;
+  const { answered } = opts;
+  if (answered) {
+    app.addHook('onResponse', (req, reply, done) => {
+      if (req.method !== 'OPTIONS') answered('otlp', reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
   const budget = new InflightBudget(opts.config.maxInflightBytes ?? Math.max(64 * 1024 * 1024, 4 * maxBodyBytes));
   // Flattening copies resource and scope into every record: bound the growth (413 beyond).
   const maxFlattenedBytes = Math.max(64 * 1024 * 1024, 8 * maxBodyBytes);

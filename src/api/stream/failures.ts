@@ -9,9 +9,9 @@ type SinkParams = { branchId: string; sourceId: string; sinkId: string };
 const tags = ['sinks'];
 
 /**
- * Records a sink could not map (missing Body path, template error): the count, the most recent
- * ones with their reason and raw record, and a replay through the sink's current mapping.
- * Sluice's own endpoints: the reference has no equivalent.
+ * Records a sink could not map (missing Body path, template error): how many are failed now,
+ * the most recent ones with their reason and raw record, and a replay through the sink's current
+ * mapping. Sluice's own endpoints: the reference has no equivalent.
  */
 export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { project, sinks, failures, runtime } = services;
@@ -19,7 +19,7 @@ export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (
   app.get<{ Params: SinkParams; Querystring: { limit?: string } }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/failures', {
     schema: {
       tags,
-      summary: 'Records the sink could not map: total count and the most recent ones with reason and raw record',
+      summary: 'Records the sink could not map: how many are failed now (not written since) and the most recent ones with reason and raw record',
       querystring: { type: 'object', properties: { limit: { type: 'string', description: 'How many recent failures (1 to 1000, default 100).' } } },
       response: { 200: looseObject('MappingFailures') },
     },
@@ -31,6 +31,8 @@ export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (
     if (!/^\d+$/.test(raw) || limit < 1 || limit > 1000) throw new ApiError(400, 'invalidRange', `Limit must be between 1 and 1000, got "${raw}".`);
     const key = { branchId, sourceId: sink.sourceId, sinkId: sink.sinkId };
     // Both cover every partition instance of the sink (one writer per partition of its topic).
+    // `count` is every record failed now; the list the newest `limit` of the 1000 kept per
+    // instance: with fewer failed records than `limit`, count equals the list's length.
     return { count: failures.count(key), failures: failures.recent(key, limit) };
   });
 

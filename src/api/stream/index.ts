@@ -1,3 +1,4 @@
+import { VERSION } from '../../version.js';
 import type { FastifyPluginAsync } from 'fastify';
 import cors from '@fastify/cors';
 import type { Services } from '../../services.js';
@@ -27,10 +28,12 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
   });
 
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/v1', 301));
-  app.get('/v1', { schema: { tags: ['meta'], summary: 'API index' } }, async () => ({
-    api: 'stream',
-    documentation: `${publicApi}/v1/documentation`,
-  }));
+  // The body is the reference's, exactly (its clients and conformance compare it): the version
+  // travels in a header.
+  app.get('/v1', { schema: { tags: ['meta'], summary: 'API index (the version in the X-Sluice-Version header)' } }, async (_req, reply) => {
+    reply.header('x-sluice-version', VERSION);
+    return { api: 'stream', documentation: `${publicApi}/v1/documentation` };
+  });
   app.get('/health-check', { schema: { tags: ['meta'], summary: 'Health check' } }, async (_req, reply) =>
     reply.type('text/plain').send('OK\n'),
   );

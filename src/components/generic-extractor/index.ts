@@ -28,7 +28,7 @@ export const component: Component = {
       },
     });
     for (const reason of result.stopReasons) ctx.log(`Stop reason: ${reason}`);
-    return { message: summary(result) };
+    return { message: summary(result), counters: { pages: result.pages, items: result.items } };
   },
 };
 

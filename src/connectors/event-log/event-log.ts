@@ -95,6 +95,13 @@ export interface EventLog {
    * adapter.
    */
   dropTopic(topic: string): Promise<void>;
+  /**
+   * Whether the log can take records now (readiness): undefined when it can, else the reason
+   * (embedded: full or the disk nearly full, a failed commit; Kafka: the broker not answering).
+   */
+  ready(): Promise<string | undefined>;
+  /** Bytes held per topic, where the log keeps them itself (embedded); undefined for Kafka (the broker keeps them). */
+  bytesHeld(): Map<string, number> | undefined;
   close(): Promise<void>;
 }
 

@@ -214,6 +214,29 @@ export class KafkaEventLog implements EventLog {
     if (!bound) await this.topicManager.delete(name);
   }
 
+  /** Readiness: the broker answers a metadata request within 2 s. */
+  async ready(): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.admin.describeCluster(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer within 2 s')), 2000);
+        }),
+      ]);
+      return undefined;
+    } catch (err) {
+      return `Kafka does not answer: ${(err as Error).message}`;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The broker keeps the bytes (its retention settings): not reported. */
+  bytesHeld(): undefined {
+    return undefined;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

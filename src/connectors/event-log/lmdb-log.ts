@@ -423,6 +423,21 @@ export class LmdbEventLog implements EventLog {
     return estimate();
   }
 
+  /** Readiness: the checks `append` makes, for a record of no size. */
+  async ready(): Promise<string | undefined> {
+    if (this.closed) return 'the event log is closed';
+    if (this.refuseUntil > Date.now()) return 'the last commit of the event log failed (disk full or I/O error)';
+    const used = this.usedBytes();
+    if (used >= this.maxBytes) return `the event log is full (${used} of ${this.maxBytes} bytes)`;
+    const free = this.diskFree - this.appendedSinceStatfs;
+    if (free < this.minFreeDiskBytes) return `the disk of the event log is nearly full (${Math.max(0, free)} bytes free, ${this.minFreeDiskBytes} kept free)`;
+    return undefined;
+  }
+
+  bytesHeld(): Map<string, number> {
+    return new Map(this.topicNames().map((t) => [t, this.topicBytes(t)]));
+  }
+
   /** Stored bytes of one topic's records, as retention's `maxBytesPerTopic` counts them. */
   topicBytes(topic: string): number {
     return this.topics.get(topic)?.bytes ?? 0;

@@ -48,7 +48,11 @@ export interface MetadataChangeLog {
   close(): Promise<void>;
 }
 
-/** The keys of storage/mapping-failures.ts: kept failures, their counts, failed offsets. */
+/**
+ * The keys of storage/mapping-failures.ts: kept failures, failed offsets, and the running counts
+ * older versions stored (no longer written, still deleted with their sink: shared, so that the
+ * deletion reaches every node).
+ */
 const MAPPING_FAILURE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
 
 /**
