@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { TestService } from '../helpers/service.js';
+import { metricValue } from '../helpers/prometheus.js';
 import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { TARGETS, targetServers } from '../helpers/targets.js';
 
@@ -121,6 +122,12 @@ describe.each(TARGETS)('seeds on %s', (kind) => {
       const replaced = messages.find((m) => m.startsWith('Replaced values for variables: '));
       expect(replaced?.slice('Replaced values for variables: '.length).split(', ').sort()).toEqual(['apiHost', 'apiKey', 'perPage']);
       expect(messages.some((m) => m.includes('Pagination stopped, response is smaller than limit.'))).toBe(true);
+
+      // The node's metrics count the job and what the extractor fetched.
+      const metrics = (await svc.call('GET', '/metrics', { token: null })).text;
+      expect(metricValue(metrics, 'sluice_jobs_total', { component: 'keboola.ex-generic-v2', status: 'success' })).toBe(1);
+      expect(metricValue(metrics, 'sluice_extractor_pages_total')).toBe(3);
+      expect(metricValue(metrics, 'sluice_extractor_items_total')).toBe(23);
     });
   });
 });
