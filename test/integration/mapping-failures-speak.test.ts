@@ -117,6 +117,10 @@ describe('mapping failures that speak', () => {
     expect(after.failures).toHaveLength(2);
     expect(after.failures.map((f: any) => f.offset)).toEqual(before.failures.map((f: any) => f.offset));
     expect(after.failures[0].failedAt >= before.failures[0].failedAt).toBe(true);
+    // The sink's statistics carry the same count (a Sluice addition, only while there are failures).
+    const stats = (await svc.call('GET', `${B()}/sources/speak/sinks/strict/statistics/total`)).json;
+    expect(stats.mappingFailures).toEqual({ count: 2 });
+    expect((await svc.call('GET', `${B()}/sources/speak/sinks/loose/statistics/total`)).json).not.toHaveProperty('mappingFailures');
     // Failed attempts are counted where they happen, reprocessing included; still logged once in the minute.
     expect(await counter('sluice_sink_records_failed_total', { source: 'speak', sink: 'strict', reason: 'path_not_found' })).toBe(4);
     expect(notMappedLines('strict')).toHaveLength(1);
@@ -127,6 +131,7 @@ describe('mapping failures that speak', () => {
     const result = await svc.call('POST', `${B()}/sources/speak/sinks/strict/failures/reprocess`);
     expect(result.json).toEqual({ reprocessed: 2, failed: 0 });
     expect(await failures()).toEqual({ count: 0, failures: [] });
+    expect((await svc.call('GET', `${B()}/sources/speak/sinks/strict/statistics/total`)).json).not.toHaveProperty('mappingFailures');
     expect(await counter('sluice_sink_records_mapped_total', { source: 'speak', sink: 'strict' })).toBe(3);
     expect(await counter('sluice_sink_records_failed_total', { source: 'speak', sink: 'strict', reason: 'path_not_found' })).toBe(4);
   });
