@@ -13,6 +13,7 @@ import { otlpApi } from './otlp/index.js';
 import { renderStreamError, streamNotFound } from './stream/envelope.js';
 import { answerWritesWhenSettled } from './settled-writes.js';
 import { observabilityRoutes } from './observability.js';
+import { consoleRoutes } from './console.js';
 import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
 
 /**
@@ -73,6 +74,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     await app.register(fileDownloadRoutes, { services, prefix: '/v2/storage' });
     // The job queue (/jobs, /search/jobs) on the same listener; its public URL is SLUICE_PUBLIC_QUEUE_URL.
     await app.register(queueApi, { services });
+    // The web console's static files (dist/console): it calls the APIs above like any client.
+    await app.register(consoleRoutes);
   } else {
     // Load balancers probe every node; the Stream API serves this route where it runs.
     app.get('/health-check', async (_req, reply) => reply.type('text/plain').send('OK\n'));

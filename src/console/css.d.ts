@@ -1,0 +1,2 @@
+/** CSS imports are bundled by esbuild (scripts/build-console.mjs) into app.css. */
+declare module '*.css';

@@ -1,0 +1,6 @@
+/** Jobs: to be built. */
+import type { Route } from '../router';
+
+export function JobsPage(_props: { route: Route }) {
+  return <h1>Jobs</h1>;
+}

@@ -1,0 +1,105 @@
+/**
+ * Sources: the list and a new source here; one source's pages in source.tsx; a sink's pages in
+ * sink.tsx (mapping editor, live preview, settings) and sink-statistics.tsx / sink-failures.tsx.
+ *
+ * Routes: #/sources, #/sources/<sourceId>[/<tab>], #/sources/<sourceId>/sinks/new,
+ * #/sources/<sourceId>/sinks/<sinkId>[/<tab>].
+ */
+import { useState } from 'preact/hooks';
+import type { Route } from '../router';
+import { href, go } from '../router';
+import { api, runTask, BRANCH } from '../api';
+import { useLoad } from '../components/load';
+import { ErrorText, Field, Loading, WriteOnly, formatCount } from '../components/common';
+import { SourcePage } from './source';
+import { SinkPage } from './sink';
+
+interface SourceRow {
+  sourceId: string;
+  name: string;
+  type: string;
+  disabled?: unknown;
+  sinks?: { sinkId: string; statistics?: { total?: { recordsCount?: number } } }[];
+}
+
+export function SourcesPage({ route }: { route: Route }) {
+  const [, sourceId, part, sinkId, tab] = route.parts;
+  if (sourceId === undefined) return <SourceList />;
+  if (part === 'sinks' && sinkId !== undefined) return <SinkPage sourceId={sourceId} sinkId={sinkId} tab={tab} route={route} />;
+  return <SourcePage sourceId={sourceId} tab={part} route={route} />;
+}
+
+function SourceList() {
+  const { data, error, reload } = useLoad(() => api<{ sources: SourceRow[] }>('GET', `${BRANCH}/aggregation/sources`), [], 5000);
+  return (
+    <>
+      <h1>Sources</h1>
+      <WriteOnly>
+        <NewSource onCreated={reload} />
+      </WriteOnly>
+      <ErrorText error={error} />
+      {!data && !error && <Loading />}
+      {data && (
+        <div class="scroll">
+          <table class="list">
+            <thead>
+              <tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Type</th><th scope="col">Sinks</th><th scope="col">Records</th><th scope="col">State</th></tr>
+            </thead>
+            <tbody>
+              {data.sources.length === 0 && <tr><td colSpan={6} class="muted">No sources yet.</td></tr>}
+              {data.sources.map((s) => (
+                <tr key={s.sourceId}>
+                  <td><a href={href('sources', s.sourceId)}>{s.name}</a></td>
+                  <td><code>{s.sourceId}</code></td>
+                  <td>{s.type}</td>
+                  <td>{s.sinks?.length ?? 0}</td>
+                  <td>{formatCount((s.sinks ?? []).reduce((n, k) => n + (k.statistics?.total?.recordsCount ?? 0), 0))}</td>
+                  <td>{s.disabled ? <span class="badge off">disabled</span> : <span class="badge on">enabled</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+function NewSource({ onCreated }: { onCreated: () => Promise<void> }) {
+  const [name, setName] = useState('');
+  const [type, setType] = useState('http');
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const task = await runTask<{ outputs?: { sourceId?: string } }>('POST', `${BRANCH}/sources`, { json: { name, type } });
+      setName('');
+      await onCreated();
+      if (task.outputs?.sourceId) go('sources', task.outputs.sourceId);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <details class="panel">
+      <summary>New source</summary>
+      <form class="stack" onSubmit={submit}>
+        <Field label="Name" error={error}>
+          <input name="name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Type" hint="HTTP takes any request body; OTLP takes OpenTelemetry logs, metrics and traces.">
+          <select name="type" value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value)}>
+            <option value="http">HTTP</option>
+            <option value="otlp">OTLP</option>
+          </select>
+        </Field>
+        <div class="actions"><button type="submit" class="primary" disabled={busy}>Create source</button></div>
+      </form>
+    </details>
+  );
+}
