@@ -40,7 +40,7 @@ describe('the console', () => {
     const { page, errors } = await openPage(browser);
     await signIn(page, svc.server.address, MASTER_TOKEN);
     expect(page.url()).not.toContain(MASTER_TOKEN);
-    expect(await page.evaluate(() => sessionStorage.getItem('sluice.token'))).toBe(MASTER_TOKEN);
+    expect(await page.evaluate("sessionStorage.getItem('sluice.token')")).toBe(MASTER_TOKEN);
     await page.getByText('New source').click();
     await page.getByLabel('Name').fill('Web Shop');
     await page.getByRole('button', { name: 'Create source' }).click();
@@ -66,7 +66,7 @@ describe('the console', () => {
     // The next call of the page (the list polls every 5 s) meets a 401: back to sign-in, with why.
     await page.getByRole('heading', { name: 'Sign in to Sluice' }).waitFor({ timeout: 15_000 });
     expect(await page.getByRole('alert').textContent()).toMatch(/no longer valid/);
-    expect(await page.evaluate(() => sessionStorage.getItem('sluice.token'))).toBeNull();
+    expect(await page.evaluate("sessionStorage.getItem('sluice.token')")).toBeNull();
     expect(errors).toEqual([]);
     await page.context().close();
   }, 30_000);
