@@ -13,6 +13,7 @@ import { testEndpointRoutes } from './test-endpoint.js';
 import { failureRoutes } from './failures.js';
 import { otlpSinkRoutes } from './otlp-sinks.js';
 import { replayRoutes } from './replay.js';
+import { recentRecordRoutes } from './recent-records.js';
 
 /**
  * The Stream management API (/v1) and its meta endpoints. Each route family is its own
@@ -50,5 +51,6 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
     await authenticated.register(failureRoutes, { services });
     await authenticated.register(otlpSinkRoutes, { services });
     await authenticated.register(replayRoutes, { services });
+    await authenticated.register(recentRecordRoutes, { services });
   }, { prefix: '/v1' });
 };

@@ -1,0 +1,63 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.js';
+import { ApiError } from '../errors.js';
+import { streamOf, type LoggedRecord } from '../../connectors/event-log/event-log.js';
+import { toFailureRecord } from '../../storage/mapping-failures.js';
+import { looseObject } from './schemas.js';
+
+type Params = { branchId: string; sourceId: string };
+
+const MAX_LIMIT = 20;
+const DEFAULT_LIMIT = 5;
+
+/**
+ * GET .../sources/{sourceId}/records?limit=N (Sluice's own, read-only; the console's live
+ * preview offers them as samples): the newest records of the source's event log, newest first,
+ * each with its offset, receive time, client IP, headers and body (UTF-8 text, or base64 when
+ * the body is not valid UTF-8: `bodyEncoding`). Any token that may read the source may read
+ * them; the source's secret is not part of a record. Reads through the EventLog port (`fetch`),
+ * so it neither moves nor waits for the sinks' reading.
+ */
+export const recentRecordRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { project, sources, eventLog, runtime, config } = services;
+
+  app.get<{ Params: Params; Querystring: { limit?: string } }>('/branches/:branchId/sources/:sourceId/records', {
+    schema: {
+      tags: ['sources'],
+      summary: 'The newest records of the source\'s event log (Sluice\'s own, read-only; samples for the console\'s preview)',
+      querystring: { type: 'object', properties: { limit: { type: 'string', description: `How many records (1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}).` } } },
+      response: { 200: looseObject('RecentRecords: {records: [{offset, receivedAt, ip, headers, body, bodyEncoding}]}, newest first') },
+    },
+  }, async (req) => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    const source = sources.get(branchId, req.params.sourceId);
+    const raw = req.query.limit ?? String(DEFAULT_LIMIT);
+    const limit = Number(raw);
+    if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_LIMIT) {
+      throw new ApiError(400, 'invalidRange', `Limit must be between 1 and ${MAX_LIMIT}, got "${raw}".`);
+    }
+    const topic = runtime.topicOf(source.sourceId);
+    // With Kafka a topic Sluice created has this many partitions, each its own stream of offsets.
+    const partitions = config.kafkaBrokers ? Math.max(1, config.kafkaPartitions) : 1;
+    const found: Array<{ partition: number; logged: LoggedRecord }> = [];
+    for (let partition = 0; partition < partitions; partition++) {
+      const stream = streamOf(topic, partition);
+      const head = eventLog.headOffset(stream);
+      if (head <= 0) continue;
+      const after = Math.max(eventLog.tailOffset(stream) - 1, head - limit, 0);
+      const batch = await eventLog.fetch(stream, after, limit);
+      for (const logged of batch) if (logged.offset <= head) found.push({ partition, logged });
+    }
+    found.sort((a, b) => b.logged.record.receivedAt.getTime() - a.logged.record.receivedAt.getTime() || b.logged.offset - a.logged.offset);
+    return {
+      projectId: project.id,
+      branchId,
+      sourceId: source.sourceId,
+      records: found.slice(0, limit).map(({ partition, logged }) => ({
+        offset: logged.offset,
+        ...(partitions > 1 ? { partition } : {}),
+        ...toFailureRecord(logged.record),
+      })),
+    };
+  });
+};
