@@ -5,12 +5,14 @@
  * Routes: #/sources, #/sources/<sourceId>[/<tab>], #/sources/<sourceId>/sinks/new,
  * #/sources/<sourceId>/sinks/<sinkId>[/<tab>].
  */
+import './source.css';
 import { useState } from 'preact/hooks';
 import type { Route } from '../router';
 import { href, go } from '../router';
 import { api, runTask, BRANCH } from '../api';
 import { useLoad } from '../components/load';
-import { ErrorText, Field, Loading, WriteOnly, formatCount } from '../components/common';
+import { ActionButton, ErrorText, Field, Loading, Time, WriteOnly, formatCount } from '../components/common';
+import { SOURCE_LAST_HOUR_HINT, recordsInLastHour, seg, type FileStatistics } from './source-model';
 import { SourcePage } from './source';
 import { SinkPage } from './sink';
 
@@ -19,7 +21,7 @@ interface SourceRow {
   name: string;
   type: string;
   disabled?: unknown;
-  sinks?: { sinkId: string; statistics?: { total?: { recordsCount?: number } } }[];
+  sinks?: { sinkId: string; statistics?: { total?: { recordsCount?: number } | null; files?: FileStatistics[] } }[];
 }
 
 export function SourcesPage({ route }: { route: Route }) {
@@ -29,8 +31,14 @@ export function SourcesPage({ route }: { route: Route }) {
   return <SourcePage sourceId={sourceId} tab={part} route={route} />;
 }
 
+/**
+ * The list from the aggregation endpoint (sources with their sinks and the sinks' statistics,
+ * files included), polled every 5 s. "Last hour" is computed from those files: see
+ * recordsInLastHour in source-model.ts.
+ */
 function SourceList() {
   const { data, error, reload } = useLoad(() => api<{ sources: SourceRow[] }>('GET', `${BRANCH}/aggregation/sources`), [], 5000);
+  const now = Date.now();
   return (
     <>
       <h1>Sources</h1>
@@ -40,21 +48,91 @@ function SourceList() {
       <ErrorText error={error} />
       {!data && !error && <Loading />}
       {data && (
+        <>
+          <div class="scroll">
+            <table class="list" aria-label="Sources">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th><th scope="col">Id</th><th scope="col">Type</th><th scope="col">Sinks</th>
+                  <th scope="col">Records</th><th scope="col">Last hour</th><th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.sources.length === 0 && <tr><td colSpan={7} class="muted">No sources yet.</td></tr>}
+                {data.sources.map((s) => (
+                  <tr key={s.sourceId}>
+                    <td><a href={href('sources', s.sourceId)}>{s.name}</a></td>
+                    <td><code>{s.sourceId}</code></td>
+                    <td>{s.type.toUpperCase()}</td>
+                    <td>{s.sinks?.length ?? 0}</td>
+                    <td>{formatCount((s.sinks ?? []).reduce((n, k) => n + (k.statistics?.total?.recordsCount ?? 0), 0))}</td>
+                    <td>{formatCount((s.sinks ?? []).reduce((n, k) => n + recordsInLastHour(k.statistics?.files, now), 0))}</td>
+                    <td>{s.disabled ? <span class="badge off">disabled</span> : <span class="badge on">enabled</span>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <p class="hint">Records: what the source's sinks have taken in all (their statistics, summed). {SOURCE_LAST_HOUR_HINT}</p>
+        </>
+      )}
+      <DeletedSources onRestored={reload} />
+    </>
+  );
+}
+
+interface DeletedRow {
+  sourceId: string;
+  name: string;
+  type: string;
+  deleted?: { at: string; by?: { tokenDesc?: string; userName?: string } };
+}
+
+/** Soft-deleted sources (GET .../sources/deleted), shown on demand; Undelete for a token that may write. */
+function DeletedSources({ onRestored }: { onRestored: () => Promise<void> }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <section aria-labelledby="deleted-sources">
+      <h2 id="deleted-sources">Deleted sources</h2>
+      <label class="src-check">
+        <input type="checkbox" checked={open} aria-controls="deleted-sources-list" onChange={(e) => setOpen((e.target as HTMLInputElement).checked)} />
+        Show deleted sources
+      </label>
+      <div id="deleted-sources-list">{open && <DeletedList onRestored={onRestored} />}</div>
+    </section>
+  );
+}
+
+function DeletedList({ onRestored }: { onRestored: () => Promise<void> }) {
+  const { data, error, reload } = useLoad(() => api<{ sources: DeletedRow[] }>('GET', `${BRANCH}/sources/deleted`), [], 5000);
+  const undelete = async (id: string) => {
+    await runTask('PUT', `${BRANCH}/sources/${seg(id)}/undelete`);
+    await Promise.all([reload(), onRestored()]);
+  };
+  return (
+    <>
+      <ErrorText error={error} />
+      {!data && !error && <Loading />}
+      {data && (
         <div class="scroll">
-          <table class="list">
+          <table class="list" aria-label="Deleted sources">
             <thead>
-              <tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Type</th><th scope="col">Sinks</th><th scope="col">Records</th><th scope="col">State</th></tr>
+              <tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Type</th><th scope="col">Deleted</th><th scope="col">By</th><th scope="col"><span class="muted">Actions</span></th></tr>
             </thead>
             <tbody>
-              {data.sources.length === 0 && <tr><td colSpan={6} class="muted">No sources yet.</td></tr>}
+              {data.sources.length === 0 && <tr><td colSpan={6} class="muted">No deleted sources. (A source deleted with its tables is gone for good.)</td></tr>}
               {data.sources.map((s) => (
                 <tr key={s.sourceId}>
-                  <td><a href={href('sources', s.sourceId)}>{s.name}</a></td>
+                  <td>{s.name}</td>
                   <td><code>{s.sourceId}</code></td>
-                  <td>{s.type}</td>
-                  <td>{s.sinks?.length ?? 0}</td>
-                  <td>{formatCount((s.sinks ?? []).reduce((n, k) => n + (k.statistics?.total?.recordsCount ?? 0), 0))}</td>
-                  <td>{s.disabled ? <span class="badge off">disabled</span> : <span class="badge on">enabled</span>}</td>
+                  <td>{s.type.toUpperCase()}</td>
+                  <td><Time iso={s.deleted?.at} /></td>
+                  <td>{s.deleted?.by?.tokenDesc ?? s.deleted?.by?.userName ?? '—'}</td>
+                  <td>
+                    <WriteOnly>
+                      <ActionButton class="small" label={`Undelete ${s.name}`} onAction={() => undelete(s.sourceId)}>Undelete</ActionButton>
+                    </WriteOnly>
+                  </td>
                 </tr>
               ))}
             </tbody>
