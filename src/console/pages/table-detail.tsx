@@ -1,0 +1,109 @@
+/**
+ * One table (#/tables/<tableId>): rows and times, schema, metadata, a data preview (the CSV of
+ * GET .../data-preview), an export into a file, and a read-only SQL box.
+ */
+import { useState } from 'preact/hooks';
+import { api, apiText } from '../api';
+import { href } from '../router';
+import { useLoad } from '../components/load';
+import { CopyButton, ErrorText, Loading, Time, formatCount } from '../components/common';
+import type { Table } from './tables';
+import { parseCsv, quoteIdent } from './table-csv';
+import { DataTable } from './table-data';
+import { TableExport } from './table-export';
+import { SqlBox } from './table-sql';
+
+const PREVIEW_LIMITS = [10, 100, 1000];
+
+export function TablePage({ tableId }: { tableId: string }) {
+  const { data: table, error } = useLoad(() => api<Table>('GET', `/v2/storage/tables/${encodeURIComponent(tableId)}`), [tableId], 10_000);
+  return (
+    <>
+      <p><a href={href('tables')}>← Tables</a></p>
+      <h1 class="title-id">
+        <code>{tableId}</code> <CopyButton text={tableId} label="table id" />
+      </h1>
+      <ErrorText error={error} />
+      {!table && !error && <Loading />}
+      {table && <TableBody table={table} />}
+    </>
+  );
+}
+
+function TableBody({ table }: { table: Table }) {
+  const columns = table.columns ?? [];
+  const meta = Object.fromEntries(table.metadata.map((m) => [m.key, m.value]));
+  const sourceId = meta['KBC.stream.source.id'];
+  const sinkId = meta['KBC.stream.sink.id'];
+  return (
+    <>
+      <div class="cards">
+        <div class="card"><div class="muted">Rows</div><div class="value">{formatCount(table.rowsCount)}</div></div>
+        <div class="card"><div class="muted">Columns</div><div class="value">{columns.length}</div></div>
+        <div class="card"><div class="muted">Last import</div><div><Time iso={table.lastImportDate} /></div></div>
+        <div class="card"><div class="muted">Created</div><div><Time iso={table.created} /></div></div>
+      </div>
+      {sourceId && sinkId && (
+        <p>Written by the sink <a href={href('sources', sourceId, 'sinks', sinkId)}>{sourceId}/{sinkId}</a>.</p>
+      )}
+      <div class="grid2">
+        <section aria-labelledby="schema">
+          <h2 id="schema">Schema</h2>
+          <div class="scroll">
+            <table class="list">
+              <thead><tr><th scope="col">#</th><th scope="col">Column</th></tr></thead>
+              <tbody>
+                {columns.map((c, i) => (
+                  <tr key={c}><td class="muted">{i + 1}</td><td><code>{c}</code></td></tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+        <section aria-labelledby="metadata">
+          <h2 id="metadata">Metadata</h2>
+          {table.metadata.length === 0 ? (
+            <p class="muted">No metadata.</p>
+          ) : (
+            <dl class="props">
+              {table.metadata.map((m) => [<dt key={`k${m.key}`}>{m.key}</dt>, <dd key={`v${m.key}`}><code>{m.value}</code></dd>])}
+            </dl>
+          )}
+          <dl class="props">
+            <dt>Bucket</dt><dd><code>{table.bucket.id}</code> ({table.bucket.stage})</dd>
+            <dt>Last change</dt><dd><Time iso={table.lastChangeDate} /></dd>
+          </dl>
+        </section>
+      </div>
+      <Preview tableId={table.id} rowsCount={table.rowsCount} />
+      <TableExport table={table} />
+      <SqlBox initial={`SELECT * FROM ${quoteIdent(table.bucket.id)}.${quoteIdent(table.name)} LIMIT 100`} />
+    </>
+  );
+}
+
+function Preview({ tableId, rowsCount }: { tableId: string; rowsCount: number }) {
+  const [limit, setLimit] = useState(100);
+  // Loaded again when the table gets rows (its row count changes).
+  const { data, error, reload } = useLoad(
+    async () => parseCsv(await apiText('GET', `/v2/storage/tables/${encodeURIComponent(tableId)}/data-preview?limit=${limit}`)),
+    [tableId, limit, rowsCount],
+  );
+  const [header = [], ...rows] = data ?? [];
+  return (
+    <section aria-labelledby="preview">
+      <h2 id="preview">Data preview</h2>
+      <div class="inline">
+        <label for="preview-limit">Rows</label>
+        <select id="preview-limit" value={String(limit)} onChange={(e) => setLimit(Number((e.target as HTMLSelectElement).value))}>
+          {PREVIEW_LIMITS.map((n) => <option key={n} value={String(n)}>{n}</option>)}
+        </select>
+        <button type="button" class="small" onClick={() => void reload().catch(() => undefined)}>Refresh</button>
+        {data && <span class="muted">{formatCount(rows.length)} of {formatCount(rowsCount)} rows</span>}
+      </div>
+      <ErrorText error={error} />
+      {!data && !error && <Loading />}
+      {data && <DataTable columns={header.map((name) => ({ name }))} rows={rows} caption="Data preview" />}
+    </section>
+  );
+}
