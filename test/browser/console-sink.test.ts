@@ -104,6 +104,11 @@ describe('the sink pages', () => {
   }, 60_000);
 
   it('previews the sink\'s row as the sample is typed, from a recent record, and a failing path column', async () => {
+    // A second sink of the source: the same sample's row is shown for it too.
+    expect((await svc.task('POST', `${B()}/sources/shop/sinks`, { json: {
+      sinkId: 'audit', name: 'Audit', type: 'table',
+      table: { type: 'keboola', tableId: 'in.c-shop.audit', mapping: { columns: [{ type: 'path', name: 'who', path: 'user.name', defaultValue: 'nobody' }] } },
+    } })).status).toBe('success');
     const { page, errors } = await openPage(browser);
     await signIn(page, svc.server.address, MASTER_TOKEN);
     await open(page, 'sources/shop/sinks/orders/preview');
@@ -120,6 +125,8 @@ describe('the sink pages', () => {
     await body.press('ArrowLeft');
     await body.pressSequentially('_again', { delay: 20 });
     await expect.poll(() => previewValue(page, 'label').textContent(), WAIT).toBe('Ann login_again');
+    await page.getByText('Sink audit').click();
+    expect(await page.getByRole('table', { name: 'Sink audit: its row' }).getByRole('cell').textContent()).toBe('"Ann"');
 
     // One of the source's recent records.
     const path = await svc.ingestPath('shop');
@@ -141,6 +148,7 @@ describe('the sink pages', () => {
     expect(await page.getByRole('alert').first().textContent()).toMatch(/column "user_id"/);
     expect(errors).toEqual([]);
     await page.context().close();
+    expect((await svc.task('DELETE', `${B()}/sources/shop/sinks/audit`)).status).toBe('success');
   }, 60_000);
 
   it('reorders columns with the buttons; a table whose columns differ is reported next to the table', async () => {

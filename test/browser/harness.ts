@@ -5,11 +5,17 @@
  * machine's probe found them to work: no sandbox (root), no GPU, no background networking.
  */
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
-export const SCREENSHOTS = resolve('docs/screenshots');
+/**
+ * Where the screenshots go: a temporary folder on every run (taking them still renders each
+ * page at 1280x800), docs/screenshots with `npm run screenshots` (the README's pictures), so a
+ * test run does not leave the checked-in pictures modified.
+ */
+export const SCREENSHOTS = process.env.SLUICE_SCREENSHOTS_DIR ? resolve(process.env.SLUICE_SCREENSHOTS_DIR) : join(tmpdir(), 'sluice-screenshots');
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({

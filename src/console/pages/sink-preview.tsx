@@ -31,7 +31,7 @@ interface TestAnswer {
 type Result =
   | { state: 'idle' }
   | { state: 'running' }
-  | { state: 'done'; columns?: { name: string; value: string }[] }
+  | { state: 'done'; columns?: { name: string; value: string }[]; others: TestAnswer['tables'] }
   | { state: 'failed'; message: string; column?: string; request?: boolean };
 
 /** Headers a page cannot set (the browser's own), left out of a picked record's headers. */
@@ -139,7 +139,7 @@ export function SinkPreview({ source, sink }: { source: SourceData; sink: SinkDa
         const answer = await renderSample(source.sourceId, { text: body, bytes, contentType, headers }, otlp ? signal : undefined, abort.signal);
         if (id !== run.current) return;
         const mine = answer.tables.find((t) => t.sinkId === sink.sinkId);
-        setResult({ state: 'done', columns: mine?.rows[0]?.columns });
+        setResult({ state: 'done', columns: mine?.rows[0]?.columns, others: answer.tables.filter((t) => t.sinkId !== sink.sinkId) });
       } catch (err) {
         if (id !== run.current || abort.signal.aborted) return;
         const message = err instanceof Error ? err.message : String(err);
@@ -254,10 +254,34 @@ export function SinkPreview({ source, sink }: { source: SourceData; sink: SinkDa
               </tbody>
             </table>
           </div>
+          {result.state === 'done' && result.others.length > 0 && <OtherSinks tables={result.others} />}
           <RecentRecords sourceId={source.sourceId} picked={picked} onPick={pick} />
         </section>
       </div>
     </div>
+  );
+}
+
+/** The same sample's row in the source's other sinks (the test endpoint renders all of them at once). */
+function OtherSinks({ tables }: { tables: TestAnswer['tables'] }) {
+  return (
+    <section aria-labelledby="others-heading" class="recent">
+      <h3 id="others-heading">The other sinks of the source</h3>
+      {tables.map((t) => (
+        <details key={t.sinkId}>
+          <summary>Sink <code>{t.sinkId}</code> → <code>{t.tableId}</code></summary>
+          <div class="scroll">
+            <table class="list" aria-label={`Sink ${t.sinkId}: its row`}>
+              <tbody>
+                {(t.rows[0]?.columns ?? []).map((c) => (
+                  <tr key={c.name}><th scope="row"><code>{c.name}</code></th><td><code class="value">{c.value}</code></td></tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </details>
+      ))}
+    </section>
   );
 }
 
