@@ -5,7 +5,7 @@
  * overrides, then the sink's (later wins).
  */
 import type { SettingValue } from '../definition/model.js';
-import { parseByteSize, parseDuration, formatBytes, formatDuration } from './units.js';
+import { parseByteSize, parseDuration, formatBytes, formatDuration, goDurationString } from './units.js';
 
 export type SettingType = 'string' | 'int' | 'float' | 'bool' | '[]string' | '[]int' | '[]float';
 
@@ -103,23 +103,51 @@ export interface SettingView {
   overwritten: boolean;
   protected: boolean;
   validation?: string;
+  /** Sluice's own: the server's floor for a duration key, when it is above the key's minimum. */
+  serverMinimum?: string;
 }
 
-/** The GET .../settings list: every key sorted, with the entity's own overrides applied. */
-export function settingsView(overrides: SettingValue[] | undefined): SettingView[] {
+/**
+ * A server-wide lower bound on a duration setting (the operator's --upload-min-interval and
+ * --import-min-interval): a value below it takes effect as the floor.
+ */
+export interface SettingFloor {
+  key: string;
+  ms: number;
+  /** The flag that sets it, named in the setting's description. */
+  flag: string;
+}
+
+/**
+ * The GET .../settings list: every key sorted, with the entity's own overrides applied. A floor
+ * above a key's own minimum is made visible (`serverMinimum` and a sentence in the description),
+ * so a value the API accepts is never silently lengthened; at the default floors (the keys'
+ * minima) the answer is the reference's.
+ */
+export function settingsView(overrides: SettingValue[] | undefined, floors: SettingFloor[] = []): SettingView[] {
   const own = new Map((overrides ?? []).map((o) => [o.key, o.value]));
   return [...SETTINGS]
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .map((d) => ({
-      key: d.key,
-      type: d.type,
-      description: d.description,
-      value: own.has(d.key) ? own.get(d.key) : d.defaultValue,
-      defaultValue: d.defaultValue,
-      overwritten: own.has(d.key),
-      protected: d.protected,
-      ...(d.validation ? { validation: d.validation } : {}),
-    }));
+    .map((d) => {
+      const view: SettingView = {
+        key: d.key,
+        type: d.type,
+        description: d.description,
+        value: own.has(d.key) ? own.get(d.key) : d.defaultValue,
+        defaultValue: d.defaultValue,
+        overwritten: own.has(d.key),
+        protected: d.protected,
+        ...(d.validation ? { validation: d.validation } : {}),
+      };
+      const floor = floors.find((f) => f.key === d.key);
+      const ownMinimum = d.rule.minDuration ? parseDuration(d.rule.minDuration) ?? 0 : 0;
+      if (floor && floor.ms > ownMinimum) {
+        const text = goDurationString(floor.ms);
+        view.serverMinimum = text;
+        view.description += ` This server waits at least ${text} (${floor.flag}): a shorter interval takes effect as ${text}.`;
+      }
+      return view;
+    });
 }
 
 export class SettingsError extends Error {

@@ -5,7 +5,7 @@
  * compression "none"), so compressed and uncompressed sizes of the compared data are equal.
  */
 import type { SettingValue } from '../definition/model.js';
-import { effectiveSetting } from './settings.js';
+import { effectiveSetting, type SettingFloor } from './settings.js';
 import { parseByteSize, parseDuration } from './units.js';
 
 export interface UploadTrigger {
@@ -29,6 +29,22 @@ export interface LevelLimits {
 }
 
 export const REFERENCE_LIMITS: LevelLimits = { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 };
+
+/**
+ * Sluice's defaults: the floors are the settings' own minima (upload interval 1s, import
+ * interval 30s), so every value the API accepts is honoured as written. The reference's fixed
+ * 10s/60s silently lengthened a valid 30s import interval to 60s; an operator who wants them
+ * sets --upload-min-interval 10s --import-min-interval 60s, and the settings answer shows it.
+ */
+export const DEFAULT_LIMITS: LevelLimits = { uploadMinIntervalMs: 1_000, importMinIntervalMs: 30_000, maxSlices: 100 };
+
+/** The floors as the settings answer shows them (see settingsView). */
+export function triggerFloors(limits: LevelLimits): SettingFloor[] {
+  return [
+    { key: UP + 'interval', ms: limits.uploadMinIntervalMs, flag: '--upload-min-interval' },
+    { key: IMP + 'interval', ms: limits.importMinIntervalMs, flag: '--import-min-interval' },
+  ];
+}
 
 export interface Amounts {
   openedAtMs: number;

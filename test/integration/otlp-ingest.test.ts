@@ -3,14 +3,18 @@
  * the JSON exporters, pointed at a running service's source URL (secret in the path, and the
  * Bearer variant), fill the default logs / metrics / traces tables.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { SeverityNumber } from '@opentelemetry/api-logs';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import { LoggerProvider, SimpleLogRecordProcessor, type LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPMetricExporter as ProtoMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
@@ -171,20 +175,25 @@ describe('OTLP source with the OpenTelemetry SDK', () => {
 });
 
 describe("the README's example", () => {
-  it('batch processors with the protobuf exporters at the source URL fill the three tables', async () => {
+  it('runs as written: the SDK with the protobuf exporters at the source URL fills the three tables', async () => {
     const { url } = await otlpSource('Readme');
     await defaultSinks('readme', { logs: 1, metrics: 1, traces: 1 });
 
-    // As in the README (only the shutdowns, which flush, are added).
-    const resource = resourceFromAttributes({ 'service.name': 'checkout' });
-    const logs = new LoggerProvider({ resource, processors: [new BatchLogRecordProcessor({ exporter: new ProtoLogExporter({ url: `${url}/v1/logs`, compression: 'gzip' as never }) })] });
-    const metrics = new MeterProvider({ resource, readers: [new PeriodicExportingMetricReader({ exporter: new ProtoMetricExporter({ url: `${url}/v1/metrics` }) })] });
-    const traces = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new ProtoTraceExporter({ url: `${url}/v1/traces` }))] });
-
-    logs.getLogger('app').emit({ severityText: 'INFO', body: 'order placed', attributes: { 'order.id': 'o-1' } });
-    metrics.getMeter('app').createCounter('orders').add(1);
-    traces.getTracer('app').startSpan('POST /orders').end();
-    await Promise.all([logs.shutdown(), metrics.shutdown(), traces.shutdown()]);
+    // The README's code block itself, run by node with OTLP_URL set: it must flush on its own.
+    const readme = readFileSync(resolve('README.md'), 'utf8');
+    const after = readme.indexOf('**An application instrumented with the OpenTelemetry JS SDK**');
+    const code = /```js\n([\s\S]*?)```/.exec(readme.slice(after))![1];
+    expect(code).toContain('shutdown()');
+    // Inside the project, so that its imports resolve from node_modules.
+    const dir = mkdtempSync(join(resolve('node_modules'), '.readme-otel-'));
+    try {
+      writeFileSync(join(dir, 'example.mjs'), code);
+      // Asynchronously: the service runs in this process and must answer meanwhile.
+      const run = await promisify(execFile)(process.execPath, [join(dir, 'example.mjs')], { env: { ...process.env, OTLP_URL: url }, encoding: 'utf8', timeout: 30_000 });
+      expect(run.stderr).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
 
     expect((await rows('in.c-readme.logs', 1))[0]).toMatchObject({ body: 'order placed', service_name: 'checkout', severity_text: 'INFO' });
     expect((await rows('in.c-readme.metrics', 1))[0]).toMatchObject({ metric_name: 'orders', value: '1', service_name: 'checkout' });

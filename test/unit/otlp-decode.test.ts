@@ -74,7 +74,7 @@ describe('OTLP/JSON', () => {
     expect(record).toContain('"attributes":{"big":9007199254740993,"s":-9007199254740993}');
     expect(JSON.parse(record)).toMatchObject({
       trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174', kind: 'Server',
-      timestamp: '2023-11-14T22:13:20.123456789Z', end_timestamp: '2023-11-14T22:13:20Z',
+      timestamp: '2023-11-14T22:13:20.123456789Z', end_timestamp: '2023-11-14T22:13:20.000000000Z',
     });
   });
 

@@ -15,9 +15,13 @@ describe('value conversions', () => {
     expect(timestampJson(0)).toBe('""');
     expect(timestampJson(undefined)).toBe('""');
     expect(timestampJson('1700000000123456789')).toBe('"2023-11-14T22:13:20.123456789Z"');
-    expect(timestampJson(1_700_000_000_000_000_000n)).toBe('"2023-11-14T22:13:20Z"');
-    expect(timestampJson(1_700_000_000_120_000_000n)).toBe('"2023-11-14T22:13:20.12Z"');
+    expect(timestampJson(1_700_000_000_000_000_000n)).toBe('"2023-11-14T22:13:20.000000000Z"');
+    expect(timestampJson(1_700_000_000_120_000_000n)).toBe('"2023-11-14T22:13:20.120000000Z"');
     expect(timestampJson(Long.fromString('1700000000000000001', true))).toBe('"2023-11-14T22:13:20.000000001Z"');
+    // One width for every value, so that the text sorts as the time does.
+    const times = ['1700000000576000000', '1700000000576199635', '1700000000000000000', '1700000000999999999'].map((ns) => JSON.parse(timestampJson(ns)) as string);
+    expect(new Set(times.map((t) => t.length)).size).toBe(1);
+    expect([...times].sort()).toEqual([times[2], times[0], times[1], times[3]]);
     // uint64 beyond int64 saturates.
     expect(timestampJson(Long.fromString('18446744073709551615', true))).toBe('"2262-04-11T23:47:16.854775807Z"');
   });
@@ -82,7 +86,7 @@ describe('flattening logs', () => {
     });
     expect(records).toHaveLength(2);
     expect(records[0]).toBe(
-      '{"timestamp":"2023-11-14T22:13:20.123456789Z","observed_timestamp":"2023-11-14T22:13:20.2Z","severity_number":17,"severity_text":"ERROR",' +
+      '{"timestamp":"2023-11-14T22:13:20.123456789Z","observed_timestamp":"2023-11-14T22:13:20.200000000Z","severity_number":17,"severity_text":"ERROR",' +
         '"body":{"msg":"boom"},"flags":1,"trace_id":"5b8efff798038103d269b633813fc60c","span_id":"eee19b7ec3c1b174",' +
         '"attributes":{"user.id":7},"resource":{"service.name":"shop","host.cpus":4},"scope":{"name":"lib","version":"2.1"}}',
     );
@@ -118,7 +122,7 @@ describe('flattening metrics: one record per data point of every type', () => {
   const flat = (m: Metric) => flattenMetrics({ resourceMetrics: [{ resource, scopeMetrics: [{ scope, metrics: [m] }] }] }).map((r) => JSON.parse(r));
   const head = (type: string) => ({
     metric_name: 'm', metric_description: 'd', metric_unit: 'ms', metric_type: type, resource: RES, scope: SCOPE,
-    start_timestamp: '2023-11-14T22:13:20Z', timestamp: '2023-11-14T22:13:21Z',
+    start_timestamp: '2023-11-14T22:13:20.000000000Z', timestamp: '2023-11-14T22:13:21.000000000Z',
   });
   const times = { startTimeUnixNano: '1700000000000000000', timeUnixNano: '1700000001000000000' };
   const base = { name: 'm', description: 'd', unit: 'ms' };
@@ -204,11 +208,11 @@ describe('flattening traces', () => {
       }],
     });
     expect(JSON.parse(record)).toEqual({
-      timestamp: '2023-11-14T22:13:20Z', end_timestamp: '2023-11-14T22:13:20.5Z',
+      timestamp: '2023-11-14T22:13:20.000000000Z', end_timestamp: '2023-11-14T22:13:20.500000000Z',
       trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174', parent_span_id: '0102030405060708',
       trace_state: 'k=v', name: 'GET /', kind: 'Server', flags: 256, status_code: 'Error', status_message: 'failed',
       attributes: { 'http.status_code': 500 },
-      events: [{ timestamp: '2023-11-14T22:13:20.1Z', name: 'exception', attributes: { 'exception.type': 'E' } }],
+      events: [{ timestamp: '2023-11-14T22:13:20.100000000Z', name: 'exception', attributes: { 'exception.type': 'E' } }],
       links: [{ trace_id: '00000000000000000000000000000001', span_id: '0000000000000002', trace_state: '', attributes: {}, flags: 1 }],
       resource: RES, scope: SCOPE,
     });

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { requireToken } from '../auth.js';
 import { settingsView } from '../../pipeline/settings.js';
+import { triggerFloors } from '../../pipeline/triggers.js';
 import { byToken } from './views.js';
 import { looseObject, settingsPatchSchema, taskResponse } from './schemas.js';
 
@@ -15,10 +16,12 @@ const tags = ['settings'];
 export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { project, sources, sinks } = services;
   const api = services.config.publicApiUrl;
+  // The operator's floors, shown on the interval keys when they lengthen a valid value.
+  const floors = triggerFloors({ uploadMinIntervalMs: services.config.uploadMinIntervalMs, importMinIntervalMs: services.config.importMinIntervalMs, maxSlices: 100 });
 
   app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/settings', {
     schema: { tags, summary: 'Settings of a source (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },
-  }, async (req) => ({ settings: settingsView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId).config) }));
+  }, async (req) => ({ settings: settingsView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId).config, floors) }));
 
   app.patch<{ Params: SourceParams; Body: Patch }>('/branches/:branchId/sources/:sourceId/settings', {
     schema: { tags, summary: 'Change settings of a source (asynchronous task)', body: settingsPatchSchema, response: taskResponse },
@@ -32,7 +35,7 @@ export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async 
     schema: { tags, summary: 'Settings of a sink (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },
   }, async (req) => {
     const sink = sinks.get(project.resolveBranch(req.params.branchId), req.params.sourceId, req.params.sinkId);
-    return { settings: settingsView(sink.config) };
+    return { settings: settingsView(sink.config, floors) };
   });
 
   app.patch<{ Params: SinkParams; Body: Patch }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/settings', {

@@ -58,8 +58,8 @@ export function doubleJson(v: number | null | undefined): string {
 }
 
 /**
- * Nanoseconds since the epoch as RFC 3339 in UTC with up to nine fraction digits, trailing
- * zeros dropped (Go's time.RFC3339Nano), or "" when 0 (unset).
+ * Nanoseconds since the epoch as RFC 3339 in UTC with exactly nine fraction digits (Go's
+ * RFC3339Nano without its trimming of trailing zeros), or "" when 0 (unset).
  */
 export function timestampJson(v: Int64 | null | undefined): string {
   let ns = toBigInt(v);
@@ -69,8 +69,9 @@ export function timestampJson(v: Int64 | null | undefined): string {
   const sec = ns / NS_PER_SEC;
   const frac = Number(ns % NS_PER_SEC);
   const date = new Date(Number(sec) * 1000).toISOString().slice(0, 19);
-  if (frac === 0) return `"${date}Z"`;
-  return `"${date}.${String(frac).padStart(9, '0').replace(/0+$/, '')}Z"`;
+  // Always nine fraction digits: Go's RFC3339Nano (the reference) trims trailing zeros, so
+  // "…56.576Z" sorted after "…56.576199635Z" as text; fixed width sorts as time.
+  return `"${date}.${String(frac).padStart(9, '0')}Z"`;
 }
 
 const HEX_ZERO = /^0*$/;
