@@ -96,13 +96,28 @@ export type Role = (typeof ROLES)[number];
 
 export class ConfigError extends Error {}
 
-interface Option {
+/**
+ * One setting, declared once: its flag, its environment variable, how its text is parsed, what
+ * it does and its default. loadConfig() reads the settings from this table and `sluice serve
+ * --help` prints it, so the two cannot disagree.
+ */
+export interface Option<K extends keyof Config = keyof Config> {
   flag: string;
   env: string;
-  key: keyof Config;
-  parse: (raw: string) => unknown;
+  key: K;
+  /** Parses the text of the flag or variable; throws ConfigError. */
+  parse: (raw: string) => Config[K];
+  /** What the setting does (one line of --help). */
   help: string;
+  /**
+   * The default: text for `parse`, shown as is by --help (so it reads as one would write it), or
+   * a value computed from the settings above it in the table, with the text --help shows.
+   */
+  default: string | { text: string; value: (config: Partial<Config>) => Config[K] };
 }
+
+/** Checks each entry against its key's type, then keeps it in the table of every key. */
+const option = <K extends keyof Config>(o: Option<K>): Option => o;
 
 const int = (name: string) => (raw: string): number => {
   const n = Number(raw);
@@ -123,6 +138,7 @@ const url = (name: string) => (raw: string): string => {
   return raw.replace(/\/+$/, '');
 };
 const str = (raw: string): string => raw;
+const path = (raw: string): string => resolve(raw);
 const duration = (name: string) => (raw: string): number => {
   const ms = parseDuration(raw);
   if (ms === undefined || ms < 0) throw new ConfigError(`${name} must be a duration like 30s, 5m or 168h, got "${raw}".`);
@@ -189,107 +205,85 @@ const bytes = (name: string) => (raw: string): number => {
   return n;
 };
 
+const none = (text: string) => ({ text, value: () => undefined });
+
 export const OPTIONS: Option[] = [
-  { flag: '--host', env: 'SLUICE_HOST', key: 'host', parse: str, help: 'listen address (default 0.0.0.0)' },
-  { flag: '--port', env: 'SLUICE_PORT', key: 'port', parse: port, help: 'listen port (default 8000; 0 picks a free port)' },
-  { flag: '--data-dir', env: 'SLUICE_DATA_DIR', key: 'dataDir', parse: str, help: 'data directory (default ./data)' },
-  { flag: '--master-token', env: 'SLUICE_MASTER_TOKEN', key: 'masterToken', parse: str, help: 'master token (default: generated on first start)' },
-  { flag: '--project-id', env: 'SLUICE_PROJECT_ID', key: 'projectId', parse: int('project id'), help: 'project id (default 1)' },
-  { flag: '--branch-id', env: 'SLUICE_BRANCH_ID', key: 'defaultBranchId', parse: int('branch id'), help: 'id of the default branch (default 1)' },
-  { flag: '--public-api-url', env: 'SLUICE_PUBLIC_API_URL', key: 'publicApiUrl', parse: url('public API URL'), help: 'public base URL of the API (default http://localhost:<port>)' },
-  { flag: '--public-ingest-url', env: 'SLUICE_PUBLIC_INGEST_URL', key: 'publicIngestUrl', parse: url('public ingest URL'), help: 'public base URL of ingestion (default: the API URL)' },
-  { flag: '--public-queue-url', env: 'SLUICE_PUBLIC_QUEUE_URL', key: 'publicQueueUrl', parse: url('public queue URL'), help: 'public base URL of the job queue API (default: the API URL)' },
-  { flag: '--job-workers', env: 'SLUICE_JOB_WORKERS', key: 'jobWorkers', parse: int('job workers'), help: 'how many jobs run at once, each in its own process (default 2)' },
-  { flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (default info)' },
-  { flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body (default 1MB)' },
-  { flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch (default 16MB)' },
-  { flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after gzip decompression (default 16MB)' },
-  { flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records (default 168h)' },
-  { flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log (default 10GB)' },
-  { flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the data the event log holds (default 64GB)' },
-  { flag: '--log-min-free-disk', env: 'SLUICE_LOG_MIN_FREE_DISK', key: 'logMinFreeDiskBytes', parse: bytes('log min free disk'), help: 'ingestion answers 503 below this free disk space (default 256MB)' },
-  { flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked (default 1s)' },
-  { flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion (default); off: on the event loop' },
-  { flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it (default); off: every request through fastify' },
-  { flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (default 10s)' },
-  { flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (default 60s)' },
-  { flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (default 2m)' },
-  { flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept (default 168h)' },
-  { flag: '--kafka', env: 'SLUICE_KAFKA_BROKERS', key: 'kafkaBrokers', parse: brokers, help: 'Kafka bootstrap servers host:port,...: the event log is Kafka (default: embedded LMDB log)' },
-  { flag: '--kafka-partitions', env: 'SLUICE_KAFKA_PARTITIONS', key: 'kafkaPartitions', parse: partitions, help: 'partitions of the source topics Sluice creates (default 1; cluster nodes split them)' },
-  { flag: '--kafka-replication', env: 'SLUICE_KAFKA_REPLICATION', key: 'kafkaReplication', parse: replication, help: 'replicas of the source topics Sluice creates (default -1: the broker default)' },
-  { flag: '--kafka-topic-prefix', env: 'SLUICE_KAFKA_TOPIC_PREFIX', key: 'kafkaTopicPrefix', parse: str, help: 'prefix of the source topics (default "sluice.")' },
-  { flag: '--kafka-topics', env: 'SLUICE_KAFKA_TOPICS', key: 'kafkaTopics', parse: topicBindings, help: 'bind sources to existing topics: sourceId=topic,...' },
-  { flag: '--roles', env: 'SLUICE_ROLES', key: 'roles', parse: roles, help: `what this node does, of ${ROLES.join(',')} (default all; only some need --kafka)` },
-  { flag: '--target-path', env: 'SLUICE_TARGET_PATH', key: 'targetPath', parse: str, help: 'DuckDB file of the tables (default <data-dir>/tables.duckdb; cluster nodes on one host share one)' },
-  { flag: '--target', env: 'SLUICE_TARGET_URL', key: 'targetUrl', parse: targetUrl, help: 'PostgreSQL server of the tables, postgres://user:password@host:port/db (default: the DuckDB file)' },
-  { flag: '--target-pool-size', env: 'SLUICE_TARGET_POOL_SIZE', key: 'targetPoolSize', parse: positive('target pool size'), help: 'connections to the PostgreSQL target at most (default 8)' },
-  { flag: '--export-retention', env: 'SLUICE_EXPORT_RETENTION', key: 'exportRetentionMs', parse: duration('export retention'), help: 'how long exported files are kept (default 48h)' },
-  { flag: '--sql-timeout', env: 'SLUICE_SQL_TIMEOUT', key: 'sqlTimeoutMs', parse: duration('SQL timeout'), help: 'longest run of a read-only SQL query (default 30s)' },
-  { flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns (default 10000)' },
-  { flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own (default: only on the API listener)' },
-  { flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>" (default: no token)' },
+  option({ flag: '--host', env: 'SLUICE_HOST', key: 'host', parse: str, help: 'listen address', default: '0.0.0.0' }),
+  option({ flag: '--port', env: 'SLUICE_PORT', key: 'port', parse: port, help: 'listen port (0 picks a free port)', default: '8000' }),
+  option({ flag: '--data-dir', env: 'SLUICE_DATA_DIR', key: 'dataDir', parse: path, help: 'data directory: metadata, event log, tables, the master token', default: './data' }),
+  option({ flag: '--master-token', env: 'SLUICE_MASTER_TOKEN', key: 'masterToken', parse: str, help: "the project's master token; unset: generated on first start and kept in <data-dir>/master-token", default: none('generated on first start') }),
+  option({ flag: '--project-id', env: 'SLUICE_PROJECT_ID', key: 'projectId', parse: int('project id'), help: 'project id', default: '1' }),
+  option({ flag: '--branch-id', env: 'SLUICE_BRANCH_ID', key: 'defaultBranchId', parse: int('branch id'), help: 'id of the default branch', default: '1' }),
+  option({ flag: '--public-api-url', env: 'SLUICE_PUBLIC_API_URL', key: 'publicApiUrl', parse: url('public API URL'), help: 'public base URL of the API, written into task and entity URLs', default: { text: 'http://localhost:<port>', value: (c) => `http://localhost:${c.port}` } }),
+  option({ flag: '--public-ingest-url', env: 'SLUICE_PUBLIC_INGEST_URL', key: 'publicIngestUrl', parse: url('public ingest URL'), help: 'public base URL of ingestion, written into ingestion URLs', default: { text: 'the API URL', value: (c) => c.publicApiUrl! } }),
+  option({ flag: '--public-queue-url', env: 'SLUICE_PUBLIC_QUEUE_URL', key: 'publicQueueUrl', parse: url('public queue URL'), help: 'public base URL of the job queue API, written into job URLs', default: { text: 'the API URL', value: (c) => c.publicApiUrl! } }),
+  option({ flag: '--job-workers', env: 'SLUICE_JOB_WORKERS', key: 'jobWorkers', parse: int('job workers'), help: 'how many jobs run at once, each in its own process (0 counts as 1)', default: '2' }),
+  option({ flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (trace, debug, info, warn, error, fatal)', default: 'info' }),
+  option({ flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body', default: '1MB' }),
+  option({ flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch', default: '16MB' }),
+  option({ flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after gzip decompression', default: '16MB' }),
+  option({ flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records', default: '168h' }),
+  option({ flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log', default: '10GB' }),
+  option({ flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the data the event log holds', default: '64GB' }),
+  option({ flag: '--log-min-free-disk', env: 'SLUICE_LOG_MIN_FREE_DISK', key: 'logMinFreeDiskBytes', parse: bytes('log min free disk'), help: 'ingestion answers 503 below this free disk space', default: '256MB' }),
+  option({ flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked', default: '1s' }),
+  option({ flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion; off: on the event loop', default: 'on' }),
+  option({ flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it; off: every request through fastify', default: 'on' }),
+  option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: '1s' }),
+  option({ flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (the import interval setting\'s own minimum; the reference fixes 60s)', default: '30s' }),
+  option({ flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (then x4, up to 3h)', default: '2m' }),
+  option({ flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept', default: '168h' }),
+  option({ flag: '--kafka', env: 'SLUICE_KAFKA_BROKERS', key: 'kafkaBrokers', parse: brokers, help: 'Kafka bootstrap servers host:port,...: the event log is Kafka; none: the embedded LMDB event log', default: none('none') }),
+  option({ flag: '--kafka-partitions', env: 'SLUICE_KAFKA_PARTITIONS', key: 'kafkaPartitions', parse: partitions, help: 'partitions of the source topics Sluice creates (cluster nodes split them)', default: '1' }),
+  option({ flag: '--kafka-replication', env: 'SLUICE_KAFKA_REPLICATION', key: 'kafkaReplication', parse: replication, help: "replicas of the source topics Sluice creates (-1: the broker's default)", default: '-1' }),
+  option({ flag: '--kafka-topic-prefix', env: 'SLUICE_KAFKA_TOPIC_PREFIX', key: 'kafkaTopicPrefix', parse: str, help: 'prefix of the source topics: <prefix><projectId>.<branchId>.<sourceId>', default: DEFAULT_TOPIC_PREFIX }),
+  option({ flag: '--kafka-topics', env: 'SLUICE_KAFKA_TOPICS', key: 'kafkaTopics', parse: topicBindings, help: 'bind sources to existing topics: sourceId=topic,...', default: { text: 'none', value: () => ({}) } }),
+  option({ flag: '--roles', env: 'SLUICE_ROLES', key: 'roles', parse: roles, help: `what this node does, of ${ROLES.join(',')} (only some need --kafka)`, default: ROLES.join(',') }),
+  option({ flag: '--target-path', env: 'SLUICE_TARGET_PATH', key: 'targetPath', parse: path, help: 'DuckDB file of the tables (cluster nodes on one host share one)', default: { text: '<data-dir>/tables.duckdb', value: (c) => join(c.dataDir!, 'tables.duckdb') } }),
+  option({ flag: '--target', env: 'SLUICE_TARGET_URL', key: 'targetUrl', parse: targetUrl, help: 'PostgreSQL server of the tables, postgres://user:password@host:port/db; none: the DuckDB file', default: none('none') }),
+  option({ flag: '--target-pool-size', env: 'SLUICE_TARGET_POOL_SIZE', key: 'targetPoolSize', parse: positive('target pool size'), help: 'connections to the PostgreSQL target at most', default: '8' }),
+  option({ flag: '--export-retention', env: 'SLUICE_EXPORT_RETENTION', key: 'exportRetentionMs', parse: duration('export retention'), help: 'how long exported files are kept', default: '48h' }),
+  option({ flag: '--sql-timeout', env: 'SLUICE_SQL_TIMEOUT', key: 'sqlTimeoutMs', parse: duration('SQL timeout'), help: 'longest run of a read-only SQL query', default: '30s' }),
+  option({ flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns', default: '10000' }),
+  option({ flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own; none: only on the API listener', default: none('none') }),
+  option({ flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>"; none: no token needed', default: none('none') }),
 ];
 
+/** The default as `sluice serve --help` shows it. */
+export function defaultText(o: Option): string {
+  return typeof o.default === 'string' ? o.default : o.default.text;
+}
+
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
-  const raw: Partial<Record<keyof Config, unknown>> = {};
+  // The text of each setting given: variables first, flags win.
+  const given = new Map<keyof Config, string>();
   for (const o of OPTIONS) {
     const v = env[o.env];
-    if (v !== undefined && v !== '') raw[o.key] = o.parse(v);
+    if (v !== undefined && v !== '') given.set(o.key, v);
   }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const o = OPTIONS.find((x) => x.flag === flag);
-    if (!o) throw new ConfigError(`Unknown option "${arg}". Options: ${OPTIONS.map((x) => x.flag).join(', ')}.`);
+    if (!o) throw new ConfigError(`Unknown option "${arg}" (sluice serve --help lists them). Options: ${OPTIONS.map((x) => x.flag).join(', ')}.`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`Option ${flag} needs a value.`);
-    raw[o.key] = o.parse(value);
+    given.set(o.key, value);
   }
-  const cfgPort = (raw.port as number | undefined) ?? 8000;
-  const publicApiUrl = (raw.publicApiUrl as string | undefined) ?? `http://localhost:${cfgPort}`;
-  const dataDir = resolve((raw.dataDir as string | undefined) ?? './data');
-  return {
-    host: (raw.host as string | undefined) ?? '0.0.0.0',
-    port: cfgPort,
-    dataDir,
-    masterToken: raw.masterToken as string | undefined,
-    projectId: (raw.projectId as number | undefined) ?? 1,
-    defaultBranchId: (raw.defaultBranchId as number | undefined) ?? 1,
-    publicApiUrl,
-    publicIngestUrl: (raw.publicIngestUrl as string | undefined) ?? publicApiUrl,
-    publicQueueUrl: (raw.publicQueueUrl as string | undefined) ?? publicApiUrl,
-    jobWorkers: Math.max(1, (raw.jobWorkers as number | undefined) ?? 2),
-    logLevel: (raw.logLevel as string | undefined) ?? 'info',
-    maxBodyBytes: (raw.maxBodyBytes as number | undefined) ?? 1024 * 1024,
-    maxBatchBodyBytes: (raw.maxBatchBodyBytes as number | undefined) ?? 16 * 1024 * 1024,
-    otlpMaxBodyBytes: (raw.otlpMaxBodyBytes as number | undefined) ?? 16 * 1024 * 1024,
-    logRetentionMs: (raw.logRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
-    logMaxBytesPerTopic: (raw.logMaxBytesPerTopic as number | undefined) ?? 10 * 1024 ** 3,
-    logMaxBytes: (raw.logMaxBytes as number | undefined) ?? 64 * 1024 ** 3,
-    logMinFreeDiskBytes: (raw.logMinFreeDiskBytes as number | undefined) ?? 256 * 1024 ** 2,
-    checkIntervalMs: (raw.checkIntervalMs as number | undefined) ?? 1000,
-    renderThread: (raw.renderThread as boolean | undefined) ?? true,
-    ingestFastPath: (raw.ingestFastPath as boolean | undefined) ?? true,
-    uploadMinIntervalMs: (raw.uploadMinIntervalMs as number | undefined) ?? 10_000,
-    importMinIntervalMs: (raw.importMinIntervalMs as number | undefined) ?? 60_000,
-    retryBaseMs: (raw.retryBaseMs as number | undefined) ?? 120_000,
-    stagingRetentionMs: (raw.stagingRetentionMs as number | undefined) ?? 7 * 24 * 3_600_000,
-    kafkaBrokers: raw.kafkaBrokers as string[] | undefined,
-    kafkaPartitions: (raw.kafkaPartitions as number | undefined) ?? 1,
-    kafkaReplication: (raw.kafkaReplication as number | undefined) ?? -1,
-    kafkaTopicPrefix: (raw.kafkaTopicPrefix as string | undefined) ?? DEFAULT_TOPIC_PREFIX,
-    kafkaTopics: (raw.kafkaTopics as Record<string, string> | undefined) ?? {},
-    roles: checkRoles((raw.roles as ReadonlySet<Role> | undefined) ?? new Set(ROLES), raw.kafkaBrokers !== undefined),
-    targetPath: resolve((raw.targetPath as string | undefined) ?? join(dataDir, 'tables.duckdb')),
-    targetUrl: checkTarget(raw.targetUrl as string | undefined, raw.targetPath as string | undefined),
-    targetPoolSize: (raw.targetPoolSize as number | undefined) ?? 8,
-    exportRetentionMs: (raw.exportRetentionMs as number | undefined) ?? 48 * 3_600_000,
-    sqlTimeoutMs: Math.max(1, (raw.sqlTimeoutMs as number | undefined) ?? 30_000),
-    sqlMaxRows: (raw.sqlMaxRows as number | undefined) ?? 10_000,
-    metricsPort: raw.metricsPort as number | undefined,
-    metricsToken: raw.metricsToken as string | undefined,
-  };
+  // In table order: a computed default reads the settings above it.
+  const c: Partial<Record<keyof Config, unknown>> = {};
+  for (const o of OPTIONS) {
+    const text = given.get(o.key);
+    if (text !== undefined) c[o.key] = o.parse(text);
+    else if (typeof o.default === 'string') c[o.key] = o.parse(o.default);
+    else c[o.key] = o.default.value(c as Partial<Config>);
+  }
+  const config = c as unknown as Config;
+  config.jobWorkers = Math.max(1, config.jobWorkers);
+  config.sqlTimeoutMs = Math.max(1, config.sqlTimeoutMs);
+  config.roles = checkRoles(config.roles, given.has('kafkaBrokers'));
+  config.targetUrl = checkTarget(config.targetUrl, given.get('targetPath'));
+  return config;
 }
 
 /** One target: a PostgreSQL URL and a DuckDB file together would leave one of them silently unused. */
@@ -315,6 +309,12 @@ function checkRoles(roles: ReadonlySet<Role>, kafka: boolean): ReadonlySet<Role>
   return roles;
 }
 
+/**
+ * The options of `sluice serve` for --help, from OPTIONS: a line with the flag, its variable
+ * and its default, then what it does.
+ */
 export function optionsHelp(): string {
-  return OPTIONS.map((o) => `  ${o.flag.padEnd(20)} ${o.env.padEnd(26)} ${o.help}`).join('\n');
+  const flagWidth = Math.max(...OPTIONS.map((o) => o.flag.length));
+  const envWidth = Math.max(...OPTIONS.map((o) => o.env.length));
+  return OPTIONS.map((o) => `  ${o.flag.padEnd(flagWidth)}  ${o.env.padEnd(envWidth)}  default: ${defaultText(o)}\n      ${o.help}`).join('\n');
 }

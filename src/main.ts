@@ -1,20 +1,16 @@
 #!/usr/bin/env node
 /** The `sluice` command line: `sluice <command> [options]` (see USAGE). */
-import { ConfigError, loadConfig, optionsHelp } from './config.js';
-import { runJsonnetCli } from './jsonnet/cli.js';
-import { runExtractorCli } from './components/generic-extractor/cli.js';
-import { runKafkaCli } from './connectors/kafka/broker/cli.js';
-import { runSqlCli } from './cli/sql.js';
-import { runTablesCli } from './cli/tables-export.js';
-import { createLogger } from './logger.js';
-import { startServer } from './server.js';
+// Each command's modules are loaded when it runs, so that --help, --version, jsonnet or sql do
+// not load the server's (fastify, LMDB, DuckDB, Kafka).
+import { ConfigError, loadConfig, OPTIONS, optionsHelp } from './config.js';
 import { TargetUnavailableError } from './storage/target.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: sluice <command> [options]
 
-Commands (sluice --version prints the version):
-  serve     run the service (management API, storage API) on embedded defaults
+Commands (sluice --version prints the version; sluice <command> --help, or sluice help <command>,
+describes one):
+  serve     run the service (management API, storage API) on embedded defaults (sluice serve --help)
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
   extractor run the generic extractor: sluice extractor run --data DIR (sluice extractor --help)
   kafka     start|stop|status a local single-node Kafka broker for development and tests (sluice kafka --help)
@@ -23,12 +19,38 @@ Commands (sluice --version prints the version):
   sql       "<SELECT ...>": run a read-only query on the tables of a running server and print
             the rows as a table, CSV or JSON (sluice sql --help)
 
-Options of serve (flag, environment variable):
+Options of serve (flag, environment variable, default; flags win over variables):
 ${optionsHelp()}
 `;
 
+const SERVE_USAGE = `Usage: sluice serve [options]
+
+Runs the service: the management APIs (Stream /v1, Storage /v2/storage, job queue /jobs),
+ingestion (HTTP, connector batches, OTLP), the sinks, imports, the jobs and the web console
+(/console), on embedded defaults: LMDB, DuckDB and folders under the data directory.
+Each option is a flag (--flag value or --flag=value) or an environment variable; flags win.
+
+Options (flag, environment variable, default):
+${optionsHelp()}
+`;
+
+/** --help or -h where a flag may stand (not as the value of the flag before it). */
+function asksForHelp(argv: string[]): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') return true;
+    if (!arg.includes('=') && OPTIONS.some((o) => o.flag === arg)) i++;
+  }
+  return false;
+}
+
 async function serve(argv: string[]): Promise<void> {
+  if (asksForHelp(argv)) {
+    process.stdout.write(SERVE_USAGE);
+    return;
+  }
   const config = loadConfig(argv);
+  const [{ createLogger }, { startServer }] = await Promise.all([import('./logger.js'), import('./server.js')]);
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, logger);
   let stopping = false;
@@ -59,27 +81,31 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
       return serve(rest);
     case 'kafka':
-      process.exitCode = await runKafkaCli(rest);
+      process.exitCode = await (await import('./connectors/kafka/broker/cli.js')).runKafkaCli(rest);
       return;
     case 'jsonnet':
-      process.exitCode = await runJsonnetCli(rest, process);
+      process.exitCode = await (await import('./jsonnet/cli.js')).runJsonnetCli(rest, process);
       return;
     case 'extractor':
-      process.exitCode = await runExtractorCli(rest);
+      process.exitCode = await (await import('./components/generic-extractor/cli.js')).runExtractorCli(rest);
       return;
     case 'tables':
-      process.exitCode = await runTablesCli(rest);
+      process.exitCode = await (await import('./cli/tables-export.js')).runTablesCli(rest);
       return;
     case 'sql':
-      process.exitCode = await runSqlCli(rest);
+      process.exitCode = await (await import('./cli/sql.js')).runSqlCli(rest);
       return;
     case '--version':
     case '-V':
     case 'version':
       process.stdout.write(`sluice ${VERSION}\n`);
       return;
-    case undefined:
     case 'help':
+      // `sluice help <command>`: that command's --help.
+      if (rest.length > 0 && rest[0] !== 'help') return main([rest[0], '--help']);
+      process.stdout.write(USAGE);
+      return;
+    case undefined:
     case '--help':
     case '-h':
       process.stdout.write(USAGE);

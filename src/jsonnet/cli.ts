@@ -4,7 +4,7 @@
  *   sluice jsonnet [options] <file>        evaluate a file (`-` reads standard input)
  *   sluice jsonnet [options] -e <code>     evaluate a snippet
  *
- * Output JSON on stdout (or in the -o file); errors on stderr with exit code 1, first line
+ * Output JSON on stdout (or in the -o file), or with -S the resulting string itself; errors on stderr with exit code 1, first line
  * `RUNTIME ERROR: ...` or `STATIC ERROR: ...` as libjsonnet prints it. Imports are resolved
  * relative to the importing file, then in the -J directories (right-most wins), then in the
  * directories of JSONNET_PATH. The hidden `--engine libjsonnet` evaluates with libjsonnet 0.20
@@ -35,6 +35,7 @@ Options:
   -e / --exec                 treat the argument as code rather than a file name
   -J / --jpath <dir>          library search directory (right-most wins); also JSONNET_PATH
   -o / --output-file <file>   write the output to a file rather than stdout
+  -S / --string               expect a string result and write it as is, not as JSON
   -s / --max-stack <n>        number of allowed stack frames
   -V / --ext-str <var>[=<val>]      external variable as a string (no value: from the environment)
   --ext-str-file <var>=<file>       external variable as a string read from a file
@@ -53,6 +54,7 @@ class UsageError extends Error {}
 interface Parsed {
   help: boolean;
   exec: boolean;
+  string: boolean;
   input: string | undefined;
   outputFile: string | undefined;
   engine: EngineName;
@@ -85,6 +87,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv, readFile: (path: stri
   const p: Parsed = {
     help: false,
     exec: false,
+    string: false,
     input: undefined,
     outputFile: undefined,
     engine: 'sluice',
@@ -130,6 +133,10 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv, readFile: (path: stri
       case '-e':
       case '--exec':
         p.exec = true;
+        break;
+      case '-S':
+      case '--string':
+        p.string = true;
         break;
       case '-J':
       case '--jpath':
@@ -237,6 +244,7 @@ export async function runJsonnetCli(argv: string[], io: CliIo, deps: CliDeps = {
       tlaVars: args.tlaVars,
       jpaths: [...envPaths, ...args.jpaths],
       maxStack: args.maxStack,
+      stringOutput: args.string || undefined,
       trace: (text) => io.stderr.write(text),
     });
     if (args.outputFile !== undefined) {

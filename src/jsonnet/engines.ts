@@ -41,6 +41,11 @@ export interface EvaluateOptions {
   /** Maximum stack depth (libjsonnet's default is 500). */
   maxStack?: number;
   /**
+   * As `jsonnet -S`: the result must be a string, and the output is that string itself with a
+   * final newline (`RUNTIME ERROR: expected string result, got: object` otherwise).
+   */
+  stringOutput?: boolean;
+  /**
    * Receives what the evaluation writes on stderr: std.trace lines (`TRACE: file:line msg\n`).
    * Default: the process's stderr (child engines: their onStderr option).
    */
@@ -132,6 +137,7 @@ interface CompilerModule {
       importCallback?: (base: string, rel: string) => { path: string; content: string; bytes?: Uint8Array } | undefined;
       maxStack?: number;
       traceOut?: (line: string) => void;
+      stringOutput?: boolean;
     },
   ): string;
   JsonnetError?: new (...args: never[]) => Error;
@@ -182,6 +188,7 @@ export class SluiceEngine implements JsonnetEngine {
         importCallback: (base, rel) => resolveImport(base, rel, jpaths, cwd),
         maxStack: options.maxStack,
         traceOut: options.trace ? (line) => options.trace!(`${line}\n`) : undefined,
+        stringOutput: options.stringOutput,
       });
     } catch (err) {
       if (isJsonnetError(mod, err)) throw new EngineError(err.message);

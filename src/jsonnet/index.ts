@@ -52,6 +52,11 @@ export interface CompileOptions {
   /** Where std.trace writes (default: stderr). */
   traceOut?: (line: string) => void;
   /**
+   * evaluateToString() as `jsonnet -S`: the result must be a string (else `RUNTIME ERROR:
+   * expected string result, got: <type>`), written as is with a final newline.
+   */
+  stringOutput?: boolean;
+  /**
    * Extra top-level variables of the program (e.g. template globals): either names whose values
    * are given to each evaluation (`evaluate(extVars, globals)`; unbound ones are null), or
    * values bound once (natives that read per-record state kept outside, the fastest), which an
@@ -309,6 +314,14 @@ export class Program {
 
   /** Evaluates and materialises to plain JSON. Throws JsonnetError. */
   evaluate(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): Json {
+    return this.evaluateWith(extVars, globals, materialize);
+  }
+
+  /**
+   * Evaluates, then `manifest`s the value; errors of the manifestation get libjsonnet's
+   * `During manifestation` frame.
+   */
+  private evaluateWith<T>(extVars: Record<string, ExtVar> | undefined, globals: Record<string, GlobalValue> | undefined, manifest: (v: Val) => T): T {
     // Saved and restored so that a native called by another evaluation may evaluate too.
     const { depth, max, deadline, budgetMs } = stackState;
     try {
@@ -319,7 +332,7 @@ export class Program {
         throw normalizeError(e);
       }
       try {
-        return materialize(v);
+        return manifest(v);
       } catch (e) {
         const n = normalizeError(e);
         if (n instanceof RuntimeError) n.push('During manifestation');
@@ -333,9 +346,17 @@ export class Program {
     }
   }
 
-  /** Evaluates and manifests as the `jsonnet` CLI prints it (3-space indent, final newline). */
+  /**
+   * Evaluates and manifests as the `jsonnet` CLI prints it (3-space indent, final newline); with
+   * the `stringOutput` option as `jsonnet -S` does: the string itself.
+   */
   evaluateToString(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): string {
-    return manifestJson(this.evaluate(extVars, globals), '   ') + '\n';
+    if (!this.options.stringOutput) return manifestJson(this.evaluate(extVars, globals), '   ') + '\n';
+    return this.evaluateWith(extVars, globals, (v) => {
+      // libjsonnet checks the type before anything inside the value is evaluated.
+      if (typeof v !== 'string') throw new RuntimeError(`expected string result, got: ${typeName(v)}`);
+      return `${v}\n`;
+    });
   }
 }
 

@@ -16,6 +16,7 @@ interface JsonnetVm {
   tlaString(key: string, value: string): this;
   tlaCode(key: string, value: string): this;
   addJpath(path: string): this;
+  stringOutput(value: boolean): this;
   evaluateSnippet(snippet: string, filename?: string): Promise<string>;
 }
 
@@ -28,6 +29,7 @@ async function evaluateLibjsonnet(code: string, options: EvaluateOptions): Promi
   if (options.cwd) process.chdir(options.cwd);
   const vm = new Jsonnet();
   if (options.maxStack !== undefined) vm.setMaxStack(options.maxStack);
+  if (options.stringOutput) vm.stringOutput(true);
   for (const [k, v] of Object.entries(options.extVars ?? {})) {
     if (v.kind === 'code') vm.extCode(k, v.value);
     else vm.extString(k, v.value);

@@ -48,7 +48,8 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Record<string, string | 
 /** Runs the command; resolves to the process exit code. */
 export async function runKafkaCli(argv: string[], io: Io = process): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
+  const help = (arg: string) => arg === '--help' || arg === '-h';
+  if (!command || command === 'help' || help(command) || rest.some(help)) {
     io.stdout.write(KAFKA_USAGE);
     return command ? 0 : 1;
   }
