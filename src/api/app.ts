@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createIngestFastPath, type IngestFastPath } from './ingest/fast-path.js';
 import formbody from '@fastify/formbody';
+import { formBodyParser } from './form-body.js';
 import type { Services } from '../services.js';
 import { streamApi } from './stream/index.js';
 import { storageApi } from './storage/index.js';
@@ -44,6 +45,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
   });
   await app.register(formbody);
+  formBodyParser(app);
   // Cluster mode only: a node of its own has nothing to wait for (and ingestion pays no hook).
   if (services.config.kafkaBrokers) answerWritesWhenSettled(app, services.metadata);
   // An empty body with Content-Type: application/json is "no body" (clients send the header

@@ -25,6 +25,8 @@ const plugin: FastifyPluginAsync<{ services: Services }> = async (app, { service
       },
       security: [{ storageApiToken: [] }],
     },
+    transformObject: (document) =>
+      'openapiObject' in document ? openApi30Bounds(document.openapiObject) as typeof document.openapiObject : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/v1/documentation', staticCSP: true });
   app.get('/v1/documentation/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -34,3 +36,30 @@ const plugin: FastifyPluginAsync<{ services: Services }> = async (app, { service
 };
 
 export const documentation = fp(plugin, { name: 'documentation' });
+
+/**
+ * The route schemas are JSON Schema draft-07, as Ajv validates them: there exclusiveMinimum and
+ * exclusiveMaximum are numbers. OpenAPI 3.0 has them as booleans beside minimum and maximum, so
+ * the document (a copy; the routes' schemas stay as they are) gets them in that form.
+ */
+function openApi30Bounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(openApi30Bounds);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = openApi30Bounds(item);
+  // A stricter inclusive bound beside it makes the exclusive one redundant.
+  for (const [exclusive, inclusive, tighter] of [
+    ['exclusiveMinimum', 'minimum', (a: number, b: number) => a > b],
+    ['exclusiveMaximum', 'maximum', (a: number, b: number) => a < b],
+  ] as const) {
+    const bound = out[exclusive];
+    if (typeof bound !== 'number') continue;
+    const other = out[inclusive];
+    if (typeof other === 'number' && tighter(other, bound)) delete out[exclusive];
+    else {
+      out[inclusive] = bound;
+      out[exclusive] = true;
+    }
+  }
+  return out;
+}

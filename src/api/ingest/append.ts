@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
+import { bodyFormat } from '../../pipeline/columns/record-context.js';
 import { headersFromRaw } from '../../pipeline/headers.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { needsSyncWait } from './admission.js';
@@ -19,6 +20,23 @@ export interface AppendLog {
 /** One HTTP record: the body as received, the canonical headers, the client address. */
 export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer): IngestRecord {
   return { receivedAt, ip: normalizeIp(req.socket.remoteAddress) ?? '', headers: headersFromRaw(req.rawHeaders), body, signal: '' };
+}
+
+/**
+ * The records of a connector batch (POST .../batch), one per value `values` holds. The batch was
+ * cut into JSON values (connectors/http-batch/split.ts rejects a value that is not JSON), so each
+ * record's body is JSON whatever the request's Content-Type says: the connectors send
+ * application/json (Aiven), no Content-Type or text/plain (Confluent's is configurable, often
+ * unset), and curl -d sends form encoding. Each record then says application/json, unless the
+ * request's type already was a JSON type (kept as sent, parameters included): its columns parse
+ * the body (Body(path), path columns) as those of a single JSON record, and its `headers` column
+ * shows the type the body is read as. The request's other headers are every record's.
+ */
+export function batchRecords(req: IncomingMessage, receivedAt: Date, values: readonly Buffer[]): IngestRecord[] {
+  const headers = headersFromRaw(req.rawHeaders);
+  if (bodyFormat(headers['Content-Type']) !== 'json') headers['Content-Type'] = 'application/json';
+  const ip = normalizeIp(req.socket.remoteAddress) ?? '';
+  return values.map((body) => ({ receivedAt, ip, headers, body, signal: '' }));
 }
 
 /**

@@ -13,7 +13,7 @@ import type { IngestRecord } from '../../pipeline/record.js';
 import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { acceptsSignal } from '../../definition/model.js';
-import { appendToLog, httpRecord } from './append.js';
+import { appendToLog, batchRecords, httpRecord } from './append.js';
 import { ApiError } from '../errors.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 import { CORS_PREFLIGHT, httpSourceTarget, INGEST_SERVER, OWN_CORS, PROJECT_ID } from './admission.js';
@@ -161,8 +161,9 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     if (batch.rejected.length > 0) {
       req.log.warn({ sourceId: target.source.sourceId, rejected: batch.rejected.length, first: batch.rejected[0] }, 'batch records rejected');
     }
-    const receivedAt = new Date();
-    const status = await appendRecords(req, target, batch.records.map((r) => recordOf(req, receivedAt, r.body)));
+    // Every record's body is JSON, whatever the request's Content-Type (batchRecords).
+    const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body));
+    const status = await appendRecords(req, target, records);
     if (status === 503) {
       reply.header('retry-after', '1');
       return reply.code(503).type('application/json; charset=utf-8').send(logFullResult(req.id, projectId, target));

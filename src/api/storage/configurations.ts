@@ -6,7 +6,7 @@ import { canReadComponent, canUseConfigurations, canWriteComponent } from '../..
 import { validateComponentId } from '../../storage/configurations/service.js';
 import { StorageValidationError, accessDenied } from './envelope.js';
 import { requireToken } from '../auth.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, pathParams } from './schemas.js';
 import {
   componentSchema, configurationJson, configurationSchema, rowJson, rowSchema, versionJson, versionSchema,
 } from './configuration-format.js';
@@ -21,10 +21,6 @@ interface VersionParams extends ConfigParams { version: string }
 interface RowParams extends ConfigParams { rowId: string }
 
 const str = { type: 'string' } as const;
-const componentParams = { type: 'object', properties: { componentId: str, branchId: str } } as const;
-const configParams = { type: 'object', properties: { componentId: str, configId: str, branchId: str } } as const;
-const versionParams = { type: 'object', properties: { componentId: str, configId: str, version: str, branchId: str } } as const;
-const rowParams = { type: 'object', properties: { componentId: str, configId: str, rowId: str, branchId: str } } as const;
 /** Query strings stay strings ("true"/"1"); the handlers interpret them. */
 const listQuery = { type: 'object', properties: { isDeleted: str, include: str, componentType: str } } as const;
 const noContent = { 204: { type: 'null', description: 'Deleted' }, ...errorResponses } as const;
@@ -44,6 +40,12 @@ function includes(raw: string | undefined): Set<string> {
  */
 export const configurationRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const configs = services.configurations;
+  // Path parameters as each path has them (branchId only under /branch/{branchId}).
+  const listParams = pathParams(app.prefix);
+  const componentParams = pathParams(app.prefix, 'componentId');
+  const configParams = pathParams(app.prefix, 'componentId', 'configId');
+  const versionParams = pathParams(app.prefix, 'componentId', 'configId', 'version');
+  const rowParams = pathParams(app.prefix, 'componentId', 'configId', 'rowId');
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const { branchId, componentId } = req.params as ComponentParams;
@@ -62,7 +64,7 @@ export const configurationRoutes: FastifyPluginAsync<{ services: Services }> = a
       tags: TAGS,
       summary: 'List components with their configurations',
       description: 'include=configuration,rows,state adds those parts to each configuration.',
-      params: componentParams,
+      params: listParams,
       querystring: listQuery,
       response: { 200: { type: 'array', items: componentSchema }, ...errorResponses },
     },

@@ -4,7 +4,7 @@ import type { StorageEvent } from '../../storage/events.js';
 import { ApiError } from '../errors.js';
 import { StorageValidationError } from './envelope.js';
 import { storageDate } from './format.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, pathParams } from './schemas.js';
 
 const TAGS = ['storage events'];
 const str = { type: 'string' } as const;
@@ -68,7 +68,7 @@ export const eventRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   });
 
   app.get<{ Params: { id: string } }>('/events/:id', {
-    schema: { tags: TAGS, summary: 'Event detail', params: { type: 'object', properties: { id: str, branchId: str } }, response: { 200: eventSchema, ...errorResponses } },
+    schema: { tags: TAGS, summary: 'Event detail', params: pathParams(app.prefix, 'id'), response: { 200: eventSchema, ...errorResponses } },
   }, async (req) => {
     const event = services.events.get(req.params.id);
     if (!event) throw new ApiError(404, 'notFound', `Event ${req.params.id} not found`);

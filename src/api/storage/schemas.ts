@@ -25,6 +25,17 @@ export const errorResponses = {
   '5xx': errorSchema,
 } as const;
 
+/**
+ * The path parameters of a route that is registered both under /v2/storage and under
+ * /v2/storage/branch/{branchId}: `branchId` only where the path has it (`prefix`: the plugin's
+ * app.prefix), so that the OpenAPI document declares exactly the parameters of each path.
+ * Every value is a string, none is required: validating them changes nothing.
+ */
+export function pathParams(prefix: string, ...names: string[]) {
+  const all = prefix.includes(':branchId') ? ['branchId', ...names] : names;
+  return { type: 'object', properties: Object.fromEntries(all.map((name) => [name, { type: 'string' }])) } as const;
+}
+
 const date = { type: 'string', description: 'e.g. 2024-01-31T12:00:00+0000' } as const;
 const nullableDate = { type: ['string', 'null'], description: 'e.g. 2024-01-31T12:00:00+0000, or null' } as const;
 

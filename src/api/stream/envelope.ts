@@ -2,12 +2,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiError, fromDomainError, sentence } from '../errors.js';
 import { goaValidationError } from './validation.js';
+import { unsupportedMediaType } from './body.js';
 
 const PREFIX = 'stream.api.';
 
 /** Renders any error in the Stream API envelope {statusCode, error, message[, exceptionId]}. */
 export function renderStreamError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const apiErr = toApiError(err);
+  const apiErr = toApiError(err, req);
   const body: Record<string, unknown> = {
     statusCode: apiErr.statusCode,
     error: PREFIX + apiErr.code,
@@ -29,15 +30,14 @@ export function streamNotFound(req: FastifyRequest, reply: FastifyReply): Fastif
   return renderStreamError(new ApiError(404, 'endpointNotFound', `No endpoint found for path "${path}".`), req, reply);
 }
 
-function toApiError(err: unknown): ApiError {
+function toApiError(err: unknown, req: FastifyRequest): ApiError {
   const domain = fromDomainError(err);
   if (domain) return domain;
   if (err instanceof ApiError) return new ApiError(err.statusCode, err.code, sentence(err.message));
   const fe = err as FastifyError;
   if (fe && Array.isArray(fe.validation)) return goaValidationError(fe);
-  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new ApiError(415, 'unsupportedMediaType', sentence(`Unsupported content type "${fe.message}"`));
-  }
+  // The request's type, not fastify's message ("Unsupported Media Type").
+  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return unsupportedMediaType(req.headers['content-type']);
   if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError(400, 'badRequest', 'Request body is empty, JSON expected.');
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'bodyTooLarge', 'Request body is too large.');
   if (fe?.statusCode === 400 && (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)) {

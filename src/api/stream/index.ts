@@ -4,6 +4,7 @@ import cors from '@fastify/cors';
 import type { Services } from '../../services.js';
 import { streamAuthHook } from './auth.js';
 import { renderStreamError } from './envelope.js';
+import { streamBodyParsers } from './body.js';
 import { sourceRoutes } from './sources.js';
 import { sinkRoutes } from './sinks.js';
 import { settingsRoutes } from './settings.js';
@@ -42,6 +43,8 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
   await app.register(async (authenticated) => {
     authenticated.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
     authenticated.addHook('onRequest', streamAuthHook(services));
+    // JSON sent as a form (curl -d) or with no Content-Type is read as JSON (body.ts says why).
+    streamBodyParsers(authenticated);
     await authenticated.register(sourceRoutes, { services });
     await authenticated.register(sinkRoutes, { services });
     await authenticated.register(settingsRoutes, { services });
