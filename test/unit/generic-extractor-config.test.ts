@@ -46,11 +46,32 @@ describe('generic extractor: configuration validation', () => {
   });
 
   it('names the features that are not supported', () => {
-    expect(error(base({ authentication: { type: 'oauth10' } }))).toMatch(/'oauth10' is not supported/);
+    expect(error(base({ authentication: { type: 'oauth2' } }))).toMatch(/unknown api.authentication.type 'oauth2'/);
+    expect(error({ parameters: { ...base().parameters, aws: {} } })).toMatch(/aws is not supported/);
     expect(error(base({ authentication: { type: 'login' } }))).toMatch(/'loginRequest' is not configured/);
     expect(error(base({}, { mappings: 'x' }))).toMatch(/mappings must be an object/);
     expect(error({ parameters: { ...base().parameters, sshProxy: {} } })).toMatch(/sshProxy is not supported/);
     expect(error(base({ baseUrl: { function: 'nope', args: [] } }))).toMatch(/Illegal function 'nope'/);
+  });
+
+  it('reads the retry settings: the reference keys, and the bound on the time spent retrying', () => {
+    const d = parseConfig(base()).retry;
+    expect(d).toEqual({ maxRetries: 10, codes: [500, 502, 503, 504, 408, 420, 429], retryHeader: 'Retry-After', curlCodes: [28, 6, 7, 35, 52, 56], maxTimeSeconds: 30 });
+    const c = parseConfig(base({ retryConfig: { maxRetries: 3, maxTime: 5, http: { codes: [503], retryHeader: 'X-Wait' }, curl: { codes: [7] } } })).retry;
+    expect(c).toEqual({ maxRetries: 3, codes: [503], retryHeader: 'X-Wait', curlCodes: [7], maxTimeSeconds: 5 });
+    expect(error(base({ retryConfig: { maxTime: -1 } }))).toMatch(/retryConfig.maxTime must be a non-negative number of seconds/);
+    expect(error(base({ retryConfig: { curl: { codes: 'all' } } }))).toMatch(/retryConfig.curl.codes must be an array/);
+  });
+
+  it('accepts OAuth 1.0 and TLS certificates in PEM', () => {
+    expect(parseConfig(base({ authentication: { type: 'oauth10' } })).auth).toEqual({ type: 'oauth10' });
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const key = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n';
+    const c = parseConfig(base({ caCertificate: pem, '#clientCertificate': pem + key }));
+    expect(c.caCertificate).toBe(pem);
+    expect(c.clientCertificate).toBe(pem + key);
+    expect(error(base({ caCertificate: 'abc' }))).toMatch(/api.caCertificate must be a PEM string/);
+    expect(error(base({ '#clientCertificate': pem }))).toMatch(/followed by its private key/);
   });
 
   it('evaluates user functions in baseUrl and headers with the config attributes', () => {

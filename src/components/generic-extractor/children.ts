@@ -27,7 +27,11 @@ function levelOf(placeholder: string): number {
  * Placeholder values for one parent item. `parentResults[0]` is the item itself, `[1]` its
  * parent, and so on. Returns one set per child job to run.
  */
-export function resolvePlaceholders(placeholders: Record<string, string | JsonObject>, parentResults: Json[]): PlaceholderValue[][] {
+export function resolvePlaceholders(
+  placeholders: Record<string, string | JsonObject>,
+  parentResults: Json[],
+  now: () => number = Date.now,
+): PlaceholderValue[][] {
   const single: PlaceholderValue[] = [];
   for (const [placeholder, spec] of Object.entries(placeholders)) {
     const field = isObject(spec) ? String(spec.path) : spec;
@@ -47,7 +51,7 @@ export function resolvePlaceholders(placeholders: Record<string, string | JsonOb
     if (isObject(spec) && 'function' in spec) {
       // `{"path": …, "function": …}`: the value goes through a user function (urlencode allowed).
       const { path: _path, ...fn } = spec;
-      const apply = (v: Json) => evaluate(fn, { placeholder: { value: v } }, { allow: ['urlencode'] });
+      const apply = (v: Json) => evaluate(fn, { placeholder: { value: v } }, { allow: ['urlencode'], now });
       value = Array.isArray(value) ? value.map(apply) : apply(value);
     }
     single.push({ placeholder, field, value });

@@ -5,10 +5,14 @@
  * rejected here by name instead of being silently ignored.
  */
 import { UserError } from '../contract.js';
-import { buildValues, evaluate, flattenContext, type FunctionContexts } from './functions.js';
+import { buildValues, evaluate, flattenContext, type EvaluateOptions, type FunctionContexts } from './functions.js';
 import { isObject, phpEmpty, type Json, type JsonObject } from './php.js';
 
 export const DEFAULT_RETRY_CODES = [500, 502, 503, 504, 408, 420, 429];
+/** The reference's default `retryConfig.curl.codes`: timeout, host not resolved, refused, TLS, empty reply, receive error. */
+export const DEFAULT_CURL_CODES = [28, 6, 7, 35, 52, 56];
+/** Seconds the backoff of one request may take in all (`retryConfig.maxTime`), so a dead API fails fast. */
+export const DEFAULT_RETRY_MAX_TIME = 30;
 /** Upper bound on pages per job when the configuration sets none (no run loops forever). */
 export const DEFAULT_MAX_PAGES = 10_000;
 
@@ -29,8 +33,13 @@ export interface JobConfig {
 
 export interface RetryConfig {
   maxRetries: number;
+  /** HTTP status codes retried (`retryConfig.http.codes`). */
   codes: number[];
   retryHeader: string;
+  /** libcurl error numbers retried (`retryConfig.curl.codes`); transport errors map to them. */
+  curlCodes: number[];
+  /** Seconds since a request's first attempt after which no backoff retry is made (`retryConfig.maxTime`, Sluice's). */
+  maxTimeSeconds: number;
 }
 
 /** A login request (login and oauth20.login authentication). */
@@ -54,7 +63,9 @@ export type AuthConfig =
       /** `json` (default) or `text` (the whole body is the value `data`). */
       format: string;
     }
-  | { type: 'oauth20'; headers: JsonObject; query: JsonObject; format: string };
+  | { type: 'oauth20'; headers: JsonObject; query: JsonObject; format: string }
+  /** OAuth 1.0a, HMAC-SHA1 signature in the Authorization header (credentials from `authorization.oauth_api`). */
+  | { type: 'oauth10' };
 
 export interface ExtractorConfig {
   baseUrl: string;
@@ -78,6 +89,10 @@ export interface ExtractorConfig {
   attributes: Record<string, Json>;
   /** `authorization.oauth_api.credentials` (OAuth), if any. */
   oauthCredentials: JsonObject | null;
+  /** `api.caCertificate`: CA certificates (PEM) trusted for TLS beside the system's. */
+  caCertificate?: string;
+  /** `api.#clientCertificate`: the TLS client certificate followed by its private key (PEM). */
+  clientCertificate?: string;
   /** Request timeout in seconds (config.http.timeout / api.http.timeout), default 300. */
   timeoutSeconds: number;
   /** Page bound per job when no forceStop.pages is configured (config.maxPages). */
@@ -90,11 +105,11 @@ const fail = (message: string): never => {
 };
 
 /** A map of header values; user functions in it are evaluated with the `attr` context. */
-function stringMap(value: unknown, where: string, contexts: FunctionContexts = {}): Record<string, string> {
+function stringMap(value: unknown, where: string, contexts: FunctionContexts = {}, opts?: EvaluateOptions): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (!isObject(value)) return fail(`${where} must be an object`);
   const out: Record<string, string> = {};
-  for (const [k, raw] of Object.entries(buildValues(value, contexts))) {
+  for (const [k, raw] of Object.entries(buildValues(value, contexts, opts))) {
     const v = raw;
     if (!['string', 'number', 'boolean'].includes(typeof v)) fail(`${where}.${k} must be a string`);
     out[k] = String(v);
@@ -195,15 +210,21 @@ function parseAuth(api: JsonObject, config: JsonObject): AuthConfig {
         format: typeof auth.format === 'string' ? auth.format : 'text',
       };
     case 'oauth10':
-      return fail("api.authentication.type 'oauth10' is not supported (supported: basic, query, login, oauth20, oauth20.login)");
+      return { type: 'oauth10' };
     default:
-      return fail(`unknown api.authentication.type '${String(auth.type)}' (supported: basic, query, login, oauth20, oauth20.login)`);
+      return fail(`unknown api.authentication.type '${String(auth.type)}' (supported: basic, query, login, oauth10, oauth20, oauth20.login)`);
   }
 }
 
 function parseRetry(api: JsonObject): RetryConfig {
   const rc = api.retryConfig;
-  const retry: RetryConfig = { maxRetries: 10, codes: DEFAULT_RETRY_CODES, retryHeader: 'Retry-After' };
+  const retry: RetryConfig = {
+    maxRetries: 10,
+    codes: DEFAULT_RETRY_CODES,
+    retryHeader: 'Retry-After',
+    curlCodes: DEFAULT_CURL_CODES,
+    maxTimeSeconds: DEFAULT_RETRY_MAX_TIME,
+  };
   if (rc === undefined) return retry;
   if (!isObject(rc)) return fail('api.retryConfig must be an object');
   if (rc.maxRetries !== undefined) {
@@ -214,11 +235,24 @@ function parseRetry(api: JsonObject): RetryConfig {
     if (Array.isArray(rc.http.codes)) retry.codes = rc.http.codes.map(Number);
     if (typeof rc.http.retryHeader === 'string') retry.retryHeader = rc.http.retryHeader;
   }
+  if (rc.curl !== undefined) {
+    if (!isObject(rc.curl) || (rc.curl.codes !== undefined && !(Array.isArray(rc.curl.codes) && rc.curl.codes.every((c) => Number.isInteger(Number(c)))))) {
+      fail('api.retryConfig.curl.codes must be an array of libcurl error numbers (e.g. [6, 7, 28])');
+    }
+    if (Array.isArray((rc.curl as JsonObject).codes)) retry.curlCodes = ((rc.curl as JsonObject).codes as Json[]).map(Number);
+  }
+  if (rc.maxTime !== undefined) {
+    if (typeof rc.maxTime !== 'number' || !(rc.maxTime >= 0)) fail('api.retryConfig.maxTime must be a non-negative number of seconds');
+    retry.maxTimeSeconds = rc.maxTime as number;
+  }
   return retry;
 }
 
-/** Validates `config.json` contents. Throws UserError with the first problem found. */
-export function parseConfig(root: unknown): ExtractorConfig {
+/**
+ * Validates `config.json` contents. Throws UserError with the first problem found. `opts.now`
+ * is the clock of user functions evaluated here (`baseUrl`, headers).
+ */
+export function parseConfig(root: unknown, opts: EvaluateOptions = {}): ExtractorConfig {
   if (!isObject(root)) return fail('config.json must hold a JSON object');
   const parameters = root.parameters;
   if (!isObject(parameters)) return fail("'parameters' must be an object");
@@ -229,11 +263,18 @@ export function parseConfig(root: unknown): ExtractorConfig {
   const config = parameters.config;
   if (!isObject(api)) return fail("'parameters.api' must be an object");
   if (!isObject(config)) return fail("'parameters.config' must be an object");
-  if (api.caCertificate !== undefined || api.clientCertificate !== undefined) fail('api.caCertificate / client certificates are not supported');
+  for (const key of ['caCertificate', '#clientCertificate']) {
+    if (api[key] !== undefined && (typeof api[key] !== 'string' || !(api[key] as string).includes('-----BEGIN'))) {
+      fail(`api.${key} must be a PEM string (-----BEGIN CERTIFICATE----- ...)`);
+    }
+  }
+  if (typeof api['#clientCertificate'] === 'string' && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(api['#clientCertificate'])) {
+    fail('api.#clientCertificate must hold the client certificate followed by its private key (PEM)');
+  }
   if (config.mappings !== undefined && !isObject(config.mappings)) fail('config.mappings must be an object');
 
   const attrs: FunctionContexts = { attr: flattenContext(config) };
-  const baseUrlValue = isObject(api.baseUrl) ? evaluate(api.baseUrl, attrs) : api.baseUrl;
+  const baseUrlValue = isObject(api.baseUrl) ? evaluate(api.baseUrl, attrs, opts) : api.baseUrl;
   if (typeof baseUrlValue !== 'string' || baseUrlValue === '') fail('api.baseUrl must be a non-empty string');
   let baseUrl: URL;
   try {
@@ -246,7 +287,7 @@ export function parseConfig(root: unknown): ExtractorConfig {
   const http = isObject(api.http) ? api.http : {};
   if (api.http !== undefined && !isObject(api.http)) fail('api.http must be an object');
   const configHttp = isObject(config.http) ? config.http : {};
-  const headers = { ...stringMap(http.headers, 'api.http.headers', attrs), ...stringMap(configHttp.headers, 'config.http.headers', attrs) };
+  const headers = { ...stringMap(http.headers, 'api.http.headers', attrs, opts), ...stringMap(configHttp.headers, 'config.http.headers', attrs, opts) };
   if (Array.isArray(http.requiredHeaders)) {
     for (const h of http.requiredHeaders) {
       if (!isObject(configHttp.headers) || !(String(h) in configHttp.headers)) {
@@ -256,7 +297,7 @@ export function parseConfig(root: unknown): ExtractorConfig {
   }
   const defaults = isObject(http.defaultOptions) ? http.defaultOptions : {};
   const defaultParams = isObject(defaults.params) ? defaults.params : {};
-  const defaultHeaders = stringMap(defaults.headers, 'api.http.defaultOptions.headers', attrs);
+  const defaultHeaders = stringMap(defaults.headers, 'api.http.defaultOptions.headers', attrs, opts);
   const ignoreErrors = Array.isArray(http.ignoreErrors) ? http.ignoreErrors.map(Number) : [];
 
   let pagination: JsonObject | null = null;
@@ -305,6 +346,8 @@ export function parseConfig(root: unknown): ExtractorConfig {
     oauthCredentials: isObject(root.authorization) && isObject(root.authorization.oauth_api) && isObject(root.authorization.oauth_api.credentials)
       ? root.authorization.oauth_api.credentials
       : null,
+    caCertificate: api.caCertificate as string | undefined,
+    clientCertificate: api['#clientCertificate'] as string | undefined,
     timeoutSeconds: timeout as number,
     maxPages: maxPages as number,
     compatLevel: compatLevel as number,

@@ -1,15 +1,40 @@
 /**
  * The extractor's HTTP client (undici): retries on the configured status codes (default 408,
- * 420, 429, 500, 502, 503, 504) and on transport errors with exponential backoff, honouring
- * `Retry-After` (seconds or an HTTP date; the header name is configurable); per-request timeout;
- * `ignoreErrors` turns listed error statuses into data; `debug` logs every request with secrets
- * masked. Decodes the body as JSON; anything else is a UserError with a clear message.
+ * 420, 429, 500, 502, 503, 504) and on the transport errors the reference retries (its curl
+ * codes: host not resolved, connection refused, timeout, TLS handshake, empty reply, receive
+ * error) with exponential backoff, honouring `Retry-After` (seconds or an HTTP date; the header
+ * name is configurable). The backoff of one request stops at `retryConfig.maxTime` (default 30 s
+ * since its first attempt), so an API that is down fails the run within about that time; a wait
+ * the API asks for with its retry header is honoured regardless (each at most 60 s, at most
+ * `maxRetries` times). Per-request timeout; `ignoreErrors` turns listed error statuses into data;
+ * `debug` logs every request with secrets masked; custom CA certificates and a client
+ * certificate for TLS; `connectTo` reaches a named host at another address. Decodes the body as
+ * JSON; anything else is a UserError with a clear message.
  */
-import { Agent, request as undiciRequest } from 'undici';
+import { rootCertificates } from 'node:tls';
+import { Agent, buildConnector, request as undiciRequest } from 'undici';
 import { UserError } from '../contract.js';
 import type { Json } from './php.js';
 import type { PreparedRequest } from './request.js';
 import type { RetryConfig } from './config.js';
+
+/**
+ * Where a host is really reached (like curl's `--connect-to`): the conformance runner maps the
+ * examples' `mock-server` host to its local mock. The request keeps its URL (Host header, TLS
+ * server name and certificate check, signatures); only the connection goes elsewhere.
+ */
+export type ConnectTo = (host: string, port: number, protocol: 'http:' | 'https:') => { host: string; port: number } | undefined;
+
+/** TLS settings of `api.caCertificate` and `api.#clientCertificate` (PEM). */
+export interface TlsSettings {
+  /** CA certificates trusted beside the system's. */
+  ca?: string;
+  /** The client certificate (chain) and its private key. */
+  cert?: string;
+  key?: string;
+}
+
+export type LogLevel = 'info' | 'warning' | 'error';
 
 export interface HttpClientOptions {
   retry: RetryConfig;
@@ -18,12 +43,105 @@ export interface HttpClientOptions {
   debug: boolean;
   /** Strings never to be written to logs (passwords, tokens, auth header values). */
   secrets: string[];
-  log: (message: string, level?: 'info' | 'warning' | 'error') => void;
+  log: (message: string, level?: LogLevel) => void;
+  /**
+   * Lines that repeat from request to request (retry warnings), with a kind: the runner
+   * summarises them (first few shown, then one line with the count). Default: `log`.
+   */
+  logRepeated?: (kind: string, message: string, level: LogLevel) => void;
   signal?: AbortSignal;
   /** First backoff delay; doubles per retry (default 1000 ms). */
   backoffBaseMs?: number;
   /** Longest single wait, also caps Retry-After (default 60 s). */
   maxDelayMs?: number;
+  connectTo?: ConnectTo;
+  tls?: TlsSettings;
+}
+
+/** libcurl error numbers the reference's `retryConfig.curl.codes` speaks of. */
+export const CURL = {
+  COULDNT_RESOLVE_HOST: 6,
+  COULDNT_CONNECT: 7,
+  OPERATION_TIMEDOUT: 28,
+  SSL_CONNECT_ERROR: 35,
+  GOT_NOTHING: 52,
+  RECV_ERROR: 56,
+  PEER_FAILED_VERIFICATION: 60,
+} as const;
+
+const TLS_VERIFY_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** A transport error (no HTTP answer): its code, and the libcurl error number it corresponds to. */
+export function classifyTransportError(err: unknown): { code: string; curl: number | null } {
+  const e = err as { code?: unknown; cause?: { code?: unknown }; message?: unknown };
+  const code = String(e?.code ?? e?.cause?.code ?? '');
+  const message = String(e?.message ?? '');
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'EAI_NONAME':
+      return { code, curl: CURL.COULDNT_RESOLVE_HOST };
+    case 'ECONNREFUSED':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EHOSTDOWN':
+    case 'ENETDOWN':
+    case 'EADDRNOTAVAIL':
+      return { code, curl: CURL.COULDNT_CONNECT };
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return { code, curl: CURL.OPERATION_TIMEDOUT };
+    case 'ECONNRESET':
+    case 'ECONNABORTED':
+    case 'EPIPE':
+      return { code, curl: CURL.RECV_ERROR };
+    case 'UND_ERR_SOCKET':
+      return { code, curl: /other side closed/i.test(message) ? CURL.GOT_NOTHING : CURL.RECV_ERROR };
+  }
+  if (TLS_VERIFY_CODES.has(code)) return { code, curl: CURL.PEER_FAILED_VERIFICATION };
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code === 'EPROTO' || /\b(ssl|tls)\b/i.test(message)) {
+    return { code, curl: CURL.SSL_CONNECT_ERROR };
+  }
+  return { code, curl: null };
+}
+
+/** What a transport error means for the user, and what to check. */
+function transportHint(curl: number | null, url: string): string {
+  let host = url;
+  try {
+    host = new URL(url).host;
+  } catch {
+    // keep the URL
+  }
+  switch (curl) {
+    case CURL.COULDNT_RESOLVE_HOST:
+      return `the host name of ${host} cannot be resolved; check api.baseUrl`;
+    case CURL.COULDNT_CONNECT:
+      return `nothing accepts connections at ${host}; is the API running, and are the host and port in api.baseUrl right?`;
+    case CURL.OPERATION_TIMEDOUT:
+      return `${host} did not answer in time (api.http.timeout)`;
+    case CURL.PEER_FAILED_VERIFICATION:
+      return `the TLS certificate of ${host} is not trusted; api.caCertificate can name the CA that signed it`;
+    case CURL.SSL_CONNECT_ERROR:
+      return `the TLS handshake with ${host} failed`;
+    default:
+      return '';
+  }
 }
 
 export interface Downloaded {
@@ -79,11 +197,48 @@ export function maskSensitiveParams(text: string): string {
     .replace(new RegExp(`("${name}"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'gi'), '$1"*****"');
 }
 
+/** PEM blocks of one kind (`CERTIFICATE`, or any `... PRIVATE KEY`) in a bundle. */
+function pemBlocks(pem: string, kind: 'cert' | 'key'): string {
+  const re = kind === 'cert' ? /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g : /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/g;
+  return (pem.match(re) ?? []).join('\n');
+}
+
+/** TLS settings of a configuration's `api.caCertificate` and `api.#clientCertificate` (cert + key in one PEM). */
+export function tlsSettings(caCertificate: string | undefined, clientCertificate: string | undefined): TlsSettings | undefined {
+  if (caCertificate === undefined && clientCertificate === undefined) return undefined;
+  const out: TlsSettings = {};
+  if (caCertificate !== undefined) out.ca = caCertificate;
+  if (clientCertificate !== undefined) {
+    out.cert = pemBlocks(clientCertificate, 'cert');
+    out.key = pemBlocks(clientCertificate, 'key');
+  }
+  return out;
+}
+
 export class HttpClient {
   private readonly agent: Agent;
 
   constructor(private readonly opts: HttpClientOptions) {
-    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+    const { tls, connectTo } = opts;
+    const base = buildConnector({
+      ...(tls?.ca !== undefined ? { ca: [...rootCertificates, tls.ca] } : {}),
+      ...(tls?.cert ? { cert: tls.cert } : {}),
+      ...(tls?.key ? { key: tls.key } : {}),
+    });
+    const connect: buildConnector.connector = connectTo
+      ? (o, callback) => {
+          const protocol = o.protocol === 'https:' ? 'https:' : 'http:';
+          const to = connectTo(o.hostname, Number(o.port) || (protocol === 'https:' ? 443 : 80), protocol);
+          // The TLS server name (and certificate check) stays the URL's host.
+          base(to ? { ...o, hostname: to.host, port: String(to.port), servername: o.servername ?? o.hostname } : o, callback);
+        }
+      : base;
+    this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 16, connect });
+  }
+
+  private warnRepeated(kind: string, message: string): void {
+    if (this.opts.logRepeated) this.opts.logRepeated(kind, message, 'warning');
+    else this.opts.log(message, 'warning');
   }
 
   async close(): Promise<void> {
@@ -118,7 +273,17 @@ export class HttpClient {
     const { retry } = this.opts;
     const base = this.opts.backoffBaseMs ?? 1000;
     const maxDelay = this.opts.maxDelayMs ?? 60_000;
+    const maxTimeMs = retry.maxTimeSeconds * 1000;
     const safeUrl = maskSecrets(req.url, this.opts.secrets);
+    const started = performance.now();
+    const elapsed = () => performance.now() - started;
+    const spent = (attempt: number) => `after ${attempt} ${attempt === 1 ? 'retry' : 'retries'} in ${(elapsed() / 1000).toFixed(1)} s`;
+    /** The backoff wait before retry `attempt + 1`, clipped to the time left; null when none is left. */
+    const backoff = (attempt: number): number | null => {
+      const left = maxTimeMs - elapsed();
+      if (left <= 0) return null;
+      return Math.max(0, Math.min(maxDelay, base * 2 ** attempt, Math.ceil(left)));
+    };
     for (let attempt = 0; ; attempt++) {
       if (this.opts.signal?.aborted) throw new UserError('Extraction aborted');
       this.logRequest(req, attempt);
@@ -141,25 +306,38 @@ export class HttpClient {
       } catch (err) {
         if (this.opts.signal?.aborted) throw new UserError('Extraction aborted');
         const reason = (err as Error).message;
-        if (attempt >= retry.maxRetries) {
-          throw new UserError(`The API request failed: ${req.method} ${safeUrl}: ${reason} (after ${attempt} retries)`);
-        }
-        const delay = Math.min(maxDelay, base * 2 ** attempt);
-        this.opts.log(`Request ${req.method} ${safeUrl} failed (${reason}); retrying in ${delay} ms`, 'warning');
+        const { curl } = classifyTransportError(err);
+        const hint = transportHint(curl, req.url);
+        const failed = (why: string) =>
+          new UserError(`The API request failed: ${req.method} ${safeUrl}: ${reason}${hint ? ` (${hint})` : ''}${why ? `; ${why}` : ''}`);
+        if (curl === null || !retry.curlCodes.includes(curl)) throw failed(attempt > 0 ? spent(attempt) : '');
+        if (attempt >= retry.maxRetries) throw failed(`${spent(attempt)} (api.retryConfig.maxRetries: ${retry.maxRetries})`);
+        const delay = backoff(attempt);
+        if (delay === null) throw failed(`gave up ${spent(attempt)} (api.retryConfig.maxTime: ${retry.maxTimeSeconds} s)`);
+        this.warnRepeated(`transport:${curl}`, `Request ${req.method} ${safeUrl} failed (${reason}); retrying in ${delay} ms`);
         await sleep(delay, this.opts.signal);
         continue;
       }
-      if (retry.codes.includes(status) && attempt < retry.maxRetries) {
-        const header = headers[retry.retryHeader.toLowerCase()];
-        const fromHeader = retryAfterMs(Array.isArray(header) ? header[0] : header);
-        const delay = Math.min(maxDelay, fromHeader ?? base * 2 ** attempt);
-        this.opts.log(`API answered ${status} to ${req.method} ${safeUrl}; retrying in ${delay} ms`, 'warning');
-        await sleep(delay, this.opts.signal);
-        continue;
+      let gaveUp = '';
+      if (retry.codes.includes(status)) {
+        if (attempt < retry.maxRetries) {
+          const header = headers[retry.retryHeader.toLowerCase()];
+          const fromHeader = retryAfterMs(Array.isArray(header) ? header[0] : header);
+          // A wait the API asks for is honoured; the backoff of our own choosing is bounded.
+          const delay = fromHeader !== null ? Math.min(maxDelay, fromHeader) : backoff(attempt);
+          if (delay !== null) {
+            this.warnRepeated(`status:${status}`, `API answered ${status} to ${req.method} ${safeUrl}; retrying in ${delay} ms`);
+            await sleep(delay, this.opts.signal);
+            continue;
+          }
+          gaveUp = ` (gave up ${spent(attempt)}: api.retryConfig.maxTime is ${retry.maxTimeSeconds} s)`;
+        } else if (attempt > 0) {
+          gaveUp = ` (${spent(attempt)}: api.retryConfig.maxRetries is ${retry.maxRetries})`;
+        }
       }
       const bytes = Buffer.byteLength(text, 'utf8');
       if (status >= 400 && !this.opts.ignoreErrors.includes(status)) {
-        throw new UserError(maskSecrets(`The API request failed: [${status}] ${req.method} ${safeUrl}: ${snippet(text)}`, this.opts.secrets));
+        throw new UserError(maskSecrets(`The API request failed: [${status}] ${req.method} ${safeUrl}: ${snippet(text)}${gaveUp}`, this.opts.secrets));
       }
       const ct = headers['content-type'];
       return { status, text, bytes, contentType: Array.isArray(ct) ? ct[0] : ct };

@@ -75,7 +75,7 @@ export class MultipleScroller extends BaseScroller {
   }
 }
 
-function baseScroller(options: JsonObject): Scroller {
+function baseScroller(options: JsonObject, now: () => number): Scroller {
   const method = options.method;
   if (phpEmpty(method)) return new NoScroller();
   switch (method) {
@@ -96,7 +96,7 @@ function baseScroller(options: JsonObject): Scroller {
       const subs = new Map<string, Scroller>();
       for (const [name, sub] of Object.entries(options.scrollers)) {
         if (!isObject(sub)) throw new UserError(`'pagination.scrollers.${name}' must be an object`);
-        subs.set(name, createScroller(sub));
+        subs.set(name, createScroller(sub, now));
       }
       return new MultipleScroller(subs, phpEmpty(options.default) ? null : String(options.default));
     }
@@ -105,12 +105,12 @@ function baseScroller(options: JsonObject): Scroller {
   }
 }
 
-/** The scroller for a pagination configuration, decorated with its stop conditions. */
-export function createScroller(options: JsonObject | null): Scroller {
+/** The scroller for a pagination configuration, decorated with its stop conditions (`now`: the clock of forceStop.time). */
+export function createScroller(options: JsonObject | null, now: () => number = Date.now): Scroller {
   if (!options) return new NoScroller();
-  let scroller = baseScroller(options);
+  let scroller = baseScroller(options, now);
   if (!phpEmpty(options.nextPageFlag)) scroller = new NextPageFlag(scroller, options.nextPageFlag);
-  if (!phpEmpty(options.forceStop)) scroller = new ForceStop(scroller, options.forceStop);
+  if (!phpEmpty(options.forceStop)) scroller = new ForceStop(scroller, options.forceStop, now);
   if (!phpEmpty(options.limitStop)) scroller = new LimitStop(scroller, options.limitStop);
   return scroller;
 }

@@ -3,7 +3,12 @@
  * per page drop a response equal to the previous one (and stop), locate and filter the data,
  * analyse it into the JSON parser, run the child jobs for its items, then ask the scroller for
  * the next request. At the end write every table with its manifest.
+ *
+ * The log stays readable with many child jobs: lines that every child job writes (its stop
+ * reason, an empty data field, retries) are shown for the first few, then summarised in one
+ * line per kind when the top-level job ends; the stop reasons of the result likewise.
  */
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../contract.js';
@@ -11,7 +16,8 @@ import { fillEndpoint, mergeParentParams, parentColumns, resolvePlaceholders, ty
 import { expandIterations, parseConfig, type ExtractorConfig, type JobConfig } from './config.js';
 import { readState, stateStructure, stateTime, writeState } from './state.js';
 import { locateData, parseDataField } from './data-path.js';
-import { HttpClient } from './http-client.js';
+import { HttpClient, tlsSettings, type ConnectTo } from './http-client.js';
+import { lineShape, RepeatedLines } from './log-summary.js';
 import { JsonParserError } from './json-parser.js';
 import { ResultCollector } from './results.js';
 import { writeTables, type WrittenTable } from './output.js';
@@ -39,8 +45,15 @@ export interface ExtractionOptions {
   onProgress?: (p: Progress) => void;
   /** First retry delay in ms (tests and the conformance runner shorten it). */
   backoffBaseMs?: number;
-  /** Replaces `api.baseUrl` (the conformance runner points it at its mock server). */
-  baseUrlOverride?: (baseUrl: string) => string;
+  /**
+   * The clock, in ms since the epoch (default Date.now): `time.currentStart`, the user
+   * functions time/date/strtotime, login expiry, OAuth timestamps and forceStop.time read it.
+   */
+  now?: () => number;
+  /** The random source (default crypto.randomBytes): OAuth nonces. */
+  random?: (bytes: number) => Buffer;
+  /** Where hosts are really reached (the conformance runner maps `mock-server` to its mock). */
+  connectTo?: ConnectTo;
 }
 
 export interface ExtractionResult extends Progress {
@@ -56,6 +69,11 @@ interface Shared {
   progress: Progress;
   stopReasons: string[];
   log: (message: string, level?: LogLevel) => void;
+  /** Lines that repeat per child job or request: the first few shown, then summarised. */
+  repeated: RepeatedLines;
+  /** Stop reasons of child jobs by kind: index in stopReasons, count, the first one's text. */
+  stopKinds: Map<string, { index: number; count: number; text: string }>;
+  now: () => number;
   onProgress?: (p: Progress) => void;
   signal?: AbortSignal;
   pagesBound: number | null;
@@ -110,22 +128,54 @@ class JobRun {
       jobUserData = isObject(this.job.userData) ? this.job.userData : { job_parent_id: this.job.userData as Json };
     }
     const merged = { ...(this.userParentId ?? {}), ...jobUserData };
-    return Object.keys(merged).length === 0 ? null : buildValues(merged, this.shared.contexts);
+    return Object.keys(merged).length === 0 ? null : buildValues(merged, this.shared.contexts, { now: this.shared.now });
+  }
+
+  /** A child job: one of possibly many runs of the same child configuration. */
+  private get isChild(): boolean {
+    return this.parentResults.length > 0;
+  }
+
+  /**
+   * A log line of this job. A child job's lines are grouped by their shape (its endpoint's
+   * template, numbers left out): the first few are shown, the rest summarised.
+   */
+  private logLine(endpoint: string, message: string, level: LogLevel = 'info'): void {
+    if (!this.isChild) return this.shared.log(message, level);
+    const shape = lineShape(message.split(endpoint).join(this.job.endpoint));
+    this.shared.repeated.line(`child\u0000${level}\u0000${shape}`, message, level, `child jobs of '${this.job.endpoint}'`);
+  }
+
+  /** Records why the job stopped (child jobs alike are counted into one entry) and logs it. */
+  private stopped(endpoint: string, dataType: string, reason: string, logged: string, level: LogLevel = 'info'): void {
+    const { shared } = this;
+    const entry = `${dataType}: ${reason}`;
+    if (this.isChild) {
+      const kind = `${dataType}\u0000${lineShape(reason.split(endpoint).join(this.job.endpoint))}`;
+      const seen = shared.stopKinds.get(kind);
+      if (seen) {
+        seen.count++;
+        shared.stopReasons[seen.index] = `${seen.text} (and ${seen.count - 1} more child jobs alike)`;
+      } else {
+        shared.stopKinds.set(kind, { index: shared.stopReasons.length, count: 1, text: entry });
+        shared.stopReasons.push(entry);
+      }
+    } else {
+      shared.stopReasons.push(entry);
+    }
+    this.logLine(endpoint, logged, level);
   }
 
   async run(): Promise<void> {
     const { shared, job } = this;
     const endpoint = fillEndpoint(job.endpoint, this.parentParams);
-    const params = buildValues(structuredClone(job.params), shared.contexts);
+    const params = buildValues(structuredClone(job.params), shared.contexts, { now: shared.now });
     const config: JobRequestConfig = { endpoint, params, method: job.method, id: this.id };
     const dataType = job.dataType ?? job.endpoint;
     const dataField = parseDataField(job.dataField);
     const parentCols = { ...(this.parentId() ?? {}), ...parentColumns(this.parentParams) };
     selectScroller(this.scroller, job.scroller);
-    this.scroller.onStop = (reason) => {
-      shared.stopReasons.push(`${dataType}: ${reason}`);
-      shared.log(`Job '${endpoint}': ${reason}`);
-    };
+    this.scroller.onStop = (reason) => this.stopped(endpoint, dataType, reason, `Job '${endpoint}': ${reason}`);
 
     let request = this.scroller.first(config);
     let previous: Json | undefined;
@@ -154,13 +204,12 @@ class JobRun {
 
       if (pages > 1 && sameResponse(previous, body)) {
         const reason = `Job '${endpoint}' finished when last response matched the previous!`;
-        shared.stopReasons.push(`${dataType}: ${reason}`);
-        shared.log(reason);
+        this.stopped(endpoint, dataType, reason, reason);
         this.scroller.reset();
         break;
       }
       const located = locateData(body, dataField, endpoint);
-      if (located.warning) shared.log(located.warning, 'warning');
+      if (located.warning) this.logLine(endpoint, located.warning, 'warning');
       const data = applyResponseFilter(
         located.data,
         job.responseFilter,
@@ -173,7 +222,7 @@ class JobRun {
       shared.onProgress?.(shared.progress);
       try {
         if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null) && shared.config.debug) {
-          shared.log(`No data returned in '${dataType}'`);
+          this.logLine(endpoint, `No data returned in '${dataType}'`);
         }
       } catch (err) {
         if (err instanceof JsonParserError) throw new UserError(`Error parsing response JSON: ${err.message}`);
@@ -184,8 +233,7 @@ class JobRun {
 
       if (shared.pagesBound !== null && pages >= shared.pagesBound) {
         const reason = `Stopped after ${pages} pages: the default bound (config.maxPages); set pagination.forceStop.pages or config.maxPages to change it.`;
-        shared.stopReasons.push(`${dataType}: ${reason}`);
-        shared.log(reason, 'warning');
+        this.stopped(endpoint, dataType, reason, reason, 'warning');
         break;
       }
       request = this.scroller.next(config, body, data);
@@ -196,7 +244,8 @@ class JobRun {
     for (const child of this.job.children) {
       const filter = child.recursionFilter ? compileRecursionFilter(child.recursionFilter) : null;
       if (Object.keys(child.placeholders).length === 0) {
-        this.shared.log(`No 'placeholders' set for '${child.endpoint}'`, 'warning');
+        const line = `No 'placeholders' set for '${child.endpoint}'`;
+        this.shared.repeated.line(`placeholders\u0000${child.endpoint}`, line, 'warning', 'pages of its parent');
       }
       for (const item of data) {
         if (filter && !filter(item)) continue;
@@ -204,7 +253,7 @@ class JobRun {
         // One reset clone of the parent's scroller serves all child jobs of one parent item.
         const scroller = this.scroller.clone();
         scroller.reset();
-        for (const own of resolvePlaceholders(child.placeholders, parentResults)) {
+        for (const own of resolvePlaceholders(child.placeholders, parentResults, this.shared.now)) {
           const params = mergeParentParams(this.parentParams, own);
           await new JobRun(this.shared, child, scroller, parentResults, params, null).run();
         }
@@ -246,16 +295,16 @@ function secretsOf(config: ExtractorConfig, raw: unknown): string[] {
 export async function runExtraction(opts: ExtractionOptions): Promise<ExtractionResult> {
   const raw = await readConfigFile(opts.dataDir);
   const state = await readState(opts.dataDir);
-  const currentStart = Math.floor(Date.now() / 1000);
+  const now = opts.now ?? Date.now;
+  const currentStart = Math.floor(now() / 1000);
   const time = stateTime(state, currentStart);
   const struct = stateStructure(state);
 
-  const configs = expandIterations(raw).map((c) => parseConfig(c));
+  const configs = expandIterations(raw).map((c) => parseConfig(c, { now }));
   const parsers = new Map<string, { results: ResultCollector; incremental: boolean }>();
   const progress: Progress = { pages: 0, items: 0, bytes: 0 };
   const stopReasons: string[] = [];
   for (const config of configs) {
-    if (opts.baseUrlOverride) config.baseUrl = opts.baseUrlOverride(config.baseUrl);
     let entry = parsers.get(config.outputBucket);
     if (!entry) {
       const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings, config.compatLevel, struct);
@@ -296,6 +345,8 @@ async function runConfig(
   if (config.auth.type === 'basic') {
     headers.Authorization = `Basic ${Buffer.from(`${config.auth.username}:${config.auth.password}`).toString('base64')}`;
   }
+  const now = opts.now ?? Date.now;
+  const repeated = new RepeatedLines(opts.log);
   const client = new HttpClient({
     retry: config.retry,
     timeoutMs: config.timeoutSeconds * 1000,
@@ -303,8 +354,11 @@ async function runConfig(
     debug: config.debug,
     secrets: secretsOf(config, raw),
     log: opts.log,
+    logRepeated: (kind, message, level) => repeated.line(`http\u0000${kind}`, message, level, 'requests'),
     signal: opts.signal,
     backoffBaseMs: opts.backoffBaseMs,
+    connectTo: opts.connectTo,
+    tls: tlsSettings(config.caCertificate, config.clientCertificate),
   });
   const defaults: RequestDefaults = { baseUrl: config.baseUrl, defaultParams: config.defaultParams, headers };
   const shared: Shared = {
@@ -315,21 +369,29 @@ async function runConfig(
     progress,
     stopReasons,
     log: opts.log,
+    repeated,
+    stopKinds: new Map(),
+    now,
     onProgress: opts.onProgress,
     signal: opts.signal,
     pagesBound: hasPagesBound(config.pagination) ? null : config.maxPages,
     jobCounter: 0,
-    auth: createAuthenticator({ config, client, defaults, log: opts.log }),
+    auth: createAuthenticator({ config, client, defaults, log: opts.log, now, random: opts.random ?? randomBytes }),
     contexts: { attr: config.attributes, time },
   };
   // Validate the pagination configuration before the first request.
-  createScroller(config.pagination);
+  createScroller(config.pagination, now);
   // A scalar userData becomes the column `userData`, as in the reference.
   const userParentId = phpEmpty(config.userData) ? null : isObject(config.userData) ? config.userData : { userData: config.userData };
   try {
     for (const job of config.jobs) {
       // Every top-level job gets a fresh scroller: counters (forceStop.pages) are per job.
-      await new JobRun(shared, job, createScroller(config.pagination), [], [], userParentId).run();
+      try {
+        await new JobRun(shared, job, createScroller(config.pagination, now), [], [], userParentId).run();
+      } finally {
+        // The summaries of what its child jobs and requests repeated, before the next job (or the error).
+        repeated.flush();
+      }
     }
   } finally {
     await client.close();

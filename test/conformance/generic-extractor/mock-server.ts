@@ -6,9 +6,14 @@
  * (`*` matches any value). `.response` is the body, `.responseCode` the status (default 200),
  * `.responseHeaders` the headers (default `Content-type: application/json`). File names are
  * matched with their exact case. No match: 404; the same request defined twice: 500.
+ *
+ * `serveTls` adds an HTTPS front with an example's certificate (the reference's https proxies,
+ * examples 141 and 142), answering from the same definitions; `onRequest` is called for every
+ * request (the runner's virtual clock advances by it).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -80,11 +85,28 @@ function signature(def: Definition): string {
   return `${def.key}\u0000${def.requestHeaders.map(([n, v]) => `${n.toLowerCase()}:${v}`).sort().join('\n')}`;
 }
 
+export interface TlsFront {
+  port: number;
+  close(): Promise<void>;
+}
+
 export interface MockServer {
   url: string;
+  port: number;
   /** Requests received, as `METHOD URI`, for diagnostics. */
   log: string[];
+  /** Called for every request received, before it is answered. */
+  onRequest: (() => void) | null;
+  /** An HTTPS server answering from the same definitions (`ca`: client certificates required, signed by it). */
+  serveTls(options: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer }): Promise<TlsFront>;
   close(): Promise<void>;
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 }
 
 export async function startMockServer(examplesDir: string, host = '127.0.0.1'): Promise<MockServer> {
@@ -92,10 +114,12 @@ export async function startMockServer(examplesDir: string, host = '127.0.0.1'): 
   const counts = new Map<string, number>();
   for (const d of defs) counts.set(signature(d), (counts.get(signature(d)) ?? 0) + 1);
   const log: string[] = [];
-  const server = http.createServer((req, res) => {
+  const mock = { onRequest: null as (() => void) | null };
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      mock.onRequest?.();
       const body = Buffer.concat(chunks).toString('utf8');
       const key = `${req.method} ${req.url}\r\n\r\n${body}`.trim();
       log.push(`${req.method} ${req.url}`);
@@ -120,16 +144,25 @@ export async function startMockServer(examplesDir: string, host = '127.0.0.1'): 
       res.writeHead(def.responseCode, headers);
       res.end(def.responseBody);
     });
-  });
+  };
+  const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host}:${port}`,
+    port,
     log,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    get onRequest() {
+      return mock.onRequest;
+    },
+    set onRequest(f) {
+      mock.onRequest = f;
+    },
+    async serveTls({ cert, key, ca }) {
+      const tls = https.createServer({ cert, key, ...(ca !== undefined ? { ca, requestCert: true, rejectUnauthorized: true } : {}) }, handler);
+      await new Promise<void>((resolve) => tls.listen(0, host, resolve));
+      return { port: (tls.address() as AddressInfo).port, close: () => closeServer(tls) };
+    },
+    close: () => closeServer(server),
   };
 }

@@ -4,25 +4,40 @@
  *   tsx test/conformance/generic-extractor/run.ts [examplesDir] [--filter <substring>]... [--verbose]
  *
  * Serves every example's mock API (mock-server.ts, per FORMAT.md) on a local port, copies each
- * example to a temporary data directory, runs the extractor in-process on it with the host of
- * `api.baseUrl` (`http://mock-server:80/`) replaced by the mock's, and byte-compares `out/tables` with `_sample_out`
- * (the reference's `<bucket>.<table>` is our `<bucket>.<table>.csv`, its `.manifest` our
- * `.csv.manifest`; contents must be identical). Output: one line per example (PASS, FAIL with
- * the reason below it, SKIP with the reason), then exactly one line `N passed, M failed, K skipped`.
- * Exit code 1 if anything failed.
+ * example to a temporary data directory, runs the extractor in-process on it, and byte-compares
+ * `out/tables` with `_sample_out` (the reference's `<bucket>.<table>` is our
+ * `<bucket>.<table>.csv`, its `.manifest` our `.csv.manifest`; contents must be identical).
+ *
+ * - The configuration is not rewritten: the extractor connects to the host `mock-server` (and
+ *   `mock-server-*`, the reference's proxies) at the mock, wherever the configuration names it
+ *   (baseUrl, login requests, absolute endpoints, next-page URLs); URLs, Host headers and
+ *   signatures keep the recorded host. An `https://` URL reaches an HTTPS front with the
+ *   certificate of the example's `https/certs/` (client certificates required when it has
+ *   `https/client_ca/`).
+ * - Every example runs under a virtual clock that advances one second per mock answer and with
+ *   a seeded random source; the recordings' own values where they matter (recordings.ts).
+ *
+ * Output: one line per example (PASS, FAIL with the reason below it, SKIP with the reason), the
+ * duration, then exactly one line `N passed, M failed, K skipped`. Exit code 1 if anything failed.
  */
+import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs as parseCliArgs } from 'node:util';
 import { runExtraction } from '../../../src/components/generic-extractor/runner.js';
-import { startMockServer } from './mock-server.js';
+import type { ConnectTo } from '../../../src/components/generic-extractor/http-client.js';
+import { startMockServer, type MockServer, type TlsFront } from './mock-server.js';
+import { DEFAULT_START, RECORDINGS } from './recordings.js';
 import { SKIPPED } from './skips.js';
 import { sharedPath } from '../../helpers/shared-dir.js';
 
 const DEFAULT_EXAMPLES = sharedPath('conformance/generic-extractor/examples');
-const MOCK_BASE = /^https?:\/\/mock-server(:80)?\//;
+/** The reference's docker-compose services of the mock: `mock-server` and its proxies `mock-server-*`. */
+const MOCK_HOST = /^mock-server(-[a-z0-9-]+)?$/i;
+/** Virtual time one answer of the mock API takes. */
+const TICK_MS = 1000;
 /** Retries against the mock (a duplicate definition answers 500) need not wait long. */
 const BACKOFF_MS = 5;
 const EXAMPLE_TIMEOUT_MS = 30_000;
@@ -89,8 +104,52 @@ async function compareOutput(exampleDir: string, outTables: string): Promise<str
   return problems;
 }
 
-async function runExample(exampleDir: string, mockUrl: string, verbose: boolean): Promise<string[]> {
+/** A random source: `recorded` bytes first, then a stream derived from `seed` (sha256 blocks). */
+function seededRandom(recorded: Buffer, seed: string): (bytes: number) => Buffer {
+  let pos = 0;
+  let block = 0;
+  let pool = Buffer.alloc(0);
+  return (n) => {
+    const out = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) {
+      if (pos < recorded.length) {
+        out[i] = recorded[pos++];
+        continue;
+      }
+      if (pool.length === 0) pool = createHash('sha256').update(`${seed}:${block++}`).digest();
+      out[i] = pool[0];
+      pool = pool.subarray(1);
+    }
+    return out;
+  };
+}
+
+/** The HTTPS front of an example that ships the reference proxy's certificates, if it does. */
+async function tlsFrontFor(exampleDir: string, mock: MockServer): Promise<TlsFront | null> {
+  const certs = join(exampleDir, 'https', 'certs');
+  if (!existsSync(join(certs, 'cert.pem')) || !existsSync(join(certs, 'key.pem'))) return null;
+  const clientCa = join(exampleDir, 'https', 'client_ca', 'rootCA.crt');
+  return mock.serveTls({
+    cert: await readFile(join(certs, 'cert.pem')),
+    key: await readFile(join(certs, 'key.pem')),
+    ...(existsSync(clientCa) ? { ca: await readFile(clientCa) } : {}),
+  });
+}
+
+async function runExample(exampleDir: string, mock: MockServer, verbose: boolean): Promise<string[]> {
   const work = await mkdtemp(join(tmpdir(), 'sluice-ge-'));
+  const name = basename(exampleDir);
+  const recording = RECORDINGS.get(name);
+  let clock = Date.parse(recording?.start ?? DEFAULT_START);
+  mock.onRequest = () => {
+    clock += TICK_MS;
+  };
+  const tlsFront = await tlsFrontFor(exampleDir, mock);
+  const connectTo: ConnectTo = (host, _port, protocol) => {
+    if (!MOCK_HOST.test(host)) return undefined;
+    if (protocol === 'http:') return { host: '127.0.0.1', port: mock.port };
+    return tlsFront ? { host: '127.0.0.1', port: tlsFront.port } : undefined;
+  };
   try {
     await cp(join(exampleDir, 'config.json'), join(work, 'config.json'));
     if (existsSync(join(exampleDir, 'in'))) await cp(join(exampleDir, 'in'), join(work, 'in'), { recursive: true });
@@ -101,8 +160,9 @@ async function runExample(exampleDir: string, mockUrl: string, verbose: boolean)
       await runExtraction({
         dataDir: work,
         backoffBaseMs: BACKOFF_MS,
-        // FORMAT.md: the host of api.baseUrl (also when built by user functions) is the mock's.
-        baseUrlOverride: (url) => url.replace(MOCK_BASE, `${mockUrl}/`),
+        connectTo,
+        now: () => clock,
+        random: seededRandom(Buffer.from(recording?.random ?? '', 'hex'), name),
         signal: controller.signal,
         log: (m, level = 'info') => logs.push(`${level}: ${m}`),
       });
@@ -114,6 +174,8 @@ async function runExample(exampleDir: string, mockUrl: string, verbose: boolean)
     const problems = await compareOutput(exampleDir, join(work, 'out', 'tables'));
     return problems.length > 0 && verbose ? [...problems, ...logs] : problems;
   } finally {
+    mock.onRequest = null;
+    await tlsFront?.close();
     await rm(work, { recursive: true, force: true });
   }
 }
@@ -139,7 +201,7 @@ async function main(): Promise<void> {
         process.stdout.write(`SKIP ${name}: ${reason}\n`);
         continue;
       }
-      const problems = await runExample(join(args.examplesDir, name), mock.url, args.verbose);
+      const problems = await runExample(join(args.examplesDir, name), mock, args.verbose);
       if (problems.length === 0) {
         passed++;
         process.stdout.write(`PASS ${name}\n`);
