@@ -96,6 +96,15 @@ export class StreamRuntime {
     this.timer.unref();
   }
 
+  /**
+   * Resolves once the reconciles asked for so far are done: a management task that finished
+   * before the call has its definition changes applied (a sink enabled by it has its writing
+   * file). Starts no reconcile of its own.
+   */
+  settled(): Promise<void> {
+    return this.reconciling;
+  }
+
   /** Applies definition changes (sink created, changed, disabled, deleted; source deleted). */
   reconcile(): Promise<void> {
     // A node without the sink role runs no actors (definitions change all the same).
@@ -136,6 +145,7 @@ export class StreamRuntime {
       }
     }
     await this.purgeDeleted(defined, sourceIds);
+    const started: SinkWriter[] = [];
     for (const [key, { source, sink, stream, partition }] of wanted) {
       const existing = this.writers.get(key);
       if (existing) {
@@ -146,7 +156,16 @@ export class StreamRuntime {
       const writer = new SinkWriter(sink, source, start, this.writerDeps, partition);
       this.writers.set(key, writer);
       this.routerFor(stream, source.sourceId).addTarget(writer);
+      started.push(writer);
     }
+    // An active sink has its writing file from the start (the reference opens it with the sink),
+    // not from the next check tick: the statistics, which wait for this reconcile (settled()),
+    // list it right after the task that created or enabled the sink. A writer that cannot open
+    // it retries (the actor restarts).
+    await Promise.all(started.map((writer) => writer.prepare().then(
+      () => undefined,
+      (err: unknown) => this.deps.logger.warn({ err, sink: sinkPath(writer.key) }, 'the sink writer could not open its file yet'),
+    )));
   }
 
   /**

@@ -149,7 +149,8 @@ export class SinkService {
       if (tableChanged) await this.lifecycle.ensureTable(next);
       return {
         next,
-        description: req.changeDescription || 'Updated.',
+        // As the reference: a given changeDescription is the description, even when empty.
+        description: req.changeDescription ?? 'Updated.',
         after: async (saved) => {
           if (saved.table.tableId !== sink.table.tableId && !saved.disabled) await this.lifecycle.activate([saved]);
         },
@@ -161,13 +162,14 @@ export class SinkService {
     validatedSettings(this.get(branchId, sourceId, sinkId).config, settings);
     return this.change(branchId, sourceId, sinkId, 'api.update.sinkSettings', 'Sink settings have been updated successfully.', apiUrl, by, async (s) => ({
       next: { ...s, config: validatedSettings(s.config, settings) },
-      description: changeDescription || 'Updated settings.',
+      description: changeDescription ?? 'Updated settings.',
     }));
   }
 
   disable(branchId: number, sourceId: string, sinkId: string, by: By, apiUrl: string): Task {
     this.get(branchId, sourceId, sinkId);
-    return this.change(branchId, sourceId, sinkId, 'api.disable.sink', 'Sink has been disabled successfully.', apiUrl, by, async (s) => ({
+    // A sink that is disabled already stays as it is, without a new version (as the reference).
+    return this.change(branchId, sourceId, sinkId, 'api.disable.sink', 'Sink has been disabled successfully.', apiUrl, by, async (s) => (s.disabled ? undefined : {
       next: { ...s, disabled: { at: new Date().toISOString(), by, reason: 'API' } },
       description: 'Disabled.',
       after: (saved) => this.lifecycle.deactivate([saved], 'disabled'),
@@ -177,6 +179,8 @@ export class SinkService {
   enable(branchId: number, sourceId: string, sinkId: string, by: By, apiUrl: string): Task {
     this.get(branchId, sourceId, sinkId);
     return this.change(branchId, sourceId, sinkId, 'api.enable.sink', 'Sink has been enabled successfully.', apiUrl, by, async (s) => {
+      // Enabling a sink that is not disabled changes nothing and makes no version (as the reference).
+      if (!s.disabled) return undefined;
       const next = { ...s };
       delete next.disabled;
       // Disable + enable is the documented way to refresh a sink's token.
@@ -247,11 +251,14 @@ export class SinkService {
     result: string,
     apiUrl: string,
     by: By,
-    apply: (s: Sink) => Promise<{ next: Sink; description: string; after?: (saved: Sink) => Promise<void> }>,
+    /** The change, its version description and what follows it; undefined: nothing to change (no new version). */
+    apply: (s: Sink) => Promise<{ next: Sink; description: string; after?: (saved: Sink) => Promise<void> } | undefined>,
   ): Task {
     return this.tasks.start(type, `${branchId}/${sourceId}/${sinkId}`, lockKey(branchId, sourceId, sinkId), async () => {
       const current = this.get(branchId, sourceId, sinkId);
-      const { next, description, after } = await apply(current);
+      const change = await apply(current);
+      if (!change) return { result, outputs: this.outputs(branchId, sourceId, sinkId, apiUrl) };
+      const { next, description, after } = change;
       const at = new Date().toISOString();
       const saved = this.store.transact((tx) =>
         saveNewVersion(tx, keys.sink(branchId, sourceId, sinkId), keys.sinkVersions(branchId, sourceId, sinkId), next, sinkSpec(next), description, by, at),

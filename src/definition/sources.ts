@@ -105,7 +105,8 @@ export class SourceService {
         // Secrets are namespaced by transport: switching type issues a new one.
         next.secret = newSourceSecret();
       }
-      return { next, description: req.changeDescription || 'Updated.' };
+      // As the reference: a given changeDescription is the description, even when empty.
+      return { next, description: req.changeDescription ?? 'Updated.' };
     }, by);
   }
 
@@ -114,13 +115,14 @@ export class SourceService {
     validatedSettings(this.get(branchId, sourceId).config, settings);
     return this.change(branchId, sourceId, 'api.update.sourceSettings', 'Source settings have been updated successfully.', apiUrl, (s) => ({
       next: { ...s, config: validatedSettings(s.config, settings) },
-      description: changeDescription || 'Updated settings.',
+      description: changeDescription ?? 'Updated settings.',
     }), by);
   }
 
   disable(branchId: number, sourceId: string, by: By, apiUrl: string): Task {
     this.get(branchId, sourceId);
-    return this.change(branchId, sourceId, 'api.disable.source', 'Source has been disabled successfully.', apiUrl, (s) => ({
+    // A source that is disabled already stays as it is, without a new version (as the reference).
+    return this.change(branchId, sourceId, 'api.disable.source', 'Source has been disabled successfully.', apiUrl, (s) => (s.disabled ? undefined : {
       next: { ...s, disabled: { at: new Date().toISOString(), by, reason: 'API' } },
       description: 'Disabled.',
     }), by);
@@ -129,6 +131,8 @@ export class SourceService {
   enable(branchId: number, sourceId: string, by: By, apiUrl: string): Task {
     this.get(branchId, sourceId);
     return this.change(branchId, sourceId, 'api.enable.source', 'Source has been enabled successfully.', apiUrl, (s) => {
+      // Enabling a source that is not disabled changes nothing and makes no version (as the reference).
+      if (!s.disabled) return undefined;
       const next = { ...s };
       delete next.disabled;
       return { next, description: 'Enabled.' };
@@ -204,14 +208,17 @@ export class SourceService {
     });
   }
 
-  /** Rotates the ingestion secret at once; the old secret stops working immediately. */
-  rotateSecret(branchId: number, sourceId: string): Source {
+  /**
+   * Rotates the ingestion secret at once (synchronously, no task); the old secret stops working
+   * immediately. Like any other change it makes a version (`Rotated secret.`, as the reference).
+   */
+  rotateSecret(branchId: number, sourceId: string, by: By): Source {
     return this.store.transact((tx) => {
       const source = tx.get<Source>(keys.source(branchId, sourceId));
       if (!source || source.deleted) throw sourceNotFound(sourceId);
       const next = { ...source, secret: newSourceSecret() };
-      tx.put(keys.source(branchId, sourceId), next);
-      return next;
+      return saveNewVersion(tx, keys.source(branchId, sourceId), keys.sourceVersions(branchId, sourceId), next, sourceSpec(next),
+        'Rotated secret.', by, new Date().toISOString());
     });
   }
 
@@ -221,7 +228,8 @@ export class SourceService {
     type: string,
     result: string,
     apiUrl: string,
-    apply: (s: Source) => { next: Source; description: string },
+    /** The change and its version description; undefined: nothing to change (no new version). */
+    apply: (s: Source) => { next: Source; description: string } | undefined,
     by: By,
   ): Task {
     return this.tasks.start(type, `${branchId}/${sourceId}`, lockKey(branchId, sourceId), async () => {
@@ -229,8 +237,9 @@ export class SourceService {
       this.store.transact((tx) => {
         const current = tx.get<Source>(keys.source(branchId, sourceId));
         if (!current || current.deleted) throw sourceNotFound(sourceId);
-        const { next, description } = apply(current);
-        saveNewVersion(tx, keys.source(branchId, sourceId), keys.sourceVersions(branchId, sourceId), next, sourceSpec(next), description, by, at);
+        const change = apply(current);
+        if (!change) return;
+        saveNewVersion(tx, keys.source(branchId, sourceId), keys.sourceVersions(branchId, sourceId), change.next, sourceSpec(change.next), change.description, by, at);
       });
       return { result, outputs: this.outputs(branchId, sourceId, apiUrl) };
     });

@@ -51,6 +51,9 @@ function peerFiles(peer: NodeSinkStatistics, reset: string): NodeSinkStatistics[
   return peer.files.filter((f) => f.openedAt > reset);
 }
 
+/** Files the aggregation endpoint shows per sink (the reference's RecentFilesLimit). */
+export const RECENT_FILES_LIMIT = 50;
+
 /** Statistics level of a slice state (reference §17.1). */
 const LEVEL_OF: Record<SliceState, Level> = {
   writing: 'local', closing: 'local', uploading: 'local', uploaded: 'staging', imported: 'target',
@@ -137,7 +140,24 @@ export class StatisticsService {
     // Stable: files of two instances opened at the same time stay in instance order.
     shown.sort((a, b) => fileOrder(a.file, b.file));
     if (failedOnly) return shown.map(({ file }) => file);
-    return shown.map(({ file, acc }) => ({ ...file, statistics: acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} } }));
+    return shown.map(({ file, acc }) => withStatistics(file, acc));
+  }
+
+  /**
+   * The sink's most recent files (of all its instances) opened after the reset marker, newest
+   * first, at most `limit` (the reference's aggregation endpoint: its 50 latest files).
+   */
+  recentFiles(branchId: number, sourceId: string, sinkId: string, limit = RECENT_FILES_LIMIT): FileStatistics[] {
+    const sink: SinkKey = { branchId, sourceId, sinkId };
+    const reset = resetMarker(this.store, sink);
+    const files: Array<{ file: FileStatistics; acc: Accumulator | undefined }> = this.localFiles(sink, reset, true)
+      .map(({ file, acc }) => ({ file: fileView(file), acc }));
+    for (const peer of this.peers(sink)) {
+      for (const { levels, ...file } of peerFiles(peer, reset)) files.push({ file, acc: new Accumulator().addLevels(levels) });
+    }
+    // Stable: files of two instances opened at the same time stay in instance order.
+    files.sort((a, b) => (a.file.openedAt > b.file.openedAt ? -1 : a.file.openedAt < b.file.openedAt ? 1 : 0));
+    return files.slice(0, limit).map(({ file, acc }) => withStatistics(file, acc));
   }
 
   /**
@@ -210,7 +230,9 @@ class Accumulator {
     this.addLevel(level, {
       recordsCount: slice.recordsCount,
       uncompressedSize: slice.uncompressedSize,
-      compressedSize: level === 'local' ? slice.uncompressedSize : slice.compressedSize,
+      // Sluice writes local slices uncompressed (compressedSize 0 until uploaded); a local slice
+      // that carries a compressed size (state loaded from the reference) counts that.
+      compressedSize: level === 'local' ? slice.compressedSize || slice.uncompressedSize : slice.compressedSize,
       firstRecordAt: slice.firstRecordAt,
       lastRecordAt: slice.lastRecordAt,
     });
@@ -270,6 +292,11 @@ type Ordered = Pick<FileEntry, 'state' | 'retryReason' | 'openedAt'>;
 function fileOrder(a: Ordered, b: Ordered): number {
   const rank = (f: Ordered) => (f.state === 'imported' ? 0 : f.retryReason === undefined ? 1 : 2);
   return rank(a) - rank(b) || (a.openedAt < b.openedAt ? -1 : a.openedAt > b.openedAt ? 1 : 0);
+}
+
+/** A file of a listing with its statistics: `total: null` when none of its slices has a record. */
+function withStatistics(file: FileStatistics, acc: Accumulator | undefined): FileStatistics {
+  return { ...file, statistics: acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} } };
 }
 
 function fileView(f: FileEntry, statistics?: FileStatistics['statistics']): FileStatistics {

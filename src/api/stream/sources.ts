@@ -80,7 +80,7 @@ export const sourceRoutes: FastifyPluginAsync<{ services: Services }> = async (a
   app.post<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/rotate-secret', {
     schema: { tags, summary: 'Generate a new ingestion secret; the old one stops working at once', response: { 200: looseObject('Source') } },
   }, async (req) => {
-    const rotated = sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId);
+    const rotated = sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId, by(req));
     services.ingestSources.invalidate(); // the old secret stops working at once
     return sourceView(rotated, config);
   });

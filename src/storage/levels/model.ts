@@ -74,7 +74,11 @@ export interface SliceEntry extends SinkRef, Retry {
   stagingPath?: string;
   /** Committed length of the local CSV: bytes beyond it are from an uncommitted batch. */
   uncompressedSize: number;
-  /** Size of the staged gzip (0 until uploaded). */
+  /**
+   * Size of the staged gzip (0 until uploaded: Sluice's local slices are plain CSV). A local
+   * slice loaded from elsewhere (the reference's statistics) may carry its compressed size; the
+   * statistics count it when it is set.
+   */
   compressedSize: number;
   recordsCount: number;
   firstRecordAt?: string;

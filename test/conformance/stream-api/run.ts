@@ -4,20 +4,25 @@
  *   tsx test/conformance/stream-api/run.ts [casesDir] [--filter <substring>]... [--jobs N]
  *
  * Every scenario runs against its own `node dist/main.js serve` child with a fresh data directory.
+ * A scenario with an `initial-etcd-kvs.txt` gets that state loaded into its data directory before
+ * the service starts (etcd-fixtures.ts), and its service runs without the periodic checks
+ * (`SLUICE_CHECK_INTERVAL` of a day): the reference ran these cases with its API component only,
+ * so no operator imported, uploaded or expired the seeded files while the steps read them.
  * The runner does not build: run `npm run build` first. Output: one line per scenario (PASS,
  * FAIL with details below it, SKIP with the reason), then exactly one line
  * `N passed, M failed, K skipped`. Exit code 1 if anything failed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs as parseCliArgs } from 'node:util';
-import { listScenarios, loadScenario, runScenario, type Vars } from './scenario.js';
+import { listScenarios, loadScenario, runScenario, substitutePlaceholders, ETCD_FIXTURE_FILE, type Vars } from './scenario.js';
+import { loadEtcdFixture } from './etcd-fixtures.js';
 import { SKIPPED, staleSkipWarnings } from './skips.js';
 import { sharedPath } from '../../helpers/shared-dir.js';
 
@@ -30,6 +35,8 @@ const PUBLIC_API_URL = 'https://stream.keboola.local';
 const PUBLIC_INGEST_URL = 'https://stream-in.keboola.local';
 const VARS: Vars = { projectId: 1234, defaultBranchId: 5678, storageApiToken: 'conformance-master-token-0123456789' };
 const READY_TIMEOUT_MS = 10_000;
+/** The check interval of a service started on seeded state: no trigger check, upload, import or retention during the scenario. */
+const PAUSED_CHECK_INTERVAL = '24h';
 const STOP_TIMEOUT_MS = 5_000;
 const OUTPUT_TAIL_LINES = 40;
 
@@ -132,7 +139,12 @@ function healthCheck(port: number): Promise<number> {
   });
 }
 
-function startChild(port: number, dataDir: string): Server {
+interface ServiceOptions {
+  /** Start without the periodic checks (SLUICE_CHECK_INTERVAL of a day). */
+  pauseChecks?: boolean;
+}
+
+function startChild(port: number, dataDir: string, options: ServiceOptions): Server {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SLUICE_')) env[k] = v;
   Object.assign(env, {
@@ -146,6 +158,7 @@ function startChild(port: number, dataDir: string): Server {
     SLUICE_PUBLIC_INGEST_URL: PUBLIC_INGEST_URL,
     SLUICE_LOG_LEVEL: 'warn',
   });
+  if (options.pauseChecks) env.SLUICE_CHECK_INTERVAL = PAUSED_CHECK_INTERVAL;
   const proc = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   liveChildren.add(proc);
   const output = new OutputTail();
@@ -166,9 +179,9 @@ function startChild(port: number, dataDir: string): Server {
 }
 
 /** Starts the service and waits for /health-check; retries on a port taken in the meantime. */
-async function startServer(dataDir: string): Promise<Server> {
+async function startServer(dataDir: string, options: ServiceOptions = {}): Promise<Server> {
   for (let attempt = 1; ; attempt++) {
-    const server = startChild(await freePort(), dataDir);
+    const server = startChild(await freePort(), dataDir, options);
     const deadline = Date.now() + READY_TIMEOUT_MS;
     while (!server.hasExited() && Date.now() < deadline) {
       if ((await healthCheck(server.port)) === 200) return server;
@@ -228,8 +241,16 @@ async function runOne(casesDir: string, name: string): Promise<Result> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-conformance-'));
   let server: Server | undefined;
   try {
+    const seeded = scenario.etcdFixtureText !== undefined;
+    if (seeded) {
+      try {
+        await loadEtcdFixture(dataDir, substitutePlaceholders(scenario.etcdFixtureText as string, VARS), { projectId: VARS.projectId });
+      } catch (err) {
+        return { status: 'FAIL', line: `FAIL ${name} (${ETCD_FIXTURE_FILE}: ${oneLine((err as Error).message)})` };
+      }
+    }
     try {
-      server = await startServer(dataDir);
+      server = await startServer(dataDir, { pauseChecks: seeded });
     } catch (err) {
       const output = (err as { output?: OutputTail }).output;
       return {
@@ -267,15 +288,6 @@ async function runOne(casesDir: string, name: string): Promise<Result> {
   }
 }
 
-async function warnUnlistedSeeds(casesDir: string, names: string[]): Promise<void> {
-  for (const name of names) {
-    if (SKIPPED.has(name)) continue;
-    if ((await readdir(join(casesDir, name))).includes('initial-etcd-kvs.txt')) {
-      process.stderr.write(`warning: ${name} has an initial-etcd-kvs.txt but is not listed in skips.ts\n`);
-    }
-  }
-}
-
 async function main(): Promise<number> {
   let args: Args;
   try {
@@ -295,7 +307,6 @@ async function main(): Promise<number> {
 
   const all = await listScenarios(args.casesDir);
   for (const w of staleSkipWarnings(all)) process.stderr.write(`${w}\n`);
-  await warnUnlistedSeeds(args.casesDir, all);
   const selected = args.filters.length ? all.filter((n) => args.filters.some((f) => n.includes(f))) : all;
   if (selected.length === 0) process.stderr.write(`warning: no scenario matches ${args.filters.map((f) => JSON.stringify(f)).join(', ')}\n`);
 

@@ -35,7 +35,15 @@ export interface Scenario {
   name: string;
   dir: string;
   steps: Step[];
+  /**
+   * `initial-etcd-kvs.txt` as text (placeholders not replaced), when the scenario has one: state
+   * the reference loaded into etcd before the first step (etcd-fixtures.ts loads it).
+   */
+  etcdFixtureText?: string;
 }
+
+/** The file of a scenario with the reference's initial etcd state. */
+export const ETCD_FIXTURE_FILE = 'initial-etcd-kvs.txt';
 
 const STEP_DIR = /^\d{3}-/;
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -62,7 +70,8 @@ export async function listScenarios(casesDir: string): Promise<string[]> {
 
 export async function loadScenario(casesDir: string, name: string): Promise<Scenario> {
   const dir = join(casesDir, name);
-  const stepNames = (await readdir(dir)).filter((n) => STEP_DIR.test(n)).sort(byName);
+  const entries = await readdir(dir);
+  const stepNames = entries.filter((n) => STEP_DIR.test(n)).sort(byName);
   const steps: Step[] = [];
   for (const stepName of stepNames) {
     const stepDir = join(dir, stepName);
@@ -76,7 +85,9 @@ export async function loadScenario(casesDir: string, name: string): Promise<Scen
       expectedBodyText: await read('expected-response.json'),
     });
   }
-  return { name, dir, steps };
+  const scenario: Scenario = { name, dir, steps };
+  if (entries.includes(ETCD_FIXTURE_FILE)) scenario.etcdFixtureText = await readFile(join(dir, ETCD_FIXTURE_FILE), 'utf8');
+  return scenario;
 }
 
 // ---------------------------------------------------------------------------------------------
