@@ -154,20 +154,20 @@ describe('the source pages', () => {
     await page.waitForURL(/#\/sources\/orders\/versions$/);
     const versions = page.getByRole('table', { name: 'Versions' });
     await versions.waitFor(WAIT);
-    // New source, Disabled, Enabled, Updated: newest first.
-    await expect.poll(async () => (await versions.locator('tbody tr').allInnerTexts()).length, WAIT).toBe(4);
+    // New source, Disabled, Enabled, Rotated secret, Updated: newest first.
+    await expect.poll(async () => (await versions.locator('tbody tr').allInnerTexts()).length, WAIT).toBe(5);
     const rows = await versions.locator('tbody tr td:nth-child(2)').allInnerTexts();
-    expect(rows).toEqual(['Updated.', 'Enabled.', 'Disabled.', 'New source.']);
-    expect(await page.getByRole('button', { name: 'Compare version 4 with the current' }).count()).toBe(0);
+    expect(rows).toEqual(['Updated.', 'Rotated secret.', 'Enabled.', 'Disabled.', 'New source.']);
+    expect(await page.getByRole('button', { name: 'Compare version 5 with the current' }).count()).toBe(0);
 
     await page.getByRole('button', { name: 'Compare version 1 with the current' }).click();
-    const diff = page.getByRole('region', { name: 'Version 1 compared with the current version 4' });
+    const diff = page.getByRole('region', { name: 'Version 1 compared with the current version 5' });
     await diff.locator('.del').first().waitFor(WAIT);
     const removed = await diff.locator('.src-diff .del').allInnerTexts();
     const added = await diff.locator('.src-diff .add').allInnerTexts();
     expect(removed.join('\n')).toContain('number: 1');
     expect(removed.join('\n')).toContain('description: New source.');
-    expect(added.join('\n')).toContain('number: 4');
+    expect(added.join('\n')).toContain('number: 5');
     expect(added.join('\n')).toContain('description: Updated.');
     expect(await diff.innerText()).toContain('differs from the current one');
 
@@ -178,7 +178,7 @@ describe('the source pages', () => {
     const source = (await svc.call('GET', `${B()}/sources/orders`)).json;
     expect(source.name).toBe('Orders');
     expect(source.description).toBe('');
-    expect(source.version.number).toBe(5);
+    expect(source.version.number).toBe(6);
     expect(errors).toEqual([]);
   });
 
