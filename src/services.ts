@@ -8,7 +8,7 @@ import type { MetadataStore } from './connectors/metadata/store.js';
 import type { TokenService } from './storage/tokens.js';
 import type { TableService } from './storage/tables.js';
 import type { Project } from './storage/project.js';
-import type { TaskRunner } from './actors/task-runner.js';
+import type { TaskRunner } from './definition/tasks.js';
 import type { SourceService } from './definition/sources.js';
 import type { SinkService } from './definition/sinks.js';
 import type { StatisticsService } from './storage/statistics.js';

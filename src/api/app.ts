@@ -11,7 +11,8 @@ import { documentation } from './documentation.js';
 import { ingestApi } from './ingest/index.js';
 import { queueApi } from './queue/index.js';
 import { otlpApi } from './otlp/index.js';
-import { renderStreamError, streamNotFound } from './stream/envelope.js';
+import { streamErrors, streamNotFound } from './stream/envelope.js';
+import { answerErrorsWith } from './error-handler.js';
 import { answerWritesWhenSettled } from './settled-writes.js';
 import { observabilityRoutes } from './observability.js';
 import { consoleRoutes } from './console.js';
@@ -84,7 +85,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   }
   if (roles.has('ingest')) await registerIngestion(app, services, answered);
   app.setNotFoundHandler((req, reply) => streamNotFound(req, reply));
-  app.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
+  answerErrorsWith(app, streamErrors);
   return app;
 }
 

@@ -1,9 +1,10 @@
+import { DomainError, type ErrorKind } from '../domain-errors.js';
 import { TargetUnavailableError } from '../storage/target.js';
 
 /**
- * A failure with an HTTP status and a machine-readable code. Services throw these; each API
- * family's plugin renders them in its own envelope (the Stream API as
- * {statusCode, error: "stream.api.<code>", message}, the Storage API as {error, code, status}).
+ * A failure of the HTTP layer with its status and a machine-readable code (authentication,
+ * routes, request parsing). Services below api/ throw DomainErrors instead (src/domain-errors.ts);
+ * both are rendered by the error handler (error-handler.ts) in each API family's envelope.
  */
 export class ApiError extends Error {
   constructor(
@@ -23,13 +24,32 @@ export function sentence(message: string): string {
   return /[.!?)]$/.test(first) ? first : first + '.';
 }
 
+/** The one table of statuses: a domain error's kind -> the HTTP status of its answer. */
+export const STATUS_OF_KIND: Readonly<Record<ErrorKind, number>> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  notFound: 404,
+  alreadyExists: 409,
+  conflict: 409,
+  limitReached: 422,
+  unavailable: 503,
+};
+
+/** The status of a domain error's answer: its kind's, unless it carries a reference quirk. */
+export function statusOf(err: DomainError): number {
+  return err.status ?? STATUS_OF_KIND[err.kind];
+}
+
 /**
- * Domain failures every API family answers alike (each in its own envelope): the target being
+ * A failure of the domain as the APIs answer it, or undefined for any other error. Domain
+ * failures of other classes are mapped here, once for every API family: the target being
  * unreachable is a 503 with the reason, not an application error.
  */
-export function fromDomainError(err: unknown): ApiError | undefined {
+export function asDomainError(err: unknown): DomainError | undefined {
+  if (err instanceof DomainError) return err;
   if (err instanceof TargetUnavailableError) {
-    return new ApiError(503, 'targetUnavailable', `The tables cannot be reached now; try again in a moment (${err.message}).`);
+    return new DomainError('unavailable', 'targetUnavailable', `The tables cannot be reached now; try again in a moment (${err.message}).`);
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain-errors.js';
 import type { Column } from './model.js';
 
 /** Checks a mapping's templates; returns `Column "x" template is invalid: <error>` or undefined. */
@@ -11,11 +11,11 @@ export type MappingChecker = (columns: Column[]) => Promise<string | undefined>;
 export async function checkColumns(columns: Column[], checkTemplates: MappingChecker): Promise<void> {
   const seen = new Set<string>();
   for (const c of columns) {
-    if (seen.has(c.name)) throw new ApiError(400, 'badRequest', `Column "${c.name}" is defined more than once: column names must be unique.`);
+    if (seen.has(c.name)) throw new DomainError('invalid', 'badRequest', `Column "${c.name}" is defined more than once: column names must be unique.`);
     seen.add(c.name);
-    if (c.type === 'path' && c.path === undefined) throw new ApiError(400, 'badRequest', `Column "${c.name}" of type "path" needs the field "path".`);
-    if (c.type === 'template' && !c.template) throw new ApiError(400, 'badRequest', `Column "${c.name}" of type "template" needs the field "template".`);
+    if (c.type === 'path' && c.path === undefined) throw new DomainError('invalid', 'badRequest', `Column "${c.name}" of type "path" needs the field "path".`);
+    if (c.type === 'template' && !c.template) throw new DomainError('invalid', 'badRequest', `Column "${c.name}" of type "template" needs the field "template".`);
   }
   const invalid = await checkTemplates(columns);
-  if (invalid) throw new ApiError(400, 'badRequest', invalid);
+  if (invalid) throw new DomainError('invalid', 'badRequest', invalid);
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MetadataReader, MetadataTx } from '../connectors/metadata/store.js';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain-errors.js';
 import type { By, Entity, Sink, Source } from './model.js';
 
 /**
@@ -53,7 +53,7 @@ export function saveNewVersion<T extends Entity>(
 ): T {
   const number = (entity.version?.number ?? 0) + 1;
   if (number > MAX_VERSIONS) {
-    throw new ApiError(422, 'resourceLimitReached', `Version limit reached: at most ${MAX_VERSIONS} versions are kept per object.`);
+    throw new DomainError('limitReached', 'resourceLimitReached', `Version limit reached: at most ${MAX_VERSIONS} versions are kept per object.`);
   }
   const saved: T = { ...entity, version: { number, hash: structureHash(spec), description, at, by } };
   tx.put(entityKey, saved);

@@ -1,6 +1,6 @@
 import type { MetadataStore } from '../connectors/metadata/store.js';
-import type { Task, TaskRunner } from '../actors/task-runner.js';
-import { ApiError } from '../api/errors.js';
+import type { Task, TaskRunner } from './tasks.js';
+import { DomainError } from '../domain-errors.js';
 import type { By, Column, Signal, Sink } from './model.js';
 import { keys, padVersion, readSinks, saveNewVersion, sinkSpec } from './repository.js';
 import { normalizeId } from './ids.js';
@@ -73,7 +73,7 @@ export class SinkService {
   getDeleted(branchId: number, sourceId: string, sinkId: string): Sink {
     this.requireSource(branchId, sourceId);
     const sink = this.store.get<Sink>(keys.sink(branchId, sourceId, sinkId));
-    if (!sink || !sink.deleted) throw new ApiError(404, 'deletedSinkNotFound', `Deleted sink "${sinkId}" not found in the source.`);
+    if (!sink || !sink.deleted) throw new DomainError('notFound', 'deletedSinkNotFound', `Deleted sink "${sinkId}" not found in the source.`);
     return sink;
   }
 
@@ -85,23 +85,23 @@ export class SinkService {
   async create(branchId: number, sourceId: string, req: SinkCreate, by: By, apiUrl: string): Promise<Task> {
     this.requireSource(branchId, sourceId);
     const sinkId = normalizeId(req.sinkId ?? req.name);
-    if (sinkId === '') throw new ApiError(400, 'badRequest', 'Sink id cannot be empty: use letters or digits in "sinkId" or "name".');
+    if (sinkId === '') throw new DomainError('invalid', 'badRequest', 'Sink id cannot be empty: use letters or digits in "sinkId" or "name".');
     const lock = lockKey(branchId, sourceId, sinkId);
     if (this.pendingCreates.has(lock)) {
       // The reference reports a conflict with a create in flight by the sink's full key.
-      throw new ApiError(409, 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
+      throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
     }
     if (this.store.get(keys.sink(branchId, sourceId, sinkId))) {
-      throw new ApiError(409, 'sinkAlreadyExists', `Sink "${sinkId}" already exists in the source.`);
+      throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${sinkId}" already exists in the source.`);
     }
     const active = this.list(branchId, sourceId, false).length + [...this.pendingCreates].filter((k) => k.startsWith(`sink/${branchId}/${sourceId}/`)).length;
     if (active >= MAX_SINKS_PER_SOURCE) {
-      throw new ApiError(422, 'resourceLimitReached', `Maximum number of sinks per source is ${MAX_SINKS_PER_SOURCE}.`);
+      throw new DomainError('limitReached', 'resourceLimitReached', `Maximum number of sinks per source is ${MAX_SINKS_PER_SOURCE}.`);
     }
     await checkColumns(req.table.mapping.columns, this.mapping);
     // Checked again: the template check above yielded to other requests.
     if (this.pendingCreates.has(lock)) {
-      throw new ApiError(409, 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
+      throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
     }
     this.pendingCreates.add(lock);
     return this.tasks.start('api.create.sink', `${branchId}/${sourceId}/${sinkId}`, lock, async () => {
@@ -121,7 +121,7 @@ export class SinkService {
         } as Sink;
         await this.lifecycle.ensureTable(sink);
         this.store.transact((tx) => {
-          if (tx.get(keys.sink(branchId, sourceId, sinkId))) throw new ApiError(409, 'sinkAlreadyExists', `Sink "${sinkId}" already exists in the source.`);
+          if (tx.get(keys.sink(branchId, sourceId, sinkId))) throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${sinkId}" already exists in the source.`);
           saveNewVersion(tx, keys.sink(branchId, sourceId, sinkId), keys.sinkVersions(branchId, sourceId, sinkId), sink, sinkSpec(sink), 'New sink.', by, at);
         });
         await this.lifecycle.activate([this.store.get<Sink>(keys.sink(branchId, sourceId, sinkId))!]);
@@ -208,7 +208,7 @@ export class SinkService {
 
   version(branchId: number, sourceId: string, sinkId: string, versionNumber: number): Sink {
     const v = this.store.get<Sink>(keys.sinkVersions(branchId, sourceId, sinkId) + padVersion(versionNumber));
-    if (!v) throw new ApiError(404, 'sinkVersionNotFound', `Sink version "${sinkId}/${padVersion(versionNumber)}" not found in the source.`);
+    if (!v) throw new DomainError('notFound', 'sinkVersionNotFound', `Sink version "${sinkId}/${padVersion(versionNumber)}" not found in the source.`);
     return v;
   }
 
@@ -269,6 +269,6 @@ export class SinkService {
   }
 }
 
-export function sinkNotFound(sinkId: string): ApiError {
-  return new ApiError(404, 'sinkNotFound', `Sink "${sinkId}" not found in the source.`);
+export function sinkNotFound(sinkId: string): DomainError {
+  return new DomainError('notFound', 'sinkNotFound', `Sink "${sinkId}" not found in the source.`);
 }

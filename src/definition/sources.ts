@@ -1,6 +1,6 @@
 import type { MetadataStore } from '../connectors/metadata/store.js';
-import type { TaskRunner, Task } from '../actors/task-runner.js';
-import { ApiError } from '../api/errors.js';
+import type { TaskRunner, Task } from './tasks.js';
+import { DomainError } from '../domain-errors.js';
 import { patchSettings, SettingsError } from '../pipeline/settings.js';
 import type { By, SettingValue, Sink, Source, SourceType } from './model.js';
 import { keys, padVersion, readSinks, readSources, saveNewVersion, sourceSpec } from './repository.js';
@@ -51,7 +51,7 @@ export class SourceService {
 
   getDeleted(branchId: number, sourceId: string): Source {
     const source = this.store.get<Source>(keys.source(branchId, sourceId));
-    if (!source || !source.deleted) throw new ApiError(404, 'deletedSourceNotFound', `Deleted source "${sourceId}" not found in the branch.`);
+    if (!source || !source.deleted) throw new DomainError('notFound', 'deletedSourceNotFound', `Deleted source "${sourceId}" not found in the branch.`);
     return source;
   }
 
@@ -61,14 +61,14 @@ export class SourceService {
 
   create(branchId: number, req: SourceCreate, by: By, apiUrl: string): Task {
     const sourceId = normalizeId(req.sourceId ?? req.name);
-    if (sourceId === '') throw new ApiError(400, 'badRequest', 'Source id cannot be empty: use letters or digits in "sourceId" or "name".');
+    if (sourceId === '') throw new DomainError('invalid', 'badRequest', 'Source id cannot be empty: use letters or digits in "sourceId" or "name".');
     const lock = lockKey(branchId, sourceId);
     const existing = this.store.get<Source>(keys.source(branchId, sourceId));
     if (existing || this.pendingCreates.has(lock)) {
-      throw new ApiError(409, 'sourceAlreadyExists', `Source "${sourceId}" already exists in the branch.`);
+      throw new DomainError('alreadyExists', 'sourceAlreadyExists', `Source "${sourceId}" already exists in the branch.`);
     }
     if (this.list(branchId, false).length + this.pendingCount(branchId) >= MAX_SOURCES_PER_BRANCH) {
-      throw new ApiError(422, 'resourceLimitReached', `Maximum number of sources per branch is ${MAX_SOURCES_PER_BRANCH}.`);
+      throw new DomainError('limitReached', 'resourceLimitReached', `Maximum number of sources per branch is ${MAX_SOURCES_PER_BRANCH}.`);
     }
     this.pendingCreates.add(lock);
     return this.tasks.start('api.create.source', `${branchId}/${sourceId}`, lock, async () => {
@@ -150,7 +150,7 @@ export class SourceService {
 
   version(branchId: number, sourceId: string, versionNumber: number): Source {
     const v = this.store.get<Source>(keys.sourceVersions(branchId, sourceId) + padVersion(versionNumber));
-    if (!v) throw new ApiError(404, 'sourceVersionNotFound', `Source version "${sourceId}/${padVersion(versionNumber)}" not found in the branch.`);
+    if (!v) throw new DomainError('notFound', 'sourceVersionNotFound', `Source version "${sourceId}/${padVersion(versionNumber)}" not found in the branch.`);
     return v;
   }
 
@@ -254,17 +254,17 @@ export function lockKey(branchId: number, sourceId: string, sinkId?: string): st
   return sinkId === undefined ? `source/${branchId}/${sourceId}` : `sink/${branchId}/${sourceId}/${sinkId}`;
 }
 
-export function sourceNotFound(sourceId: string): ApiError {
-  return new ApiError(404, 'sourceNotFound', `Source "${sourceId}" not found in the branch.`);
+export function sourceNotFound(sourceId: string): DomainError {
+  return new DomainError('notFound', 'sourceNotFound', `Source "${sourceId}" not found in the branch.`);
 }
 
-/** Runs the settings PATCH rules synchronously, mapping failures to the API's errors. */
+/** Runs the settings PATCH rules synchronously, mapping failures to domain errors (a protected key: forbidden). */
 export function validatedSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[]): SettingValue[] {
   try {
     return patchSettings(current, patch);
   } catch (err) {
     if (err instanceof SettingsError) {
-      throw err.kind === 'protected' ? new ApiError(403, 'forbidden', err.message) : new ApiError(400, 'badRequest', err.message);
+      throw err.kind === 'protected' ? new DomainError('forbidden', 'forbidden', err.message) : new DomainError('invalid', 'badRequest', err.message);
     }
     throw err;
   }

@@ -26,25 +26,25 @@ function idString(v: unknown, path: string): string | null {
   if (v === undefined || v === null || v === '') return null;
   if (typeof v === 'string') return v;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
-  throw new QueueError(400, `Invalid type for path "job.${path}". Expected "scalar", but got "${Array.isArray(v) ? 'array' : typeof v}".`);
+  throw new QueueError('invalid', `Invalid type for path "job.${path}". Expected "scalar", but got "${Array.isArray(v) ? 'array' : typeof v}".`);
 }
 
 export function parseJobRequest(body: unknown): JobRequest {
-  if (!isObject(body)) throw new QueueError(400, 'The request body must be a JSON object.');
+  if (!isObject(body)) throw new QueueError('invalid', 'The request body must be a JSON object.');
   const component = idString(body.component, 'component');
-  if (component === null) throw new QueueError(400, 'The child config "component" under "job" must be configured.');
+  if (component === null) throw new QueueError('invalid', 'The child config "component" under "job" must be configured.');
   const mode = body.mode === undefined || body.mode === null || body.mode === '' ? 'run' : body.mode;
-  if (!MODES.includes(mode as JobMode)) throw new QueueError(400, 'Mode must be one of "run", "forceRun" or "debug".');
+  if (!MODES.includes(mode as JobMode)) throw new QueueError('invalid', 'Mode must be one of "run", "forceRun" or "debug".');
 
   let configRowIds: string[] = [];
   if (body.configRowIds !== undefined && body.configRowIds !== null) {
-    if (!Array.isArray(body.configRowIds)) throw new QueueError(400, 'Invalid type for path "job.configRowIds". Expected "array", but got "' + typeof body.configRowIds + '".');
+    if (!Array.isArray(body.configRowIds)) throw new QueueError('invalid', 'Invalid type for path "job.configRowIds". Expected "array", but got "' + typeof body.configRowIds + '".');
     configRowIds = body.configRowIds.map((v, i) => idString(v, `configRowIds.${i}`) ?? '').filter((v) => v !== '');
   }
   let configData: Record<string, unknown> | null = null;
   if (body.configData !== undefined && body.configData !== null) {
     if (Array.isArray(body.configData) && body.configData.length === 0) configData = null;
-    else if (!isObject(body.configData)) throw new QueueError(400, 'Invalid type for path "job.configData". Expected "array", but got "' + typeof body.configData + '".');
+    else if (!isObject(body.configData)) throw new QueueError('invalid', 'Invalid type for path "job.configData". Expected "array", but got "' + typeof body.configData + '".');
     else configData = Object.keys(body.configData).length === 0 ? null : body.configData;
   }
   const variableValuesId = idString(body.variableValuesId, 'variableValuesId');
@@ -53,12 +53,12 @@ export function parseJobRequest(body: unknown): JobRequest {
     try {
       variableValuesData = validateInlineValues(body.variableValuesData);
     } catch (err) {
-      if (err instanceof InvalidVariablesError) throw new QueueError(400, err.message);
+      if (err instanceof InvalidVariablesError) throw new QueueError('invalid', err.message);
       throw err;
     }
   }
   if (variableValuesId !== null && variableValuesData.length > 0) {
-    throw new QueueError(400, 'Provide either "variableValuesId" or "variableValuesData", but not both.');
+    throw new QueueError('invalid', 'Provide either "variableValuesId" or "variableValuesData", but not both.');
   }
   const tag = body.tag === undefined || body.tag === null || body.tag === '' ? null : String(body.tag);
   return {
@@ -97,7 +97,7 @@ export function jobVariableSource(
       try {
         parsed = values.length > 0 ? validateInlineValues(data) : [];
       } catch (err) {
-        if (err instanceof InvalidVariablesError) throw new QueueError(400, err.message);
+        if (err instanceof InvalidVariablesError) throw new QueueError('invalid', err.message);
         throw err;
       }
       return { variableValuesId: hasId ? String(id) : null, variableValuesData: parsed };

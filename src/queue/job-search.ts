@@ -64,14 +64,14 @@ function single(q: Record<string, string[]>, key: string): string | undefined {
 function nonNegativeInt(q: Record<string, string[]>, key: string, fallback: number): number {
   const raw = single(q, key);
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new QueueError(400, `Invalid "${key}": expected a non-negative integer, got "${raw}".`);
+  if (!/^\d+$/.test(raw)) throw new QueueError('invalid', `Invalid "${key}": expected a non-negative integer, got "${raw}".`);
   return Number(raw);
 }
 
 function time(raw: string, key: string): number {
   // PHP strtotime formats: ISO dates and times, and Unix timestamps prefixed by "@".
   const ms = raw.startsWith('@') ? Number(raw.slice(1)) * 1000 : Date.parse(raw);
-  if (!Number.isFinite(ms)) throw new QueueError(400, `Invalid "${key}": "${raw}" is not a date or time.`);
+  if (!Number.isFinite(ms)) throw new QueueError('invalid', `Invalid "${key}": "${raw}" is not a date or time.`);
   return ms;
 }
 
@@ -109,9 +109,9 @@ export function searchJobs(jobs: Job[], query: SearchQuery): Job[] {
 
   const sortBy = single(q, 'sortBy') ?? 'id';
   const sortKey = SORTABLE[sortBy];
-  if (!sortKey) throw new QueueError(400, `Invalid "sortBy": "${sortBy}". Use one of ${Object.keys(SORTABLE).join(', ')}.`);
+  if (!sortKey) throw new QueueError('invalid', `Invalid "sortBy": "${sortBy}". Use one of ${Object.keys(SORTABLE).join(', ')}.`);
   const sortOrder = single(q, 'sortOrder') ?? 'desc';
-  if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new QueueError(400, `Invalid "sortOrder": "${sortOrder}". Use "asc" or "desc".`);
+  if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new QueueError('invalid', `Invalid "sortOrder": "${sortOrder}". Use "asc" or "desc".`);
   const offset = nonNegativeInt(q, 'offset', 0);
   const limit = Math.min(nonNegativeInt(q, 'limit', 100), 500);
 

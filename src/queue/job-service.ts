@@ -44,21 +44,21 @@ export class JobService {
   create(body: unknown, token: Token, parentRunId = ''): Job {
     const request = parseJobRequest(body);
     if (request.branchId !== null && request.branchId !== 'default' && request.branchId !== String(this.defaultBranchId)) {
-      throw new QueueError(400, `Cannot resolve job parameters: Branch "${request.branchId}" not found`);
+      throw new QueueError('invalid', `Cannot resolve job parameters: Branch "${request.branchId}" not found`);
     }
-    if (!runnableComponent(request.component)) throw new QueueError(400, `The component "${request.component}" is not runnable.`);
+    if (!runnableComponent(request.component)) throw new QueueError('invalid', `The component "${request.component}" is not runnable.`);
     let storedConfiguration: Record<string, unknown> | undefined;
     if (request.configData === null) {
       if (request.config === null) {
-        throw new QueueError(400, 'Cannot resolve job parameters: Provide "config" (a configuration id) or "configData".');
+        throw new QueueError('invalid', 'Cannot resolve job parameters: Provide "config" (a configuration id) or "configData".');
       }
       const config = this.configurations.find(request.component, request.config);
-      if (!config) throw new QueueError(400, `Cannot resolve job parameters: Configuration "${request.config}" not found`);
+      if (!config) throw new QueueError('invalid', `Cannot resolve job parameters: Configuration "${request.config}" not found`);
       if (config.isDisabled && request.mode === 'run') {
-        throw new QueueError(400, `Configuration "${request.config}" of component "${request.component}" is disabled.`);
+        throw new QueueError('invalid', `Configuration "${request.config}" of component "${request.component}" is disabled.`);
       }
       const unknownRow = request.configRowIds.find((id) => !config.rows.some((r) => r.id === id));
-      if (unknownRow !== undefined) throw new QueueError(400, `Cannot resolve job parameters: Row "${unknownRow}" not found`);
+      if (unknownRow !== undefined) throw new QueueError('invalid', `Cannot resolve job parameters: Row "${unknownRow}" not found`);
       storedConfiguration = config.configuration;
     }
     const variables = jobVariableSource(request, request.configData, storedConfiguration);
@@ -124,7 +124,7 @@ export class JobService {
       const current = this.read(tx, id);
       if (current.status === 'terminating') return current;
       if (!KILLABLE_STATUSES.includes(current.status)) {
-        throw new QueueError(400, `Job "${id}" cannot be killed: it has already finished with status "${current.status}".`, 'job.statusTerminal');
+        throw new QueueError('invalid', `Job "${id}" cannot be killed: it has already finished with status "${current.status}".`, 'job.statusTerminal');
       }
       const now = new Date().toISOString();
       const next: Job = current.status === 'processing'
@@ -148,7 +148,7 @@ export class JobService {
         return same;
       }
       if (!canTransition(current.status, status)) {
-        throw new QueueError(409, `Invalid status transition of job "${id}" from "${current.status}" to "${status}".`, 'statusTransitionForbidden');
+        throw new QueueError('conflict', `Invalid status transition of job "${id}" from "${current.status}" to "${status}".`, 'statusTransitionForbidden');
       }
       const next: Job = { ...current, ...patch, status };
       tx.put(jobKey(id), next);

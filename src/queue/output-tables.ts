@@ -9,7 +9,7 @@ import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { UserError } from '../components/contract.js';
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain-errors.js';
 import { parseTableId, validateColumns, type TableService } from '../storage/tables.js';
 
 export interface LoadedTable {
@@ -134,7 +134,7 @@ export async function loadOutputTables(opts: {
       loaded.push({ id: tableId, name: file.replace(/\.csv$/, ''), columns, rows });
     } catch (err) {
       // Storage refused the table (bad id, columns, schema): the component's output is at fault.
-      if (err instanceof ApiError && err.statusCode < 500) throw new UserError(`Cannot load the output table "${file}" into "${tableId}": ${err.message}`);
+      if (err instanceof DomainError && err.kind !== 'unavailable') throw new UserError(`Cannot load the output table "${file}" into "${tableId}": ${err.message}`);
       throw err;
     }
   }

@@ -5,7 +5,7 @@
  * `changedSince`, `changedUntil`, `limit`, `format`, `gzip`. Pure: values in, an ExportSpec or a
  * 400 naming the option out.
  */
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain-errors.js';
 import { TIMESTAMP_COLUMN, type ExportSpec } from './target.js';
 
 const CODE = 'storage.tables.validation';
@@ -23,8 +23,8 @@ export interface ExportOptionsInput {
   gzip?: unknown;
 }
 
-function invalid(option: string, message: string): ApiError {
-  return new ApiError(400, CODE, `Invalid export option "${option}": ${message}`);
+function invalid(option: string, message: string): DomainError {
+  return new DomainError('invalid', CODE, `Invalid export option "${option}": ${message}`);
 }
 
 /** A list given as an array, or as one comma-separated string (the PHP client joins columns so). */

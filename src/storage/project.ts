@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain-errors.js';
 
 /**
  * The one project this node serves and its default branch. The APIs accept the branch as its
@@ -13,6 +13,6 @@ export class Project {
   /** Resolves a {branchId} path parameter; throws 404 branchNotFound for anything else. */
   resolveBranch(param: string): number {
     if (param === 'default' || param === String(this.defaultBranchId)) return this.defaultBranchId;
-    throw new ApiError(404, 'branchNotFound', `Branch "${param}" not found in the project.`);
+    throw new DomainError('notFound', 'branchNotFound', `Branch "${param}" not found in the project.`);
   }
 }

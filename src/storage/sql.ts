@@ -4,7 +4,7 @@
  * limit. The target refuses anything that writes before it runs (QueryRefusedError); the
  * relations the statement reads are checked here, after it is planned and before it runs.
  */
-import { ApiError } from '../api/errors.js';
+import { DomainError, type ErrorKind } from '../domain-errors.js';
 import type { TableService } from './tables.js';
 import { QueryRefusedError, type QueryRelation, type QueryResult } from './target.js';
 
@@ -30,11 +30,13 @@ export interface SqlAnswer extends QueryResult {
   durationMs: number;
 }
 
-const REFUSALS: Record<QueryRefusedError['kind'], { status: number; code: string }> = {
-  write: { status: 400, code: 'storage.sql.notReadOnly' },
-  invalid: { status: 400, code: 'storage.sql.invalid' },
-  forbidden: { status: 403, code: 'storage.sql.forbidden' },
-  timeout: { status: 400, code: 'storage.sql.timeout' },
+// A query that ran over its time limit is refused like an invalid one (400, as a statement
+// that writes is): the caller asks for less.
+const REFUSALS: Record<QueryRefusedError['kind'], { kind: ErrorKind; code: string }> = {
+  write: { kind: 'invalid', code: 'storage.sql.notReadOnly' },
+  invalid: { kind: 'invalid', code: 'storage.sql.invalid' },
+  forbidden: { kind: 'forbidden', code: 'storage.sql.forbidden' },
+  timeout: { kind: 'invalid', code: 'storage.sql.timeout' },
 };
 
 export class SqlService {
@@ -45,16 +47,16 @@ export class SqlService {
 
   async run(request: SqlRequest): Promise<SqlAnswer> {
     const query = request.query.trim();
-    if (query === '') throw new ApiError(400, 'storage.sql.invalid', 'The query is empty.');
+    if (query === '') throw new DomainError('invalid', 'storage.sql.invalid', 'The query is empty.');
     const maxRows = Math.min(request.limit ?? this.limits.maxRows, this.limits.maxRows);
     const timeoutMs = Math.min(request.timeoutSeconds !== undefined ? request.timeoutSeconds * 1000 : this.limits.timeoutMs, this.limits.timeoutMs);
     const authorize = (relations: readonly QueryRelation[]) => {
       for (const r of relations) {
         if (r.bucketId === undefined) {
-          throw new ApiError(403, 'storage.sql.forbidden', `The query reads "${r.schema}"."${r.table}", which is not a table of a bucket: a query reads the tables of buckets only. Nothing was executed.`);
+          throw new DomainError('forbidden', 'storage.sql.forbidden', `The query reads "${r.schema}"."${r.table}", which is not a table of a bucket: a query reads the tables of buckets only. Nothing was executed.`);
         }
         if (!request.canRead(r.bucketId)) {
-          throw new ApiError(403, 'storage.sql.forbidden', `The token cannot read the bucket "${r.bucketId}" the query reads. Nothing was executed.`);
+          throw new DomainError('forbidden', 'storage.sql.forbidden', `The token cannot read the bucket "${r.bucketId}" the query reads. Nothing was executed.`);
         }
       }
     };
@@ -64,9 +66,9 @@ export class SqlService {
       return { ...result, rowsCount: result.rows.length, durationMs: Date.now() - started };
     } catch (err) {
       if (!(err instanceof QueryRefusedError)) throw err;
-      const { status, code } = REFUSALS[err.kind];
+      const { kind, code } = REFUSALS[err.kind];
       const message = err.kind === 'timeout' ? `${err.message} (limit ${timeoutMs} ms)` : err.message;
-      throw new ApiError(status, code, message);
+      throw new DomainError(kind, code, message);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../api/errors.js';
+import { DomainError } from '../domain-errors.js';
 import {
   TableColumnsMismatchError,
   type ExportProgress,
@@ -44,7 +44,7 @@ export interface TableRef {
 export function parseBucketId(id: string): BucketRef {
   const m = /^(in|out)\.c-(.*)$/s.exec(id);
   if (!m || !NAME.test(m[2])) {
-    throw new ApiError(400, 'storage.buckets.validation',
+    throw new DomainError('invalid', 'storage.buckets.validation',
       `Invalid bucket id "${id}". A bucket id is "<stage>.c-<name>" with stage "in" or "out" and a name of ` +
       `1 to 96 letters, digits, "_" or "-", e.g. "in.c-my-bucket".`);
   }
@@ -54,7 +54,7 @@ export function parseBucketId(id: string): BucketRef {
 /** Parses "<stage>.c-<bucket>.<table>"; throws 400 storage.tables.validation for anything else. */
 export function parseTableId(id: string): TableRef {
   const m = /^((?:in|out)\.c-[^.]*)\.(.*)$/s.exec(id);
-  const invalid = () => new ApiError(400, 'storage.tables.validation',
+  const invalid = () => new DomainError('invalid', 'storage.tables.validation',
     `Invalid table id "${id}". A table id is "<stage>.c-<bucket>.<table>" with stage "in" or "out" and bucket and ` +
     `table names of 1 to 96 letters, digits, "_" or "-", e.g. "in.c-my-bucket.my-table".`);
   if (!m || !NAME.test(m[2])) throw invalid();
@@ -69,18 +69,18 @@ export function parseTableId(id: string): TableRef {
 
 /** Checks a column list for a new table; throws 400 storage.tables.validation. */
 export function validateColumns(columns: readonly string[]): void {
-  if (columns.length === 0) throw new ApiError(400, 'storage.tables.validation', 'A table needs at least one column.');
+  if (columns.length === 0) throw new DomainError('invalid', 'storage.tables.validation', 'A table needs at least one column.');
   const seen = new Map<string, string>();
   for (const c of columns) {
     if (typeof c !== 'string' || !COLUMN.test(c)) {
-      throw new ApiError(400, 'storage.tables.validation',
+      throw new DomainError('invalid', 'storage.tables.validation',
         `Invalid column name "${c}". A column name has 1 to 64 letters, digits or "_".`);
     }
     // The target matches identifiers without regard to case, so "Id" and "id" would collide.
     const key = c.toLowerCase();
     const earlier = seen.get(key);
     if (earlier !== undefined) {
-      throw new ApiError(400, 'storage.tables.validation',
+      throw new DomainError('invalid', 'storage.tables.validation',
         earlier === c ? `Column "${c}" is listed twice.` : `Columns "${earlier}" and "${c}" differ only in letter case.`);
     }
     seen.set(key, c);
@@ -143,7 +143,7 @@ export class TableService {
       const existing = await this.target.getTable(tableId);
       if (existing) {
         if (!sameColumns(existing.columns, columns)) {
-          throw new ApiError(400, 'tableSchemaMismatch',
+          throw new DomainError('invalid', 'tableSchemaMismatch',
             `The columns of the table "${tableId}" ${JSON.stringify(existing.columns)} do not match the requested ` +
             `columns ${JSON.stringify(columns)}; the names must be equal and in the same order.`);
         }
@@ -171,7 +171,7 @@ export class TableService {
   /** The column names and the first `limit` rows of the table (404 when missing). */
   async preview(tableId: string, limit: number): Promise<{ columns: string[]; rows: string[][] }> {
     if (!Number.isInteger(limit) || limit < 0) {
-      throw new ApiError(400, 'storage.tables.validation', `The preview limit must be a non-negative integer, got ${limit}.`);
+      throw new DomainError('invalid', 'storage.tables.validation', `The preview limit must be a non-negative integer, got ${limit}.`);
     }
     const table = await this.getTable(tableId);
     return { columns: table.columns, rows: await this.target.preview(tableId, limit) };
@@ -182,7 +182,7 @@ export class TableService {
     const table = await this.getTable(tableId);
     const bad = rows.findIndex((r) => r.length !== table.columns.length);
     if (bad >= 0) {
-      throw new ApiError(400, 'storage.tables.validation',
+      throw new DomainError('invalid', 'storage.tables.validation',
         `Row ${bad} has ${rows[bad].length} values but the table "${tableId}" has ${table.columns.length} columns.`);
     }
     return this.target.insertRows(tableId, rows, options);
@@ -242,14 +242,14 @@ export class TableService {
     return this.target.forgetPositions(prefix);
   }
 
-  tableNotFound(tableId: string): ApiError {
+  tableNotFound(tableId: string): DomainError {
     const bucketId = tableId.slice(0, tableId.lastIndexOf('.'));
-    return new ApiError(404, 'storage.tables.notFound',
+    return new DomainError('notFound', 'storage.tables.notFound',
       `The table "${tableId}" was not found in the bucket "${bucketId}" in the project "${this.projectId}"`);
   }
 
-  bucketNotFound(bucketId: string): ApiError {
-    return new ApiError(404, 'storage.buckets.notFound', `The bucket "${bucketId}" was not found in the project "${this.projectId}"`);
+  bucketNotFound(bucketId: string): DomainError {
+    return new DomainError('notFound', 'storage.buckets.notFound', `The bucket "${bucketId}" was not found in the project "${this.projectId}"`);
   }
 
   private async ensureBucket(ref: BucketRef): Promise<void> {
@@ -262,8 +262,9 @@ export class TableService {
   private rejectCaseVariant(id: string, existing: string[], kind: 'bucket' | 'table'): void {
     const other = existing.find((e) => e !== id && e.toLowerCase() === id.toLowerCase());
     if (other !== undefined) {
-      throw new ApiError(400, `storage.${kind}s.alreadyExists`,
-        `The ${kind} "${id}" cannot be created: the ${kind} "${other}" exists and ids differ only in letter case.`);
+      // The Storage API answers 400, not 409, for an object that exists (reference).
+      throw new DomainError('alreadyExists', `storage.${kind}s.alreadyExists`,
+        `The ${kind} "${id}" cannot be created: the ${kind} "${other}" exists and ids differ only in letter case.`, { status: 400 });
     }
   }
 
@@ -274,8 +275,8 @@ export class TableService {
   }
 }
 
-function columnsMismatch(tableId: string, actual: readonly string[], expected: readonly string[]): ApiError {
-  return new ApiError(400, 'tableSchemaMismatch',
+function columnsMismatch(tableId: string, actual: readonly string[], expected: readonly string[]): DomainError {
+  return new DomainError('invalid', 'tableSchemaMismatch',
     `The columns of the table "${tableId}" ${JSON.stringify(actual)} do not match the columns of the data ` +
     `${JSON.stringify(expected)}; the names must be equal and in the same order. Nothing was imported.`);
 }

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { Entry, ListOptions, MetadataStore, MetadataTx } from '../../src/connectors/metadata/store.js';
-import { TaskRunner } from '../../src/actors/task-runner.js';
+import { TaskRunner } from '../../src/definition/tasks.js';
 import { keys } from '../../src/definition/repository.js';
 import { SinkLifecycle } from '../../src/definition/sink-lifecycle.js';
 import { SinkService } from '../../src/definition/sinks.js';

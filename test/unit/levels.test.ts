@@ -8,7 +8,7 @@ import type { MetadataStore, MetadataTx } from '../../src/connectors/metadata/st
 import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
 import { StreamClaimedError } from '../../src/storage/target.js';
-import { ApiError } from '../../src/api/errors.js';
+import { DomainError } from '../../src/domain-errors.js';
 import { LevelRepository, LevelStateError, type NewFile } from '../../src/storage/levels/repository.js';
 import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/storage/levels/local-slices.js';
 import { stageSlice, stagingSlicePath } from '../../src/storage/levels/staging.js';
@@ -419,10 +419,10 @@ describe('import into the table', () => {
     // Someone replaced the table by one with other columns (same count, so the CSV would fit).
     await tables.ensureTable('in.c-b.t', ['id', 'text'], {});
     const err = await importFile(tables, dir, file, slices).then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe('tableSchemaMismatch');
-    expect((err as ApiError).message).toContain('["id","text"]');
-    expect((err as ApiError).message).toContain('["id","body"]');
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe('tableSchemaMismatch');
+    expect((err as DomainError).message).toContain('["id","text"]');
+    expect((err as DomainError).message).toContain('["id","body"]');
     expect(await target.rowCount('in.c-b.t')).toBe(0);
     // The import id was not recorded: after the table is fixed the import goes through.
     await tables.dropTable('in.c-b.t');

@@ -7,18 +7,23 @@ import { TableService, parseBucketId, parseTableId, validateColumns } from '../.
 import type { Target } from '../../src/storage/target.js';
 import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { TARGETS, targetServers } from '../helpers/targets.js';
-import { ApiError } from '../../src/api/errors.js';
+import { DomainError } from '../../src/domain-errors.js';
+import { statusOf } from '../../src/api/errors.js';
 import { csvRows } from '../../src/pipeline/csv-rows.js';
 
-/** The ApiError a promise or function rejects with (fails the test when it does not). */
-async function apiError(run: () => unknown): Promise<ApiError> {
+/**
+ * The DomainError a promise or function rejects with (fails the test when it does not), with
+ * the status the APIs answer it with.
+ */
+async function apiError(run: () => unknown): Promise<{ statusCode: number; code: string; message: string }> {
   try {
     await run();
   } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
+    expect(err).toBeInstanceOf(DomainError);
+    const e = err as DomainError;
+    return { statusCode: statusOf(e), code: e.code, message: e.message };
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a DomainError');
 }
 
 describe('table and bucket ids', () => {

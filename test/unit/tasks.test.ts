@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { TaskFailure, TaskRunner, type Task } from '../../src/actors/task-runner.js';
+import { TaskFailure, TaskRunner, type Task } from '../../src/definition/tasks.js';
 
 const dirs: string[] = [];
 function store() {

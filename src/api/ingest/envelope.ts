@@ -3,9 +3,9 @@
  * {statusCode, error: "stream.in.<name>", message[, exceptionId]} for request errors, and the
  * verbose/failure JSON {statusCode, error?, message, sources: [...]} of §14.4.
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiError, sentence } from '../errors.js';
+import { applicationErrorMessage, type ErrorFormatter } from '../error-handler.js';
 import { EventLogFullError } from '../../connectors/event-log/event-log.js';
 import type { IngestTarget } from './sources.js';
 
@@ -28,44 +28,38 @@ export function formatByteLimit(bytes: number): string {
   return `${bytes}B`;
 }
 
-/** The message of an unexpected failure: no detail, only the id under which it was logged. */
-export function applicationErrorMessage(exceptionId: string): string {
-  return `Application error. Please contact our support with exception id (${exceptionId}) attached.`;
-}
+export { applicationErrorMessage };
 
 /** `requestId`: fastify's request id, or any id of the request (the fast path's). */
 export function exceptionId(requestId: string): string {
   return `sluice-stream-in-${requestId}-${randomBytes(4).toString('hex')}`;
 }
 
-/** Renders any error of an ingestion request in the Stream envelope with the `stream.in.` prefix. */
-export function renderIngestError(err: unknown, req: FastifyRequest, reply: FastifyReply, maxBodyBytes: number): FastifyReply {
-  const apiErr = toApiError(err, maxBodyBytes);
-  const body: Record<string, unknown> = { statusCode: apiErr.statusCode, error: PREFIX + apiErr.code, message: apiErr.message };
-  if (apiErr.statusCode >= 500) {
-    const id = exceptionId(req.id);
-    body.exceptionId = id;
-    if (apiErr.statusCode === 503) {
-      reply.header('retry-after', '1');
-      req.log.warn({ code: apiErr.code, exceptionId: id }, 'ingestion refused');
-    } else {
-      req.log.error({ err, exceptionId: id }, 'ingestion failed');
-      if (!(err instanceof ApiError)) body.message = applicationErrorMessage(id);
-    }
-  }
-  return reply.code(apiErr.statusCode).type('application/json; charset=utf-8').send(body);
-}
-
-function toApiError(err: unknown, maxBodyBytes: number): ApiError {
-  // Own messages are written as the reference prints them (routeNotFound has no period).
-  if (err instanceof ApiError) return err;
-  if (err instanceof EventLogFullError) return new ApiError(503, 'logFull', LOG_FULL);
-  const fe = err as FastifyError | undefined;
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new ApiError(413, 'bodyTooLarge', `Request body size is over the maximum "${formatByteLimit(maxBodyBytes)}".`);
-  }
-  if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, 'badRequest', sentence(fe.message));
-  return new ApiError(500, 'genericError', 'Internal error.');
+/**
+ * The ingestion envelope {statusCode, error: "stream.in.<code>", message[, exceptionId]}.
+ * `maxBodyBytes`: the limit a too large body is told (the route's own limit first).
+ */
+export function ingestErrors(maxBodyBytes: number): ErrorFormatter {
+  return {
+    logMessage: 'ingestion failed',
+    own: (err) => (err instanceof EventLogFullError ? new ApiError(503, 'logFull', LOG_FULL) : undefined),
+    refused({ type, statusCode, error }, req) {
+      if (type === 'tooLarge') {
+        return new ApiError(413, 'bodyTooLarge', `Request body size is over the maximum "${formatByteLimit(req.routeOptions.bodyLimit ?? maxBodyBytes)}".`);
+      }
+      return new ApiError(statusCode, 'badRequest', sentence(error.message));
+    },
+    internal: { code: 'genericError', message: 'Internal error.' },
+    exceptionId: { make: (req) => exceptionId(req.id) },
+    applicationError: true,
+    refusals: { statuses: [503], logMessage: 'ingestion refused' },
+    // Messages are sent as written, the way the reference prints them (routeNotFound has no period).
+    write(f, _req, reply) {
+      const body: Record<string, unknown> = { statusCode: f.statusCode, error: PREFIX + f.code, message: f.message };
+      if (f.exceptionId !== undefined) body.exceptionId = f.exceptionId;
+      return reply.code(f.statusCode).type('application/json; charset=utf-8').send(body);
+    },
+  };
 }
 
 export interface SinkResult {

@@ -15,9 +15,10 @@ import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { acceptsSignal } from '../../definition/model.js';
 import { appendToLog, batchRecords, httpRecord } from './append.js';
 import { ApiError } from '../errors.js';
+import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 import { CORS_PREFLIGHT, httpSourceTarget, INGEST_SERVER, OWN_CORS, PROJECT_ID } from './admission.js';
-import { batchResult, logFullResult, noSourceFound, renderIngestError, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
+import { batchResult, logFullResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
 import { splitBatch } from '../../connectors/http-batch/split.js';
 import { ingestRoute, type IngestAnswered } from '../../observability/ingest-requests.js';
 
@@ -81,9 +82,10 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     reply.header('access-control-allow-origin', '*');
     done();
   });
-  app.setErrorHandler((err, req, reply) => renderIngestError(err, req, reply, req.routeOptions.bodyLimit ?? maxBodyBytes));
+  const errors = ingestErrors(maxBodyBytes);
+  answerErrorsWith(app, errors);
   const routeNotFound = (req: FastifyRequest, reply: FastifyReply) =>
-    renderIngestError(new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND), req, reply, maxBodyBytes);
+    renderError(errors, new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND), req, reply);
   app.setNotFoundHandler(routeNotFound);
 
   const answer = (reply: FastifyReply, result: IngestResult, verbose: boolean): FastifyReply => {

@@ -5,8 +5,8 @@
  * `{"statusCode", "error": "stream.in.<name>"}`, so both kinds of clients can read it.
  * 429 and 503 carry `Retry-After`, which OTLP exporters honour.
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, sentence } from '../errors.js';
+import type { ErrorFormatter } from '../error-handler.js';
 import { EventLogFullError } from '../../connectors/event-log/event-log.js';
 import { encodeRpcStatus, RPC_CODE } from '../../connectors/otlp/encode.js';
 import { encodingOf, OtlpDecodeError } from '../../connectors/otlp/decode.js';
@@ -23,28 +23,29 @@ function rpcCode(status: number): number {
   return RPC_CODE.INVALID_ARGUMENT;
 }
 
-function toApiError(err: unknown, maxBodyBytes: number): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err instanceof OtlpDecodeError) return new ApiError(400, 'badRequest', sentence(err.message));
-  if (err instanceof FlattenLimitError) return new ApiError(413, 'bodyTooLarge', sentence(err.message));
-  if (err instanceof EventLogFullError) return new ApiError(503, 'logFull', LOG_FULL);
-  const fe = err as FastifyError | undefined;
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return bodyTooLarge(maxBodyBytes);
-  if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, 'badRequest', sentence(fe.message));
-  return new ApiError(500, 'genericError', 'Internal error.');
-}
-
-export function renderOtlpError(err: unknown, req: FastifyRequest, reply: FastifyReply, maxBodyBytes: number): FastifyReply {
-  const e = toApiError(err, maxBodyBytes);
-  if (e.statusCode === 500) req.log.error({ err }, 'OTLP ingestion failed');
-  else if (e.statusCode >= 429) req.log.warn({ code: e.code }, 'OTLP ingestion refused');
-  if (e.statusCode === 429 || e.statusCode === 503) reply.header('retry-after', '1');
-  const code = rpcCode(e.statusCode);
-  if (encodingOf(req.headers['content-type']) === 'protobuf') {
-    return reply.code(e.statusCode).type('application/x-protobuf').send(encodeRpcStatus(code, e.message));
-  }
-  return reply
-    .code(e.statusCode)
-    .type('application/json')
-    .send({ code, message: e.message, statusCode: e.statusCode, error: `stream.in.${e.code}` });
+/** The OTLP answers: a google.rpc.Status (protobuf), or its JSON form with the ingestion envelope. */
+export function otlpErrors(maxBodyBytes: number): ErrorFormatter {
+  return {
+    logMessage: 'OTLP ingestion failed',
+    own(err) {
+      if (err instanceof OtlpDecodeError) return new ApiError(400, 'badRequest', sentence(err.message));
+      if (err instanceof FlattenLimitError) return new ApiError(413, 'bodyTooLarge', sentence(err.message));
+      if (err instanceof EventLogFullError) return new ApiError(503, 'logFull', LOG_FULL);
+      return undefined;
+    },
+    refused: ({ type, statusCode, error }) =>
+      (type === 'tooLarge' ? bodyTooLarge(maxBodyBytes) : new ApiError(statusCode, 'badRequest', sentence(error.message))),
+    internal: { code: 'genericError', message: 'Internal error.' },
+    refusals: { statuses: [429, 503], logMessage: 'OTLP ingestion refused' },
+    write(f, req, reply) {
+      const code = rpcCode(f.statusCode);
+      if (encodingOf(req.headers['content-type']) === 'protobuf') {
+        return reply.code(f.statusCode).type('application/x-protobuf').send(encodeRpcStatus(code, f.message));
+      }
+      return reply
+        .code(f.statusCode)
+        .type('application/json')
+        .send({ code, message: f.message, statusCode: f.statusCode, error: `stream.in.${f.code}` });
+    },
+  };
 }

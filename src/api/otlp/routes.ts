@@ -26,11 +26,12 @@ import { flatten } from '../../pipeline/otlp/flatten.js';
 import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { ApiError } from '../errors.js';
+import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';
 import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
 import { noSourceFound } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
-import { LOG_FULL, renderOtlpError } from './answers.js';
+import { LOG_FULL, otlpErrors } from './answers.js';
 import { InflightBudget } from './inflight.js';
 import type { IngestAnswered } from '../../observability/ingest-requests.js';
 
@@ -86,8 +87,9 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
     reply.header('access-control-allow-origin', '*');
     done();
   });
-  app.setErrorHandler((err, req, reply) => renderOtlpError(err, req, reply, maxBodyBytes));
-  const routeNotFound = (req: FastifyRequest, reply: FastifyReply) => renderOtlpError(new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND), req, reply, maxBodyBytes);
+  const errors = otlpErrors(maxBodyBytes);
+  answerErrorsWith(app, errors);
+  const routeNotFound = (req: FastifyRequest, reply: FastifyReply) => renderError(errors, new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND), req, reply);
   app.setNotFoundHandler(routeNotFound);
 
   /** The authenticated, enabled OTLP source of the request; 404 otherwise (before any decoding). */

@@ -5,7 +5,8 @@ import { QueueError } from '../../queue/errors.js';
 import { jobJson } from '../../queue/job-json.js';
 import { searchJobs, type SearchQuery } from '../../queue/job-search.js';
 import { requireToken, tokenFromRequest } from '../auth.js';
-import { renderQueueError } from './envelope.js';
+import { queueErrors } from './envelope.js';
+import { answerErrorsWith } from '../error-handler.js';
 
 const TAGS = ['job queue'];
 
@@ -46,11 +47,11 @@ const jobParams = { type: 'object', required: ['jobId'], properties: { jobId: { 
  * URL (job `url`) is SLUICE_PUBLIC_QUEUE_URL. Errors use the Queue envelope.
  */
 export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  app.setErrorHandler((err, req, reply) => renderQueueError(err, req, reply));
+  answerErrorsWith(app, queueErrors);
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const secret = tokenFromRequest(req);
     const token = secret === undefined ? undefined : await services.tokens.authenticateCaughtUp(secret);
-    if (!token) throw new QueueError(401, 'Invalid access token');
+    if (!token) throw new QueueError('unauthorized', 'Invalid access token');
     req.token = token;
   });
   const ctx = { queueUrl: services.config.publicQueueUrl, projectId: services.config.projectId };
@@ -67,10 +68,10 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
   }, async (req, reply) => {
     const token = requireToken(req);
     // Jobs run where they are created (the queue is node-local): a node without workers would keep them waiting forever.
-    if (!services.config.roles.has('jobs')) throw new QueueError(503, 'This node does not run jobs (its --roles has no "jobs"): create the job on a node that does.');
+    if (!services.config.roles.has('jobs')) throw new QueueError('unavailable', 'This node does not run jobs (its --roles has no "jobs"): create the job on a node that does.');
     const body = req.body as { component?: unknown } | undefined;
     if (body && typeof body.component === 'string' && !canWriteComponent(token, body.component)) {
-      throw new QueueError(403, "You don't have access to the resource.");
+      throw new QueueError('forbidden', "You don't have access to the resource.");
     }
     const parent = req.headers['x-kbc-runid'];
     const job = services.jobs.create(req.body, token, typeof parent === 'string' ? parent : '');
@@ -91,7 +92,7 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
     },
   }, async (req, reply) => {
     const job = services.jobs.require(req.params.jobId);
-    if (!canWriteComponent(requireToken(req), job.component)) throw new QueueError(403, "You don't have access to the resource.");
+    if (!canWriteComponent(requireToken(req), job.component)) throw new QueueError('forbidden', "You don't have access to the resource.");
     return reply.status(202).send(show(services.jobs.kill(job.id)));
   });
 

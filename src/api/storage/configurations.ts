@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { describeComponent } from '../../components/registry.js';
-import { parseConfigurationBody } from '../../storage/configurations/input.js';
+import { parseConfigurationBody } from './configuration-body.js';
 import { canReadComponent, canUseConfigurations, canWriteComponent } from '../../storage/configurations/permissions.js';
 import { validateComponentId } from '../../storage/configurations/service.js';
 import { StorageValidationError, accessDenied } from './envelope.js';

@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { ApiError, fromDomainError } from '../errors.js';
+import { ApiError } from '../errors.js';
+import { renderError, type ErrorFormatter } from '../error-handler.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,25 +29,39 @@ export class StorageValidationError extends ApiError {
 export const accessDenied = (): ApiError => new ApiError(403, 'accessDenied', "You don't have access to the resource.");
 export const tokenInvalid = (): ApiError => new ApiError(401, 'storage.tokenInvalid', 'Invalid access token');
 
-/** Renders any error as {error, code, status: "error"} (plus exceptionId for 5xx). */
-export function renderStorageError(err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const apiErr = toApiError(err, req);
-  const body: StorageErrorBody = { error: apiErr.message, code: apiErr.code, status: 'error' };
-  if (apiErr instanceof StorageValidationError) body.errors = apiErr.errors;
-  if (apiErr.statusCode >= 500) {
-    const exceptionId = `sluice-storage-${req.id}-${randomBytes(4).toString('hex')}`;
-    req.log.error({ err, exceptionId }, 'request failed');
-    body.exceptionId = exceptionId;
-    if (!(err instanceof ApiError) && !fromDomainError(err)) {
-      body.error = `Application error. Please contact our support with exception id (${exceptionId}) attached.`;
+/** The Storage API envelope {error, code, status: "error"[, errors][, exceptionId]}. */
+export const storageErrors: ErrorFormatter = {
+  logMessage: 'request failed',
+  refused({ type, statusCode, error }, req) {
+    switch (type) {
+      case 'validation': {
+        const code = req.routeOptions.config?.validationCode ?? 'storage.validation';
+        const context = error.validationContext ?? 'body';
+        return new StorageValidationError(code, (error.validation as unknown as AjvError[]).map((e) => describe(e, context)));
+      }
+      case 'mediaType':
+        return new ApiError(415, 'storage.unsupportedMediaType',
+          `Unsupported content type "${req.headers['content-type'] ?? ''}". Send application/json or application/x-www-form-urlencoded.`);
+      case 'emptyJson': return new ApiError(400, 'storage.validation', 'Request body is empty, JSON expected.');
+      case 'tooLarge': return new ApiError(413, 'storage.requestTooLarge', 'Request body is too large.');
+      case 'invalidJson': return new ApiError(400, 'storage.validation', `Invalid JSON body: ${error.message}`);
+      default: return new ApiError(statusCode, 'storage.badRequest', error.message);
     }
-  }
-  return reply.status(apiErr.statusCode).type('application/json').send(body);
-}
+  },
+  internal: { code: 'storage.internalError', message: 'Internal error.' },
+  exceptionId: { make: (req) => `sluice-storage-${req.id}-${randomBytes(4).toString('hex')}` },
+  applicationError: true,
+  write(f, _req, reply) {
+    const body: StorageErrorBody = { error: f.message, code: f.code, status: 'error' };
+    if (f.error instanceof StorageValidationError) body.errors = f.error.errors;
+    if (f.exceptionId !== undefined) body.exceptionId = f.exceptionId;
+    return reply.status(f.statusCode).type('application/json').send(body);
+  },
+};
 
 export function storageNotFound(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = req.url.split('?')[0];
-  return renderStorageError(new ApiError(404, 'notFound', `Endpoint "${path}" not found.`), req, reply);
+  return renderError(storageErrors, new ApiError(404, 'notFound', `Endpoint "${path}" not found.`), req, reply);
 }
 
 interface AjvError {
@@ -54,29 +69,6 @@ interface AjvError {
   instancePath: string;
   params: Record<string, any>;
   message?: string;
-}
-
-function toApiError(err: unknown, req: FastifyRequest): ApiError {
-  const domain = fromDomainError(err);
-  if (domain) return domain;
-  if (err instanceof ApiError) return err;
-  const fe = err as FastifyError;
-  if (fe && Array.isArray(fe.validation)) {
-    const code = req.routeOptions.config?.validationCode ?? 'storage.validation';
-    const context = fe.validationContext ?? 'body';
-    return new StorageValidationError(code, (fe.validation as unknown as AjvError[]).map((e) => describe(e, context)));
-  }
-  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new ApiError(415, 'storage.unsupportedMediaType',
-      `Unsupported content type "${req.headers['content-type'] ?? ''}". Send application/json or application/x-www-form-urlencoded.`);
-  }
-  if (fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return new ApiError(400, 'storage.validation', 'Request body is empty, JSON expected.');
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'storage.requestTooLarge', 'Request body is too large.');
-  if (fe?.statusCode === 400 && (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)) {
-    return new ApiError(400, 'storage.validation', `Invalid JSON body: ${fe.message}`);
-  }
-  if (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new ApiError(fe.statusCode, 'storage.badRequest', fe.message);
-  return new ApiError(500, 'storage.internalError', 'Internal error.');
 }
 
 /** One ajv failure as Keboola's {key, message}, e.g. {key: "canManageBuckets", message: "This value should be of type boolean."} */

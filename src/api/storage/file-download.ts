@@ -3,7 +3,8 @@ import { stat } from 'node:fs/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { ApiError } from '../errors.js';
-import { renderStorageError } from './envelope.js';
+import { storageErrors } from './envelope.js';
+import { answerErrorsWith } from '../error-handler.js';
 
 /**
  * `GET /v2/storage/files/{id}/download?expires=...&signature=...`: the file itself, for whoever
@@ -11,7 +12,7 @@ import { renderStorageError } from './envelope.js';
  * `url` as they would fetch an S3 URL). Outside the Storage plugin's token hook, in its envelope.
  */
 export const fileDownloadRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  app.setErrorHandler((err, req, reply) => renderStorageError(err, req, reply));
+  answerErrorsWith(app, storageErrors);
 
   app.get<{ Params: { id: string }; Querystring: { expires?: string; signature?: string } }>('/files/:id/download', {
     // The URL carries the signature, which lets anyone download the file: never in a request log line.

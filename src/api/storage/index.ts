@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { storageAuthHook } from './auth.js';
-import { renderStorageError, storageNotFound } from './envelope.js';
+import { storageErrors, storageNotFound } from './envelope.js';
+import { answerErrorsWith } from '../error-handler.js';
 import { tokenRoutes } from './tokens.js';
 import { tableRoutes } from './tables.js';
 import { configurationRoutes } from './configurations.js';
@@ -16,7 +17,7 @@ import { sqlRoutes } from './sql.js';
  * they share its hook, error handler and not-found handler (one per prefix in fastify).
  */
 export const storageApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  app.setErrorHandler((err, req, reply) => renderStorageError(err, req, reply));
+  answerErrorsWith(app, storageErrors);
   app.addHook('onRequest', storageAuthHook(services));
   app.setNotFoundHandler((req, reply) => storageNotFound(req, reply));
   await app.register(tokenRoutes, { services });

@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import cors from '@fastify/cors';
 import type { Services } from '../../services.js';
 import { streamAuthHook } from './auth.js';
-import { renderStreamError } from './envelope.js';
+import { streamErrors } from './envelope.js';
+import { answerErrorsWith } from '../error-handler.js';
 import { streamBodyParsers } from './body.js';
 import { sourceRoutes } from './sources.js';
 import { sinkRoutes } from './sinks.js';
@@ -41,7 +42,7 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
   );
 
   await app.register(async (authenticated) => {
-    authenticated.setErrorHandler((err, req, reply) => renderStreamError(err, req, reply));
+    answerErrorsWith(authenticated, streamErrors);
     authenticated.addHook('onRequest', streamAuthHook(services));
     // JSON sent as a form (curl -d) or with no Content-Type is read as JSON (body.ts says why).
     streamBodyParsers(authenticated);

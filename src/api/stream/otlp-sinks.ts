@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { requireToken } from '../auth.js';
 import { ApiError } from '../errors.js';
+import { isDomainError } from '../../domain-errors.js';
 import { SIGNALS, type Signal } from '../../definition/model.js';
 import { defaultBucket, defaultSink } from '../../pipeline/otlp/default-sinks.js';
 import { byToken } from './views.js';
@@ -55,7 +56,7 @@ export const otlpSinkRoutes: FastifyPluginAsync<{ services: Services }> = async 
         results.push({ sinkId: d.sinkId, tableId: d.tableId, task });
       } catch (err) {
         // An existing sink is left as it is; other failures (a bad bucket id, limits) answer as POST .../sinks would.
-        if (!(err instanceof ApiError && err.statusCode === 409)) throw err;
+        if (!isDomainError(err, 'alreadyExists')) throw err;
         results.push({ sinkId: d.sinkId, tableId: d.tableId, error: err.message });
       }
     }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { lockKey } from '../../definition/sources.js';
-import { TaskFailure } from '../../actors/task-runner.js';
+import { TaskFailure } from '../../definition/tasks.js';
 import { ApiError } from '../errors.js';
 import { looseObject } from './schemas.js';
 

@@ -1,21 +1,16 @@
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../../domain-errors.js';
 
 /** Errors of the configuration API with the reference's codes and messages (§2.5). */
-export const configurationNotFound = (id: string): ApiError =>
-  new ApiError(404, 'storage.configuration.notFound', `Configuration "${id}" not found`);
+export const configurationNotFound = (id: string): DomainError =>
+  new DomainError('notFound', 'storage.configuration.notFound', `Configuration "${id}" not found`);
 
-export const rowNotFound = (rowId: string): ApiError => new ApiError(404, 'notFound', `Row ${rowId} not found`);
+export const rowNotFound = (rowId: string): DomainError => new DomainError('notFound', 'notFound', `Row ${rowId} not found`);
 
-export const versionNotFound = (version: string | number): ApiError => new ApiError(404, 'notFound', `Version ${version} not found`);
+export const versionNotFound = (version: string | number): DomainError => new DomainError('notFound', 'notFound', `Version ${version} not found`);
 
-export const configurationAlreadyExists = (id: string): ApiError =>
-  new ApiError(400, 'configurationAlreadyExists', `Configuration with id "${id}" already exists.`);
+// The Storage API answers 400, not 409, for a configuration or row that exists (reference §2.5).
+export const configurationAlreadyExists = (id: string): DomainError =>
+  new DomainError('alreadyExists', 'configurationAlreadyExists', `Configuration with id "${id}" already exists.`, { status: 400 });
 
-export const rowAlreadyExists = (rowId: string): ApiError =>
-  new ApiError(400, 'configurationRowAlreadyExists', `Row with id "${rowId}" already exists.`);
-
-export const invalidConfigurationFormat = (detail: string): ApiError =>
-  new ApiError(400, 'validation.invalidConfigurationFormat', `Configuration is not a valid JSON object: ${detail}`);
-
-export const invalidStateFormat = (detail: string): ApiError =>
-  new ApiError(400, 'validation.invalidStateFormat', `State is not a valid JSON object: ${detail}`);
+export const rowAlreadyExists = (rowId: string): DomainError =>
+  new DomainError('alreadyExists', 'configurationRowAlreadyExists', `Row with id "${rowId}" already exists.`, { status: 400 });

@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { MetadataReader, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../../domain-errors.js';
 import type { Token } from '../token-model.js';
 import { sequenceIds, type IdAllocator } from '../id-sequence.js';
 import { canonicalJson } from './canonical-json.js';
@@ -32,14 +32,14 @@ const versionKey = (componentId: string, id: string, version: number) =>
 
 export function validateComponentId(componentId: string): void {
   if (!COMPONENT_ID.test(componentId)) {
-    throw new ApiError(400, 'storage.components.validation',
+    throw new DomainError('invalid', 'storage.components.validation',
       `Invalid component id "${componentId}": use letters, digits, ".", "_" and "-" (e.g. "keboola.ex-generic-v2").`);
   }
 }
 
 function validateObjectId(kind: 'configurationId' | 'rowId', id: string): void {
   if (!OBJECT_ID.test(id)) {
-    throw new ApiError(400, kind === 'rowId' ? 'storage.componentsRows.validation' : 'storage.components.validation',
+    throw new DomainError('invalid', kind === 'rowId' ? 'storage.componentsRows.validation' : 'storage.components.validation',
       `Invalid parameters - ${kind}: "${id}" is not a valid id; use 1 to 128 letters, digits, ".", "_" or "-".`);
   }
 }
@@ -177,7 +177,7 @@ export class ConfigurationService {
   restore(componentId: string, id: string, token: Token): ConfigurationWithRows {
     return this.store.transact((tx) => {
       const config = tx.get<Configuration>(configKey(componentId, id));
-      if (!config || !config.isDeleted) throw new ApiError(404, 'storage.configuration.notFound', `Deleted configuration "${id}" not found`);
+      if (!config || !config.isDeleted) throw new DomainError('notFound', 'storage.configuration.notFound', `Deleted configuration "${id}" not found`);
       const next: Configuration = {
         ...config,
         isDeleted: false,

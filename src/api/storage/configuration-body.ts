@@ -1,11 +1,19 @@
-import { StorageValidationError } from '../../api/storage/envelope.js';
-import { invalidConfigurationFormat, invalidStateFormat } from './errors.js';
-import type { ConfigurationInput, JsonObject } from './model.js';
+import type { ConfigurationInput, JsonObject } from '../../storage/configurations/model.js';
+import { ApiError } from '../errors.js';
+import { StorageValidationError } from './envelope.js';
+
+/** The reference's answers to a `configuration` or `state` that is not a JSON object (§2.5). */
+const invalidConfigurationFormat = (detail: string): ApiError =>
+  new ApiError(400, 'validation.invalidConfigurationFormat', `Configuration is not a valid JSON object: ${detail}`);
+
+const invalidStateFormat = (detail: string): ApiError =>
+  new ApiError(400, 'validation.invalidStateFormat', `State is not a valid JSON object: ${detail}`);
 
 /**
  * Turns a create or update body (JSON, or form-urlencoded where `configuration` and `state` are
  * JSON strings and booleans are "1"/"0") into typed fields. Unknown fields are ignored, as the
  * reference's clients send extra ones; a field of the wrong type is a 400 in the Storage envelope.
+ * The configuration service takes the typed fields (storage/configurations/model.ts).
  */
 export interface ParsedBody extends ConfigurationInput {
   configurationId?: string;
