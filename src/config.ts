@@ -49,6 +49,7 @@ export interface Config {
   importMinIntervalMs: number;
   /** First retry delay of a failed upload or import; then ×4 up to 3 h (reference 2 min). */
   retryBaseMs: number;
+  sinkRetryBaseMs: number;
   /** Staged data of a file that could not be imported is kept this long (7 days). */
   stagingRetentionMs: number;
   /** Kafka bootstrap servers: the event log is Kafka (README "Kafka"); undefined: the embedded LMDB log. */
@@ -232,6 +233,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: '1s' }),
   option({ flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (the import interval setting\'s own minimum; the reference fixes 60s)', default: '30s' }),
   option({ flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (then x4, up to 3h)', default: '2m' }),
+  option({ flag: '--sink-retry-base', env: 'SLUICE_SINK_RETRY_BASE', key: 'sinkRetryBaseMs', parse: duration('sink retry base'), help: 'first retry delay of a sink\'s failed write (then x2; after 5 attempts, about 15x this, the sink is failing and is tried again after 30x, doubling up to 300x)', default: '2s' }),
   option({ flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept', default: '168h' }),
   option({ flag: '--kafka', env: 'SLUICE_KAFKA_BROKERS', key: 'kafkaBrokers', parse: brokers, help: 'Kafka bootstrap servers host:port,...: the event log is Kafka; none: the embedded LMDB event log', default: none('none') }),
   option({ flag: '--kafka-partitions', env: 'SLUICE_KAFKA_PARTITIONS', key: 'kafkaPartitions', parse: partitions, help: 'partitions of the source topics Sluice creates (cluster nodes split them)', default: '1' }),

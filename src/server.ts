@@ -24,7 +24,7 @@ import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
 import { ClusterStatistics } from './storage/cluster-statistics.js';
 import { ClusterOrders } from './actors/cluster-orders.js';
-import { TaskRunner } from './actors/task-runner.js';
+import { TaskRunner } from './definition/tasks.js';
 import { SourceService } from './definition/sources.js';
 import { SinkService } from './definition/sinks.js';
 import { SinkLifecycle } from './definition/sink-lifecycle.js';
@@ -38,6 +38,7 @@ import { openEventLog } from './connectors/event-log/open-event-log.js';
 import { LevelRepository } from './storage/levels/repository.js';
 import { MappingFailures } from './storage/mapping-failures.js';
 import { StorageOperator } from './actors/storage-operator.js';
+import { SINK_WRITE_ATTEMPTS } from './actors/sink-health.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
 import { StreamHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
@@ -135,6 +136,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     projectId: config.projectId, branchId: config.defaultBranchId, checkIntervalMs: config.checkIntervalMs,
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
+    sinkRetry: { attempts: SINK_WRITE_ATTEMPTS, baseMs: config.sinkRetryBaseMs },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
   const queue = createJobQueue({ config, metadata, tables, logger, ids, metrics });

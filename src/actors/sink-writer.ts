@@ -18,6 +18,7 @@ import { Actor } from './actor.js';
 import { failedColumn, FailureLogLimiter } from './failure-log.js';
 import type { RecordRenderer, RenderedRows } from './render/renderer.js';
 import type { RouterTarget, TargetJob } from './source-router.js';
+import { DEFAULT_SINK_RETRY, failingKey, failingRetryDelayMs, reasonOf, SinkFailingError, type SinkFailing, type SinkRetryPolicy } from './sink-health.js';
 
 export interface SinkWriterDeps {
   store: MetadataStore;
@@ -31,10 +32,13 @@ export interface SinkWriterDeps {
   metrics?: Metrics;
   /** Rate limit of the failure log lines, shared by the writers of the node (a sink's partitions share a window); one per writer if not given. */
   failureLog?: FailureLogLimiter;
+  /** How often a write is tried before the sink is marked failing, and the backoff (sink-health.ts); the defaults when not given. */
+  sinkRetry?: SinkRetryPolicy;
 }
 
 type Message =
-  | { type: 'prepare'; done: (job: Promise<TargetJob>) => void }
+  /** `settle`: answer after the first attempt (a caller that only wants the file open soon), or once done or given up (the router). */
+  | { type: 'prepare'; settle: 'first' | 'final'; done: (job: Promise<TargetJob>) => void }
   | { type: 'deliver'; batch: readonly LoggedRecord[]; rendered: RenderedRows; job: TargetJob; through: number; done: Settle }
   | { type: 'tick'; now: number }
   | { type: 'reload'; sink: Sink; source: Source }
@@ -65,6 +69,14 @@ export function fileSettings(source: Source, sink: Sink): NewFile['settings'] {
  * consumption resumes after the committed offset: every record lands exactly once. On ticks it
  * rotates the slice (upload trigger) and the file (import trigger); a changed definition
  * rotates the file, so waiting data is imported at once and new settings apply afterwards.
+ *
+ * A write that fails is tried again (the actor restarts: the slice is reopened at its committed
+ * length) a bounded number of times (sink-health.ts); then the writer gives up: the sink is
+ * *failing* (`failing`, logged once as an error, in the metrics and the statistics), the router
+ * is answered with a SinkFailingError and goes on with the other sinks, and the committed
+ * position stays where it was. While failing, every write is tried once: the router tries again
+ * when `failing.retryAt` is due (sooner after a changed definition), and the first write that
+ * works ends the failing state.
  */
 export class SinkWriter extends Actor<Message> implements RouterTarget {
   committedOffset: number;
@@ -74,6 +86,13 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   private slice?: SliceEntry;
   private appender?: SliceAppender;
   private readonly failureLog: FailureLogLimiter;
+  private readonly retry: SinkRetryPolicy;
+  /**
+   * Set from the writer's give-up until a write works again. `resumed`: the router took the sink
+   * back (it had nothing to catch up) before a write proved it healthy: not reported as failing,
+   * but its next write is tried once and a failure continues this record (no new give-up).
+   */
+  private health?: SinkFailing & { resumed?: boolean };
 
   constructor(
     sink: Sink,
@@ -87,11 +106,20 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
      */
     readonly partition = 0,
   ) {
-    super(`sink ${sink.sourceId}/${instanceId(sink.sinkId, partition)}`, deps.logger.child({ sinkId: sink.sinkId, sourceId: sink.sourceId, ...(partition > 0 ? { partition } : {}) }));
+    const retry = deps.sinkRetry ?? DEFAULT_SINK_RETRY;
+    super(
+      `sink ${sink.sourceId}/${instanceId(sink.sinkId, partition)}`,
+      deps.logger.child({ sinkId: sink.sinkId, sourceId: sink.sourceId, ...(partition > 0 ? { partition } : {}) }),
+      { initialMs: retry.baseMs, maxMs: retry.baseMs * 2 ** retry.attempts },
+    );
+    this.retry = retry;
     this.sink = sink;
     this.source = source;
     this.committedOffset = startOffset;
     this.failureLog = deps.failureLog ?? new FailureLogLimiter();
+    // Failing when it stopped (disabled, or the process stopped): still failing, tried again at once.
+    const marker = deps.store.get<{ reason: string; since: string }>(failingKey(this.key));
+    if (marker) this.health = { reason: marker.reason, since: marker.since, retries: 0, retryAt: Date.now() };
   }
 
   /** The instance id (see `partition`): what the router and the level state know this writer by. */
@@ -112,10 +140,33 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     return acceptsSignal(this.sink, signal as Signal | '');
   }
 
+  /** Set while the sink is failing (see the class comment); undefined when its writes work. */
+  get failing(): SinkFailing | undefined {
+    return this.health && !this.health.resumed ? this.health : undefined;
+  }
+
+  /** Opens the sink's file if needed; resolves or rejects with the first attempt (the writer goes on trying). */
+  open(): Promise<TargetJob> {
+    return this.askPrepare('first');
+  }
+
+  /** Opens the sink's file if needed; settles once it is open or the writer gave up (SinkFailingError). */
   prepare(): Promise<TargetJob> {
+    return this.askPrepare('final');
+  }
+
+  /** The router took the failing sink back with nothing to catch up: it is not reported as failing any more. */
+  resumed(): void {
+    if (this.health && !this.health.resumed) {
+      this.health = { ...this.health, resumed: true };
+      this.log.info({ committedOffset: this.committedOffset }, 'failing sink resumed: its file opens again and it has caught up with its source');
+    }
+  }
+
+  private askPrepare(settle: 'first' | 'final'): Promise<TargetJob> {
     return new Promise((resolve, reject) => {
       if (this.isStopped) return reject(new Error('sink writer stopped'));
-      this.send({ type: 'prepare', done: (job) => job.then(resolve, reject) });
+      this.send({ type: 'prepare', settle, done: (job) => job.then(resolve, reject) });
     });
   }
 
@@ -143,24 +194,24 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     switch (message.type) {
       case 'prepare': {
         const job = this.ensureOpen().then(() => this.currentJob());
-        message.done(job);
+        if (message.settle === 'first') message.done(job);
         await job;
+        if (message.settle === 'final') message.done(job);
         return;
       }
       case 'deliver':
-        try {
-          await this.write(message.batch, message.rendered, message.job, message.through);
-          message.done.resolve();
-        } catch (err) {
-          // The router waits for this sink: it is told, and this actor restarts and retries.
-          message.done.reject(err);
-          throw err;
-        }
+        // The router waits for this sink: it is answered once the batch is written, or when the
+        // writer gives up (giveUp); meanwhile the actor restarts and tries again.
+        await this.write(message.batch, message.rendered, message.job, message.through);
+        this.recovered();
+        message.done.resolve();
         return;
       case 'tick':
         this.logEndedFailureWindow();
         return this.checkTriggers(message.now);
       case 'reload':
+        // A changed definition may be the fix: a failing sink is tried again at once.
+        if (this.health) this.health.retryAt = Date.now();
         return this.reload(message.sink, message.source);
       case 'close':
         return this.closeFile();
@@ -170,6 +221,72 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         await result.catch(() => undefined);
         return;
       }
+    }
+  }
+
+  /** Bounded attempts (sink-health.ts); once while the sink is failing. Replays answer their own errors. */
+  protected override attemptsFor(message: Message): number {
+    if (message.type === 'replay') return Infinity;
+    return this.health ? 1 : this.retry.attempts;
+  }
+
+  protected override giveUp(message: Message, err: unknown, attempts: number): void {
+    switch (message.type) {
+      case 'prepare':
+        message.done(Promise.reject(this.markFailing(err, attempts)));
+        return;
+      case 'deliver':
+        message.done.reject(this.markFailing(err, attempts));
+        return;
+      case 'replay':
+        return;
+      default:
+        // A trigger check, a reload or a close: a failing sink stays as it is (its retries are the router's).
+        if (this.health) this.log.debug({ err, message: message.type }, 'failing sink: a housekeeping step failed too');
+        else this.markFailing(err, attempts);
+    }
+  }
+
+  /**
+   * The writer gives up: the sink is failing (logged once as an error, counted, kept as a
+   * marker so that it resumes from its own position after a disable or a restart), or, if it
+   * was failing already, its next retry is later.
+   */
+  private markFailing(err: unknown, attempts: number): SinkFailingError {
+    const reason = reasonOf(err);
+    const now = Date.now();
+    const before = this.health;
+    const retries = before ? before.retries + 1 : 0;
+    const retryAt = now + failingRetryDelayMs(retries, this.retry.baseMs);
+    this.health = { reason, since: before?.since ?? new Date(now).toISOString(), retries, retryAt };
+    const fields = { branchId: this.sink.branchId, reason, committedOffset: this.committedOffset, retryAt: new Date(retryAt).toISOString() };
+    if (before) {
+      this.log.warn({ ...fields, retries }, 'failing sink: tried again, still failing');
+    } else {
+      this.log.error(
+        { ...fields, attempts },
+        'sink failing: its writes keep failing; the other sinks of its source go on without it, and it resumes from its own position once its writes work again',
+      );
+      this.deps.metrics?.sinkGiveUps.inc({ ...this.metricLabels, branch: String(this.sink.branchId) });
+      this.keepMarker({ reason, since: this.health.since });
+    }
+    return new SinkFailingError(this.sinkId, reason);
+  }
+
+  /** A write worked: a failing sink is healthy again. */
+  private recovered(): void {
+    const before = this.health;
+    if (!before) return;
+    this.health = undefined;
+    this.log.info({ branchId: this.sink.branchId, committedOffset: this.committedOffset, failingSince: before.since }, 'failing sink recovered: its writes work again');
+    this.keepMarker(undefined);
+  }
+
+  private keepMarker(value: { reason: string; since: string } | undefined): void {
+    try {
+      this.deps.store.transact((tx) => (value ? tx.put(failingKey(this.key), value) : tx.delete(failingKey(this.key))));
+    } catch (err) {
+      this.log.warn({ err }, 'could not keep the failing marker of the sink');
     }
   }
 
@@ -228,7 +345,9 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   /** The records the mapping refused, to be kept; throws when the mapping itself does not compile. */
   private failuresOf(batch: readonly LoggedRecord[], rendered: RenderedRows): MappingFailure[] {
-    if (rendered.error !== undefined) throw new Error(`the columns of the sink's file do not compile: ${rendered.error}`);
+    if (rendered.error !== undefined) {
+      throw new Error(rendered.error.startsWith('rendering failed') ? rendered.error : `the columns of the sink's file do not compile: ${rendered.error}`);
+    }
     const failedAt = new Date().toISOString();
     return rendered.failures.map((f) => ({ offset: batch[f.index].offset, failedAt, reason: f.reason, record: toFailureRecord(batch[f.index].record) }));
   }
@@ -356,8 +475,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
    */
   private report(mapped: number, failed: readonly MappingFailure[], failures: readonly RenderFailure[]): void {
     const metrics = this.deps.metrics;
-    // The sink id without the partition suffix: the label is the configured sink.
-    const labels = { source: this.sink.sourceId, sink: this.sink.sinkId };
+    const labels = this.metricLabels;
     if (metrics && mapped > 0) metrics.recordsMapped.inc(labels, mapped);
     failed.forEach((f, i) => {
       metrics?.recordsFailed.inc({ ...labels, reason: failureKind(f.reason, failures[i]?.kind) }, 1);
@@ -381,6 +499,11 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   private logMoreFailed(more: number): void {
     this.log.warn({ branchId: this.sink.branchId, more }, `${more} more records not mapped within a minute, kept as mapping failures`);
+  }
+
+  /** The sink id without the partition suffix: the label is the configured sink. */
+  private get metricLabels(): { source: string; sink: string } {
+    return { source: this.sink.sourceId, sink: this.sink.sinkId };
   }
 
   /** The sink, not the instance: the writers of a sink's partitions share one window. */

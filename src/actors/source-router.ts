@@ -2,6 +2,7 @@ import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.j
 import type { Logger } from '../logger.js';
 import { Actor } from './actor.js';
 import type { RecordRenderer, RenderedRows, RenderJob } from './render/renderer.js';
+import type { SinkFailing } from './sink-health.js';
 
 /** A sink's render job for one batch, with the file it was asked for. */
 export interface TargetJob extends RenderJob {
@@ -18,6 +19,13 @@ export interface RouterTarget {
   prepare(): Promise<TargetJob>;
   /** Writes the rows rendered for `job` and commits `throughOffset`; resolves once committed. */
   deliver(batch: readonly LoggedRecord[], rendered: RenderedRows, job: TargetJob, throughOffset: number): Promise<void>;
+  /**
+   * Set while the sink is failing (its writer gave up after bounded retries, sink-health.ts):
+   * the router leaves it out, and tries it again from its own position once `retryAt` is due.
+   */
+  readonly failing?: SinkFailing;
+  /** The router took a failing target back: it opened its file again and has nothing left to catch up. */
+  resumed?(): void;
 }
 
 type Message = { type: 'pump' };
@@ -33,9 +41,20 @@ const GATHER_MS = 25;
  * sink, the rows of each sink only for the records it has not committed yet), then hands each
  * sink its rows. It waits for all sinks before reading on, so a slow sink holds the source back
  * instead of buffering without bound (the log keeps the records meanwhile).
+ *
+ * A failing sink (its writer gave up after bounded retries, sink-health.ts) does not: it is left
+ * *behind* (out of the group the router reads for) at its own committed position, and the other
+ * sinks go on. When its retry is due it catches up on its own (catchUp: its records fetched
+ * from the log from its position, rendered for it alone, off the group's pass, so a long catch-up
+ * or a retry that fails again does not hold the others), and joins the group again once it has
+ * reached it. Its records stay in the log meanwhile, as long as the log's retention keeps them.
  */
 export class SourceRouter extends Actor<Message> {
   private readonly targets = new Map<string, RouterTarget>();
+  /** Targets out of the group: failing, or catching up after a failure. */
+  private readonly behind = new Set<string>();
+  /** Targets with a catch-up running. */
+  private readonly catchingUp = new Set<string>();
   private readonly unsubscribe: () => void;
   private pumpTimer?: NodeJS.Timeout;
 
@@ -57,6 +76,7 @@ export class SourceRouter extends Actor<Message> {
 
   removeTarget(sinkId: string): void {
     this.targets.delete(sinkId);
+    this.behind.delete(sinkId);
   }
 
   get targetCount(): number {
@@ -89,8 +109,9 @@ export class SourceRouter extends Actor<Message> {
 
   protected async handle(): Promise<void> {
     for (;;) {
-      const targets = [...this.targets.values()];
-      if (targets.length === 0) return; // no sink: records stay in the log until one is enabled
+      this.followFailing();
+      const targets = this.group();
+      if (targets.length === 0) return; // no sink (or none working): records stay in the log
       const from = Math.min(...targets.map((t) => t.committedOffset));
       const batch = this.eventLog.read(this.topic, from, BATCH);
       if (batch.length === 0) return;
@@ -100,25 +121,138 @@ export class SourceRouter extends Actor<Message> {
     }
   }
 
-  /**
-   * Tells the log how far every sink has durably committed (a sink's offset moves only after
-   * its metadata commit): a remote log may let those records go from its buffers, and without
-   * cluster mode records the position (Kafka group offset; in cluster mode the runtime moves it
-   * with the imports). Sinks added meanwhile count too, so that nothing they still need is let go.
-   */
-  private acknowledge(): void {
-    if (this.targets.size === 0) return;
-    const through = Math.min(...[...this.targets.values()].map((t) => t.committedOffset));
-    if (this.eventLog.coordinated) this.eventLog.release(this.topic, through);
-    else this.eventLog.acknowledge(this.topic, through);
+  /** The targets the router reads for: every one not left behind. */
+  private group(): RouterTarget[] {
+    return [...this.targets.values()].filter((t) => !this.behind.has(t.sinkId));
   }
 
+  /** Failing targets leave the group; those left behind whose retry is due start catching up. */
+  private followFailing(): void {
+    const now = Date.now();
+    for (const target of this.targets.values()) {
+      if (target.failing) this.behind.add(target.sinkId);
+      if (!this.behind.has(target.sinkId) || this.catchingUp.has(target.sinkId) || this.isStopped) continue;
+      if (target.failing && target.failing.retryAt > now) continue;
+      this.catchingUp.add(target.sinkId);
+      void this.catchUp(target).finally(() => this.catchingUp.delete(target.sinkId));
+    }
+  }
+
+  /**
+   * A target left behind, tried again: from its own committed position, batch by batch, until
+   * it reaches the group (or the log's head); then it rejoins the group. A write that fails
+   * again (its writer tries once while failing) ends the catch-up: the writer has set its next
+   * retry. Records the log's retention removed meanwhile (by age, 7 days by default, or by the
+   * topic's size) are gone for this sink: it goes on after them, and the log says how many.
+   */
+  private async catchUp(target: RouterTarget): Promise<void> {
+    let retentionChecked = false;
+    try {
+      for (;;) {
+        if (this.isStopped || this.targets.get(target.sinkId) !== target) return;
+        const job = await target.prepare();
+        if (!retentionChecked) {
+          retentionChecked = true;
+          const tail = this.eventLog.tailOffset(this.topic);
+          if (tail > target.committedOffset + 1) {
+            this.log.error(
+              { sink: target.sinkId, committedOffset: target.committedOffset, tailOffset: tail, lost: tail - target.committedOffset - 1 },
+              'the event log\'s retention removed records this sink had not written while it was failing: it goes on after them',
+            );
+          }
+        }
+        const group = this.group();
+        const reached = group.length > 0 && target.committedOffset >= Math.min(...group.map((t) => t.committedOffset));
+        const batch = reached ? [] : await this.eventLog.fetch(this.topic, target.committedOffset, BATCH);
+        if (batch.length === 0) {
+          // Caught up: back in the group (the next pass reads from its position too).
+          target.resumed?.();
+          this.behind.delete(target.sinkId);
+          this.log.info({ sink: target.sinkId, committedOffset: target.committedOffset }, 'sink caught up: the router reads for it again');
+          this.pump();
+          return;
+        }
+        const [rendered] = await this.renderEach(batch, [job]);
+        await target.deliver(batch, rendered, job, batch[batch.length - 1].offset);
+      }
+    } catch (err) {
+      // Still failing (its writer logged why and set the next retry), or stopped meanwhile.
+      this.log.debug({ err, sink: target.sinkId }, 'catching up stopped; tried again when the sink\'s retry is due');
+    }
+  }
+
+  /**
+   * Tells the log how far the sinks have durably committed (a sink's offset moves only after
+   * its metadata commit). Without cluster mode the position every sink has committed, failing
+   * ones included, is acknowledged (Kafka group offset; in cluster mode the runtime moves it with
+   * the imports). What is held for reading is released up to what the group has committed: a
+   * failing sink does not hold it (nor pause a remote log's fetching); it reads its records again
+   * with the log's random access (fetch) when it catches up. Sinks added meanwhile count too, so
+   * that nothing they still need is let go.
+   */
+  private acknowledge(): void {
+    const group = this.group();
+    if (group.length === 0) return;
+    const through = Math.min(...group.map((t) => t.committedOffset));
+    const all = Math.min(...[...this.targets.values()].map((t) => t.committedOffset));
+    if (!this.eventLog.coordinated) this.eventLog.acknowledge(this.topic, all);
+    this.eventLog.release(this.topic, through);
+  }
+
+  /**
+   * One batch for the group: prepared, rendered once for all, delivered to each. A target whose
+   * writer gives up (it answers with a SinkFailingError after its bounded retries) is left
+   * behind; the others' rows are delivered all the same.
+   */
   private async fanOut(batch: LoggedRecord[], targets: RouterTarget[]): Promise<void> {
     const through = batch[batch.length - 1].offset;
     const live = targets.filter((t) => t.committedOffset < through);
     if (live.length === 0) return;
-    const jobs = await Promise.all(live.map((t) => t.prepare()));
-    const rendered = await this.renderer.render(batch, jobs);
-    await Promise.all(live.map((t, i) => t.deliver(batch, rendered[i], jobs[i], through)));
+    const prepared = await Promise.allSettled(live.map((t) => t.prepare()));
+    const ready: RouterTarget[] = [];
+    const jobs: TargetJob[] = [];
+    prepared.forEach((p, i) => {
+      if (p.status === 'fulfilled') {
+        ready.push(live[i]);
+        jobs.push(p.value);
+      } else {
+        this.leftOut(live[i], p.reason);
+      }
+    });
+    if (ready.length === 0) return;
+    const rendered = await this.renderEach(batch, jobs);
+    const delivered = await Promise.allSettled(ready.map((t, i) => t.deliver(batch, rendered[i], jobs[i], through)));
+    delivered.forEach((d, i) => {
+      if (d.status === 'rejected') this.leftOut(ready[i], d.reason);
+    });
+  }
+
+  /** A target that did not take the batch: left behind if its writer gave up (else it was stopped meanwhile). */
+  private leftOut(target: RouterTarget, err: unknown): void {
+    if (target.failing) {
+      this.behind.add(target.sinkId);
+      this.log.warn({ sink: target.sinkId, committedOffset: target.committedOffset, reason: target.failing.reason }, 'sink failing: the source goes on without it');
+    } else {
+      this.log.debug({ err, sink: target.sinkId }, 'sink did not take the batch');
+    }
+  }
+
+  /**
+   * The rows of every job, rendered in one call; if that call breaks, each job on its own, so
+   * that a sink whose rendering breaks fails alone (its rows carry the error: its writer gives
+   * up after its retries) and the others' rows are rendered.
+   */
+  private async renderEach(batch: LoggedRecord[], jobs: TargetJob[]): Promise<RenderedRows[]> {
+    try {
+      return await this.renderer.render(batch, jobs);
+    } catch {
+      return Promise.all(jobs.map(async (job): Promise<RenderedRows> => {
+        try {
+          return (await this.renderer.render(batch, [job]))[0];
+        } catch (err) {
+          return { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [], error: `rendering failed: ${err instanceof Error ? err.message : String(err)}` };
+        }
+      }));
+    }
   }
 }

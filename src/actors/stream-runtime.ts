@@ -21,6 +21,7 @@ import { adoptedAt } from '../pipeline/seen-offsets.js';
 import type { ClusterOrders } from './cluster-orders.js';
 import { SinkRecovery } from './sink-recovery.js';
 import { FailureLogLimiter } from './failure-log.js';
+import { failingKey, type SinkFailing } from './sink-health.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
@@ -161,8 +162,8 @@ export class StreamRuntime {
     // An active sink has its writing file from the start (the reference opens it with the sink),
     // not from the next check tick: the statistics, which wait for this reconcile (settled()),
     // list it right after the task that created or enabled the sink. A writer that cannot open
-    // it retries (the actor restarts).
-    await Promise.all(started.map((writer) => writer.prepare().then(
+    // it retries (the actor restarts) a bounded number of times, and is then failing (sink-health.ts).
+    await Promise.all(started.map((writer) => writer.open().then(
       () => undefined,
       (err: unknown) => this.deps.logger.warn({ err, sink: sinkPath(writer.key) }, 'the sink writer could not open its file yet'),
     )));
@@ -201,6 +202,7 @@ export class StreamRuntime {
       await dropTopicOf(sourceId);
       levels.purgeSink(sink);
       failures.purge(sink);
+      store.transact((tx) => tx.delete(failingKey(sink)));
       for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, instance), { recursive: true, force: true });
       this.deps.logger.info({ sink: sinkPath(sink) }, 'deleted sink purged: its unimported data is removed');
     }
@@ -210,13 +212,15 @@ export class StreamRuntime {
    * Where a sink starts reading its source. A sink that stopped with a writing file (the process
    * stopped) resumes after its committed offset. A sink that starts anew, or again after being
    * disabled, takes what arrives from now on, like the other enabled sinks of its source; if no
-   * sink of the source was enabled, it takes everything the log kept meanwhile.
+   * sink of the source was enabled, it takes everything the log kept meanwhile. A sink that was
+   * failing when it stopped (disabled, or the process stopped) resumes after its committed
+   * offset in any case: what it missed while failing was acknowledged and is written now.
    */
   private startOffset(sink: Sink, stream: string, partition: number): number {
     const { levels, store } = this.deps;
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
     const committed = levels.consumerOffset(key);
-    if (committed !== undefined && levels.writingFile(key)) return committed;
+    if (committed !== undefined && (levels.writingFile(key) || store.get(failingKey(key)) !== undefined)) return committed;
     const peers = [...this.writers.values()].filter((w) => this.streamOfWriter(w) === stream);
     const start = peers.length > 0
       ? Math.min(...peers.map((w) => w.committedOffset))
@@ -395,9 +399,14 @@ export class StreamRuntime {
     return this.recovery.replay(sink, request, progress);
   }
 
-  /** Every sink writer of this node with the stream it reads (the metrics' lag). */
-  writerStreams(): Array<{ key: SinkKey; stream: string }> {
-    return [...this.writers.values()].map((w) => ({ key: w.key, stream: this.streamOfWriter(w) }));
+  /** Every sink writer of this node with the stream it reads and whether it is failing (the metrics' lag and failing gauges). */
+  writerStreams(): Array<{ key: SinkKey; stream: string; failing: boolean }> {
+    return [...this.writers.values()].map((w) => ({ key: w.key, stream: this.streamOfWriter(w), failing: w.failing !== undefined }));
+  }
+
+  /** Whether a sink is failing on this node (the first of its writers that is, by partition): for its statistics. */
+  failingOf(sink: Pick<Sink, 'sourceId' | 'sinkId'>): SinkFailing | undefined {
+    return this.writersOf(sink).find((w) => w.failing)?.failing;
   }
 
   /** Cluster mode: how many streams (topic partitions) this node works on now. */

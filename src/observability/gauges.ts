@@ -13,8 +13,8 @@ import { sourceOfTopic } from './metered-event-log.js';
 export interface GaugeSources {
   store: MetadataReader;
   eventLog: EventLog;
-  /** The sink writers of this node and the streams they read (none on a node without the sink role). */
-  writers(): Array<{ key: SinkKey; stream: string }>;
+  /** The sink writers of this node and the streams they read (none on a node without the sink role); `failing` while the writer is. */
+  writers(): Array<{ key: SinkKey; stream: string; failing?: boolean }>;
   /** The sink's committed position in its stream (levels' consumer offset). */
   committedOffset(key: SinkKey): number | undefined;
   /** Cluster mode: the streams this node works on; undefined on a node of its own. */
@@ -71,6 +71,14 @@ export function refreshGauges(metrics: Metrics, from: GaugeSources): void {
     }
     seconds.set(labels, Math.max(seconds.get(labels) ?? 0, age));
   }
+  // Failing: 1 when a writer of the sink on this node is failing, 0 for the sinks working here.
+  metrics.sinkFailing.reset();
+  const failing = new Map<string, number>();
+  for (const { key: sink, failing: f } of from.writers()) {
+    const labels = key({ ...sinkLabel(sink), branch: String(sink.branchId) });
+    failing.set(labels, Math.max(failing.get(labels) ?? 0, f ? 1 : 0));
+  }
+  for (const [labels, n] of failing) metrics.sinkFailing.set(JSON.parse(labels), n);
   for (const [labels, n] of records) metrics.sinkLagRecords.set(JSON.parse(labels), n);
   for (const [labels, n] of seconds) metrics.sinkLagSeconds.set(JSON.parse(labels), n);
 

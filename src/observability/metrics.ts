@@ -78,6 +78,14 @@ export class Metrics {
     name: 'sluice_sink_records_failed_total', help: 'Records a sink could not map, by reason kind (path_not_found, template, invalid_value, other).',
     labelNames: ['source', 'sink', 'reason'] as const, registers: [this.registry],
   });
+  readonly sinkFailing = new Gauge({
+    name: 'sluice_sink_failing', help: 'Whether the sink on this node is failing (1): its writes kept failing, the other sinks of its source go on without it; 0 while it works.',
+    labelNames: ['source', 'sink', 'branch'] as const, registers: [this.registry],
+  });
+  readonly sinkGiveUps = new Counter({
+    name: 'sluice_sink_give_ups_total', help: 'Times a sink writer gave up after its bounded retries and marked the sink failing.',
+    labelNames: ['source', 'sink', 'branch'] as const, registers: [this.registry],
+  });
   readonly slices = new Gauge({
     name: 'sluice_sink_slices', help: 'Slices of the sink on this node by state (writing, closing, uploading, uploaded, imported).',
     labelNames: ['source', 'sink', 'state'] as const, registers: [this.registry],

@@ -5,6 +5,14 @@ import { Actor } from '../../src/actors/actor.js';
 class Recorder extends Actor<number> {
   seen: number[] = [];
   restarts = 0;
+  attempts = Infinity;
+  givenUp: Array<[number, string, number]> = [];
+  protected override attemptsFor(): number {
+    return this.attempts;
+  }
+  protected override giveUp(n: number, err: unknown, attempts: number): void {
+    this.givenUp.push([n, (err as Error).message, attempts]);
+  }
   failOn = new Map<number, number>();
   protected async handle(n: number): Promise<void> {
     const left = this.failOn.get(n) ?? 0;
@@ -39,5 +47,17 @@ describe('Actor', () => {
     await a.stop();
     expect(a.seen).toEqual([1, 2, 3]);
     expect(a.restarts).toBe(3);
+  });
+
+  it('gives a message up after its bounded attempts and handles the next ones', async () => {
+    const a = new Recorder('r', log, { initialMs: 1, maxMs: 5 });
+    a.attempts = 3;
+    a.failOn.set(2, 100);
+    [1, 2, 3].forEach((n) => a.send(n));
+    await a.stop();
+    expect(a.seen).toEqual([1, 3]);
+    expect(a.givenUp).toEqual([[2, 'fail 2', 3]]);
+    // Restarted between the attempts, not after the last one.
+    expect(a.restarts).toBe(2);
   });
 });

@@ -47,6 +47,7 @@ function start(sink: Sink): { levels: LevelRepository } {
   writer = new SinkWriter(sink, source, 0, {
     store, levels, failures: new MappingFailures(store), renderer, dataDir: dir, logger: createLogger('silent'),
     limits: { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 },
+    sinkRetry: { attempts: 3, baseMs: 1 },
   });
   return { levels };
 }
@@ -82,12 +83,34 @@ describe('SinkWriter', () => {
     expect(writer.committedOffset).toBe(3);
   });
 
-  it('fails the batch (to be retried) when the columns of its file do not compile', async () => {
+  it('fails the batch after its bounded retries when the columns of its file do not compile: the sink is failing, its position kept', async () => {
     start(sinkWith([{ type: 'template', name: 't', template: { language: 'jsonnet', content: '{' } }], 1));
     const job = await writer.prepare();
     const [rendered] = await renderer.render(batch, [job]);
     expect(rendered.error).toBeDefined();
-    await expect(writer.deliver(batch, rendered, job, 3)).rejects.toThrow(/do not compile/);
+    await expect(writer.deliver(batch, rendered, job, 3)).rejects.toThrow(/is failing: the columns of the sink's file do not compile/);
     expect(writer.committedOffset).toBe(0);
+    expect(writer.failing).toMatchObject({ reason: expect.stringMatching(/do not compile/), retries: 0 });
+    // Kept, so that a restart or a disable and enable resumes from the sink's own position.
+    expect(store.get('storage/failing/1/src/snk')).toMatchObject({ reason: expect.stringMatching(/do not compile/) });
+    // While failing, a write is tried once: it fails again, and the next retry is later.
+    const before = writer.failing!.retryAt;
+    await expect(writer.deliver(batch, rendered, job, 3)).rejects.toThrow(/is failing/);
+    expect(writer.failing).toMatchObject({ retries: 1 });
+    expect(writer.failing!.retryAt).toBeGreaterThan(before);
+  });
+
+  it('is healthy again after a write that works: the failing state and its marker end', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const job = await writer.prepare();
+    const broken = { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [], error: 'rendering failed: boom' };
+    await expect(writer.deliver(batch, broken, job, 3)).rejects.toThrow(/is failing: rendering failed: boom/);
+    expect(writer.failing?.reason).toBe('rendering failed: boom');
+    const [rendered] = await renderer.render(batch, [job]);
+    await writer.deliver(batch, rendered, job, 3);
+    expect(writer.failing).toBeUndefined();
+    expect(store.get('storage/failing/1/src/snk')).toBeUndefined();
+    expect(sliceText(levels)).toBe('1\n2\n3\n');
+    expect(writer.committedOffset).toBe(3);
   });
 });

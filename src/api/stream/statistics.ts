@@ -24,7 +24,13 @@ export const statisticsRoutes: FastifyPluginAsync<{ services: Services }> = asyn
     // Sluice's addition, only when there is something to say: the reference's answer (which its
     // clients and the conformance suite compare key by key) stays as it is for a sink without.
     const failed = services.failures.count({ branchId, sourceId: req.params.sourceId, sinkId: req.params.sinkId });
-    return failed > 0 ? { ...total, mappingFailures: { count: failed } } : total;
+    // Likewise while the sink is failing on this node (its writes kept failing: actors/sink-health.ts).
+    const failing = runtime.started ? runtime.failingOf(req.params) : undefined;
+    return {
+      ...total,
+      ...(failed > 0 ? { mappingFailures: { count: failed } } : {}),
+      ...(failing ? { failing: { reason: failing.reason, since: failing.since, retryAfter: new Date(failing.retryAt).toISOString() } } : {}),
+    };
   });
 
   app.get<{ Params: SinkParams; Querystring: { failedFiles?: string } }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/files', {
