@@ -1,0 +1,78 @@
+/* global module */
+/**
+ * The layer rule (README, "Layers"): a module imports only from its own layer or the layers
+ * below it. From the ground up:
+ *   ground    pipeline/, jsonnet/, definition/model.ts and ids, errors, version, logger, config
+ *   adapters  connectors/ (the ports' implementations), observability/
+ *   services  definition/ services, storage/, queue/, components/
+ *   runtime   actors/
+ *   api       api/
+ *   top       main.ts, server.ts, services.ts, cli/
+ * Checked by `npm run lint` (depcruise src).
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-api-below-api',
+      comment: 'Only api/ and the composition root may import api/: lower layers throw domain errors, api/ maps them.',
+      severity: 'error',
+      from: { path: '^src/(definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      to: { path: '^src/api/' },
+    },
+    {
+      name: 'no-runtime-below-runtime',
+      comment: 'The actors (the stream runtime) sit above the services and adapters they drive.',
+      severity: 'error',
+      from: { path: '^src/(definition|storage|queue|components|connectors|pipeline|jsonnet|observability)/' },
+      to: { path: '^src/actors/' },
+    },
+    {
+      name: 'ground-is-pure',
+      comment: 'pipeline/ and jsonnet/ are pure logic: values in, values out; only the model below them.',
+      severity: 'error',
+      from: { path: '^src/(pipeline|jsonnet)/' },
+      to: { path: '^src/(api|actors|storage|queue|components|connectors|observability|server|services|main|definition/(?!model\\.ts$|ids\\.ts$))' },
+    },
+    {
+      name: 'adapters-below-services',
+      comment: 'Adapters implement ports; they do not call the services, the runtime or the API.',
+      severity: 'error',
+      from: { path: '^src/connectors/' },
+      to: { path: '^src/(api|actors|queue|components|server|services|main)' },
+    },
+    {
+      name: 'ports-not-adapters',
+      comment: 'Services and the runtime use the ports (the metadata store, the event log, the Target in storage/target.ts), never a concrete adapter: the composition root (server.ts) picks those. The render worker builds its own template engine (a worker thread is its own composition root).',
+      severity: 'error',
+      from: { path: '^src/(definition|storage|queue|components|actors|observability)/', pathNot: '^src/actors/render/render-worker\\.ts$' },
+      to: { path: '^src/connectors/', pathNot: '^src/connectors/(metadata/store|event-log/event-log)\\.ts$' },
+    },
+    {
+      name: 'no-top-below-top',
+      comment: 'The composition root (server.ts, services.ts, main.ts, cli/) is imported by nobody below it.',
+      severity: 'error',
+      from: { path: '^src/(definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      to: { path: '^src/(server|main|services)\\.ts$|^src/cli/' },
+    },
+    {
+      name: 'database-clients-in-connectors',
+      comment: 'DESIGN.md: code outside connectors/ never imports kafkajs, lmdb, DuckDB or PostgreSQL clients.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/connectors/' },
+      to: { path: 'node_modules/(kafkajs|lmdb|@duckdb|pg|pg-copy-streams)/' },
+    },
+    {
+      name: 'no-circular-layers',
+      severity: 'warn',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/console/' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+  },
+};
