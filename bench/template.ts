@@ -11,7 +11,7 @@ import { createRecordContext } from '../src/pipeline/columns/index.js';
 import type { IngestRecord } from '../src/pipeline/record.js';
 import { median, round2 } from './util.js';
 
-// The package's types do not resolve under NodeNext (see libjsonnet-engine.ts): load it by require.
+// The package's types do not resolve under NodeNext (see test/support/libjsonnet-engine.ts): load it by require.
 const { Jsonnet } = createRequire(import.meta.url)('@hanazuki/node-jsonnet') as {
   Jsonnet: new () => { evaluateSnippet(code: string): Promise<string> };
 };

@@ -81,7 +81,7 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
       return serve(rest);
     case 'kafka':
-      process.exitCode = await (await import('./connectors/kafka/broker/cli.js')).runKafkaCli(rest);
+      process.exitCode = await (await import('./tools/kafka-broker/cli.js')).runKafkaCli(rest);
       return;
     case 'jsonnet':
       process.exitCode = await (await import('./jsonnet/cli.js')).runJsonnetCli(rest, process);

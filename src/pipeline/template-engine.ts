@@ -6,7 +6,7 @@ import type { MappingErrorKind } from './columns/errors.js';
  * TemplateEngine port: compiles a Jsonnet template once (per sink version) and evaluates it
  * per record with the seed's globals (Ip, Body, BodyStr, Header, HeaderStr, Now) bound to
  * that record. The service uses Sluice's own compiler (connectors/jsonnet/sluice-engine.ts);
- * the libjsonnet adapter (libjsonnet-engine.ts) remains as the tests' oracle.
+ * the libjsonnet adapter (test/support/libjsonnet-engine.ts) remains as the tests' oracle.
  *
  * Callers should start the evaluations of a whole micro-batch before awaiting any of them
  * (CompiledMapping.renderMany does): an adapter may evaluate concurrent calls together.

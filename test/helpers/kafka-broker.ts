@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBroker, stopBroker, type BrokerState } from '../../src/connectors/kafka/broker/broker-process.js';
+import { startBroker, stopBroker, type BrokerState } from '../../src/tools/kafka-broker/broker-process.js';
 import { forgetProcess, noteProcess } from './leftovers.js';
 
 /** Download (first run) plus start. */

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBroker, stopBroker } from '../../src/connectors/kafka/broker/broker-process.js';
+import { startBroker, stopBroker } from '../../src/tools/kafka-broker/broker-process.js';
 import { ChildService, sleep, tail } from '../helpers/child-service.js';
 import { kafkaNodeEnv, readColumn } from '../helpers/cluster.js';
 import { metricValue } from '../helpers/prometheus.js';

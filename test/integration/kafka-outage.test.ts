@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { EventLogFullError } from '../../src/connectors/event-log/event-log.js';
 import { KafkaEventLog } from '../../src/connectors/event-log/kafka-log.js';
 import { EventLogUnavailableError } from '../../src/connectors/event-log/kafka-appender.js';
-import { startBroker, stopBroker } from '../../src/connectors/kafka/broker/broker-process.js';
+import { startBroker, stopBroker } from '../../src/tools/kafka-broker/broker-process.js';
 import type { IngestRecord } from '../../src/pipeline/record.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Column } from '../../src/definition/model.js';
 import type { IngestRecord } from '../../src/pipeline/record.js';
-import { LibjsonnetEngine } from '../../src/connectors/jsonnet/libjsonnet-engine.js';
+import { LibjsonnetEngine } from '../support/libjsonnet-engine.js';
 import {
   JsonNumber,
   JsonObject,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newClusterId } from '../../src/connectors/kafka/broker/broker-config.js';
+import { newClusterId } from '../../src/tools/kafka-broker/broker-config.js';
 
 describe('KRaft cluster ids', () => {
   it('are 22 URL-safe base64 characters', () => {

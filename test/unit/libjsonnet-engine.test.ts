@@ -7,7 +7,7 @@ import {
   formatStaticError,
   splitJsonArray,
   validateMapping,
-} from '../../src/connectors/jsonnet/libjsonnet-engine.js';
+} from '../support/libjsonnet-engine.js';
 import { MappingError, compileMapping, createRecordContext } from '../../src/pipeline/columns/index.js';
 import { TemplateError, type RecordContext } from '../../src/pipeline/template-engine.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { PostgresTarget } from '../../src/connectors/target/postgres-target.js';
+import { PostgresTarget } from '../../src/connectors/warehouse/postgres-target.js';
 import { StreamClaimedError, TargetUnavailableError } from '../../src/storage/target.js';
 import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { LibjsonnetEngine } from '../../src/connectors/jsonnet/libjsonnet-engine.js';
+import { LibjsonnetEngine } from '../support/libjsonnet-engine.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import { createRecordContext } from '../../src/pipeline/columns/index.js';
 import type { IngestRecord } from '../../src/pipeline/record.js';

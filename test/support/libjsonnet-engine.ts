@@ -1,5 +1,7 @@
 /**
- * TemplateEngine adapter on libjsonnet (@hanazuki/node-jsonnet), with the reference's globals:
+ * TemplateEngine adapter on libjsonnet (@hanazuki/node-jsonnet), with the reference's globals.
+ * Test-only: the service runs templates on Sluice's compiler (src/connectors/jsonnet/sluice-engine.ts);
+ * this engine is the oracle the template tests compare it against.
  *
  *   Ip()  BodyStr()  HeaderStr()  Header(header="", default)  Body(path="", default)
  *   Now(format="%Y-%m-%dT%H:%M:%S.%fZ")
@@ -32,19 +34,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Column } from '../../definition/model.js';
-import { canonicalHeaderKey } from '../../pipeline/headers.js';
-import { MappingError, type MappingErrorKind } from '../../pipeline/columns/errors.js';
-import { stringifyJson, toPlain } from '../../pipeline/columns/json.js';
-import { validateMapping as validateColumns } from '../../pipeline/columns/mapping.js';
-import { cachedPath, lookupPath } from '../../pipeline/columns/path.js';
-import { DEFAULT_NOW_FORMAT, strftime } from '../../pipeline/columns/strftime.js';
+import type { Column } from '../../src/definition/model.js';
+import { canonicalHeaderKey } from '../../src/pipeline/headers.js';
+import { MappingError, type MappingErrorKind } from '../../src/pipeline/columns/errors.js';
+import { stringifyJson, toPlain } from '../../src/pipeline/columns/json.js';
+import { validateMapping as validateColumns } from '../../src/pipeline/columns/mapping.js';
+import { cachedPath, lookupPath } from '../../src/pipeline/columns/path.js';
+import { DEFAULT_NOW_FORMAT, strftime } from '../../src/pipeline/columns/strftime.js';
 import {
   TemplateError,
   type CompiledTemplate,
   type RecordContext,
   type TemplateEngine,
-} from '../../pipeline/template-engine.js';
+} from '../../src/pipeline/template-engine.js';
 
 /** The part of @hanazuki/node-jsonnet's Jsonnet class this adapter uses (its types are not exported for ESM). */
 type JsonnetPrimitive = null | boolean | number | string;
