@@ -1,6 +1,7 @@
 /**
  * The composition root's product: every long-lived service of one node, built once at start
- * and handed to the API plugins and actors.
+ * and handed to the actors and to buildApp (api/app.ts), which gives each API plugin only the
+ * part its options declare.
  */
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';

@@ -3,10 +3,19 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { createIngestFastPath, type IngestFastPath } from './ingest/fast-path.js';
 import formbody from '@fastify/formbody';
 import { formBodyParser } from './form-body.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { EventLog } from '../connectors/event-log/event-log.js';
+import type { MappingCache } from '../pipeline/mapping-cache.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { IngestSources } from './ingest/index.js';
+import type { StreamApiOptions } from './stream/index.js';
+import type { StorageApiOptions } from './storage/index.js';
+import type { QueueApiOptions } from './queue/index.js';
 import { streamApi } from './stream/index.js';
 import { storageApi } from './storage/index.js';
-import { fileDownloadRoutes } from './storage/file-download.js';
+import { fileDownloadRoutes, type FileDownloadRoutesOptions } from './storage/file-download.js';
 import { documentation } from './documentation.js';
 import { ingestApi } from './ingest/index.js';
 import { queueApi } from './queue/index.js';
@@ -19,10 +28,29 @@ import { consoleRoutes } from './console.js';
 import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
 
 /**
+ * What the application reads of the node's services (server.ts passes its `Services`): each
+ * API plugin gets its own part of it, as its options declare.
+ */
+export type AppServices = StreamApiOptions &
+  StorageApiOptions &
+  QueueApiOptions &
+  FileDownloadRoutesOptions & {
+    config: Config;
+    logger: Logger;
+    metadata: MetadataStore;
+    eventLog: EventLog;
+    ingestSources: IngestSources;
+    mappings: MappingCache;
+    metrics: Metrics;
+    /** True from the moment a graceful shutdown starts: ingestion answers 503. */
+    isShuttingDown: () => boolean;
+  };
+
+/**
  * The HTTP application of one node: every API family is a fastify plugin with its own
  * schemas, hooks and error envelope. Unknown routes answer in the Stream API envelope.
  */
-export async function buildApp(services: Services): Promise<FastifyInstance> {
+export async function buildApp(services: AppServices): Promise<FastifyInstance> {
   const answered = ingestAnswerCounter(services.metrics, services.isShuttingDown);
   const fastPath = services.config.roles.has('ingest') ? ingestFastPath(services, answered) : undefined;
   const app = Fastify({
@@ -70,13 +98,40 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
   });
   if (roles.has('api')) {
-    await app.register(documentation, { services });
-    await app.register(streamApi, { services });
-    await app.register(storageApi, { services, prefix: '/v2/storage' });
+    const { config, tokens, project, files } = services;
+    await app.register(documentation, { config });
+    await app.register(streamApi, {
+      config,
+      tokens,
+      project,
+      sources: services.sources,
+      sinks: services.sinks,
+      ingestSources: services.ingestSources,
+      metadata: services.metadata,
+      tasks: services.tasks,
+      statistics: services.statistics,
+      failures: services.failures,
+      runtime: services.runtime,
+      mappings: services.mappings,
+      eventLog: services.eventLog,
+    });
+    await app.register(storageApi, {
+      prefix: '/v2/storage',
+      config,
+      tokens,
+      project,
+      files,
+      tables: services.tables,
+      exports: services.exports,
+      storageJobs: services.storageJobs,
+      sql: services.sql,
+      configurations: services.configurations,
+      events: services.events,
+    });
     // Signed file downloads: no token (the URL is the permission), in the Storage envelope.
-    await app.register(fileDownloadRoutes, { services, prefix: '/v2/storage' });
+    await app.register(fileDownloadRoutes, { files, prefix: '/v2/storage' });
     // The job queue (/jobs, /search/jobs) on the same listener; its public URL is SLUICE_PUBLIC_QUEUE_URL.
-    await app.register(queueApi, { services });
+    await app.register(queueApi, { config, tokens, jobs: services.jobs });
     // The web console's static files (dist/console): it calls the APIs above like any client.
     await app.register(consoleRoutes);
   } else {
@@ -116,7 +171,7 @@ function httpServer(listener: RequestListener): Server {
   return server;
 }
 
-function ingestFastPath(services: Services, answered: IngestAnswered): IngestFastPath | undefined {
+function ingestFastPath(services: AppServices, answered: IngestAnswered): IngestFastPath | undefined {
   if (services.config.ingestFastPath === false) return undefined;
   return createIngestFastPath({
     eventLog: services.eventLog,
@@ -130,7 +185,7 @@ function ingestFastPath(services: Services, answered: IngestAnswered): IngestFas
 }
 
 /** The ingestion endpoints: HTTP records and connector batches, and OTLP. */
-async function registerIngestion(app: FastifyInstance, services: Services, answered: IngestAnswered): Promise<void> {
+async function registerIngestion(app: FastifyInstance, services: AppServices, answered: IngestAnswered): Promise<void> {
   await app.register(ingestApi, {
     eventLog: services.eventLog,
     sources: services.ingestSources,

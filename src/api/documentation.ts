@@ -3,14 +3,19 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+
+export interface DocumentationOptions {
+  /** The server the document names. */
+  config: Pick<Config, 'publicApiUrl'>;
+}
 
 /**
  * OpenAPI document generated from the route schemas, served at
  * /v1/documentation/openapi.json (and .yaml), with a browsable UI at /v1/documentation.
  * Registered before the route plugins so that their schemas are collected.
  */
-const plugin: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+const plugin: FastifyPluginAsync<DocumentationOptions> = async (app, { config }) => {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -19,7 +24,7 @@ const plugin: FastifyPluginAsync<{ services: Services }> = async (app, { service
         description: 'Stream management API (/v1) and the Storage API subset (/v2/storage). Authenticate with the X-StorageApi-Token header.',
         version: '1',
       },
-      servers: [{ url: services.config.publicApiUrl }],
+      servers: [{ url: config.publicApiUrl }],
       components: {
         securitySchemes: { storageApiToken: { type: 'apiKey', in: 'header', name: 'X-StorageApi-Token' } },
       },

@@ -1,6 +1,9 @@
 /**
- * The acknowledgement point of every HTTP ingestion path (the fastify routes and the fast path):
- * a request's records appended to the source's topic as one batch, and what to answer.
+ * The acknowledgement point of every ingestion path (the fastify routes of HTTP records and
+ * connector batches, the fast path, and OTLP): a request's records appended to the source's
+ * topic as one batch, and what to answer: 200 once durable or 202 at once (by sync.wait), 503
+ * with Retry-After when the log refuses them (size budget, free disk, the cluster's broker) or
+ * the durable write fails. Nothing is acknowledged that is not kept.
  */
 import type { IncomingMessage } from 'node:http';
 import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
@@ -16,6 +19,26 @@ export interface AppendLog {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
+
+/** The Retry-After of every 503 an ingestion path answers because the log refused the records. */
+export const RETRY_AFTER = '1';
+
+/** What an ingestion path logs when the log refuses or loses its records (constants: no allocation per request). */
+export interface AppendMessages {
+  /** The log refused the records at once (none when the path's error handler logs the refusal). */
+  full?: string;
+  /** Records answered before the write was durable (sync.wait=false) whose write then failed. */
+  notDurable: string;
+  /** The durable write the answer waited for failed. */
+  failed: string;
+}
+
+/** The messages of HTTP records and connector batches. */
+export const RECORD_MESSAGES: AppendMessages = {
+  full: 'event log full, records refused',
+  notDurable: 'records acknowledged with 202 were not made durable',
+  failed: 'durable write of the records failed, records refused',
+};
 
 /** One HTTP record: the body as received, the canonical headers, the client address. */
 export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer): IngestRecord {
@@ -45,27 +68,34 @@ export function batchRecords(req: IncomingMessage, receivedAt: Date, values: rea
  * answer that needs no wait comes synchronously: at full load every promise hop per request
  * counts.
  */
-export function appendToLog(eventLog: EventLog, projectId: number, target: IngestTarget, records: IngestRecord[], log: AppendLog): 202 | 503 | Promise<200 | 503> {
+export function appendToLog(
+  eventLog: EventLog,
+  projectId: number,
+  target: IngestTarget,
+  records: IngestRecord[],
+  log: AppendLog,
+  messages: AppendMessages = RECORD_MESSAGES,
+): 202 | 503 | Promise<200 | 503> {
   const { sourceId, branchId } = target.source;
   let appended: AppendResult;
   try {
     appended = eventLog.append(sourceTopic(projectId, branchId, sourceId), records);
   } catch (err) {
     if (err instanceof EventLogFullError) {
-      log.warn({ sourceId, records: records.length }, 'event log full, records refused');
+      if (messages.full !== undefined) log.warn({ sourceId, records: records.length }, messages.full);
       return 503;
     }
     throw err;
   }
   if (!needsSyncWait(target)) {
     // Answered before the write is durable (sync.wait=false): a later failure is only logged.
-    appended.durable.catch((err: unknown) => log.error({ err, sourceId, offset: appended.firstOffset }, 'records acknowledged with 202 were not made durable'));
+    appended.durable.catch((err: unknown) => log.error({ err, sourceId, offset: appended.firstOffset }, messages.notDurable));
     return 202;
   }
   return appended.durable.then(
     () => 200 as const,
     (err: unknown) => {
-      log.warn({ err, sourceId }, 'durable write of the records failed, records refused');
+      log.warn({ err, sourceId }, messages.failed);
       return 503 as const;
     },
   );

@@ -15,7 +15,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
 import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from './admission.js';
-import { appendToLog, httpRecord, type AppendLog } from './append.js';
+import { appendToLog, httpRecord, RETRY_AFTER, type AppendLog } from './append.js';
 import { applicationErrorMessage, exceptionId, logFullResult } from './envelope.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 
@@ -64,7 +64,7 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
       res.writeHead(503, {
         server: SERVER,
         'access-control-allow-origin': '*',
-        'retry-after': '1',
+        'retry-after': RETRY_AFTER,
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
       });

@@ -13,7 +13,7 @@ import type { IngestRecord } from '../../pipeline/record.js';
 import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { acceptsSignal } from '../../definition/model.js';
-import { appendToLog, batchRecords, httpRecord } from './append.js';
+import { appendToLog, batchRecords, httpRecord, RETRY_AFTER } from './append.js';
 import { ApiError } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from './sources.js';
@@ -89,7 +89,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   app.setNotFoundHandler(routeNotFound);
 
   const answer = (reply: FastifyReply, result: IngestResult, verbose: boolean): FastifyReply => {
-    if (result.statusCode >= 500) reply.header('retry-after', '1');
+    if (result.statusCode >= 500) reply.header('retry-after', RETRY_AFTER);
     if (verbose || result.statusCode >= 400) return reply.code(result.statusCode).type('application/json; charset=utf-8').send(result);
     return reply.code(result.statusCode).type('text/plain; charset=utf-8').send('OK');
   };
@@ -167,7 +167,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body));
     const status = await appendRecords(req, target, records);
     if (status === 503) {
-      reply.header('retry-after', '1');
+      reply.header('retry-after', RETRY_AFTER);
       return reply.code(503).type('application/json; charset=utf-8').send(logFullResult(req.id, projectId, target));
     }
     return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));

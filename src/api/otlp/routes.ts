@@ -14,7 +14,7 @@
  * Retry-After when too many request bytes are being processed at once.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
+import type { EventLog } from '../../connectors/event-log/event-log.js';
 import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
 import { encodeExportResponse } from '../../connectors/otlp/encode.js';
 import { acceptsSignal, SIGNALS, type Signal } from '../../definition/model.js';
@@ -28,7 +28,8 @@ import type { IngestRecord } from '../../pipeline/record.js';
 import { ApiError } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';
-import { CORS_PREFLIGHT, needsSyncWait, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
+import { appendToLog, type AppendMessages } from '../ingest/append.js';
+import { CORS_PREFLIGHT, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
 import { noSourceFound } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
 import { LOG_FULL, otlpErrors } from './answers.js';
@@ -129,28 +130,16 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
 
   /**
    * Appends the records of one request as one batch to the source's topic (the acknowledgement
-   * point); throws a 503 at once when the log cannot keep them. The promise resolves once the
-   * write is durable when a sink (or, without sinks, the source) wants that, at once otherwise;
-   * it rejects with a 503 when the durable write fails. Nothing is acknowledged that is not kept.
+   * point, ingest/append.ts); throws a 503 at once when the log cannot keep them. The promise
+   * is settled once the answer may go: with undefined (acknowledged: durable, or sync.wait
+   * false), or with the 503 to answer when the durable write failed.
    */
-  function appendRecords(target: IngestTarget, records: IngestRecord[], req: FastifyRequest): Promise<void> {
-    const { source } = target;
-    let appended: AppendResult;
-    try {
-      appended = eventLog.append(sourceTopic(projectId, source.branchId, source.sourceId), records);
-    } catch (err) {
-      if (err instanceof EventLogFullError) throw new ApiError(503, 'logFull', LOG_FULL);
-      throw err;
-    }
-    if (!needsSyncWait(target)) {
-      // Answered before the write is durable (sync.wait=false): a later failure is only logged.
-      appended.durable.catch((err: unknown) => req.log.error({ err, sourceId: source.sourceId, offset: appended.firstOffset }, 'OTLP records acknowledged before sync were not made durable'));
-      return Promise.resolve();
-    }
-    return appended.durable.catch((err: unknown) => {
-      req.log.warn({ err, sourceId: source.sourceId }, 'durable write of OTLP records failed, request refused');
-      throw new ApiError(503, 'logFull', LOG_FULL);
-    });
+  function appendRecords(target: IngestTarget, records: IngestRecord[], req: FastifyRequest): Promise<ApiError | undefined> {
+    const status = appendToLog(eventLog, projectId, target, records, req.log, OTLP_MESSAGES);
+    // The refusal is logged by the error handler (otlpErrors' refusals).
+    if (status === 503) throw logFull();
+    if (status === 202) return ACKNOWLEDGED;
+    return status.then((s) => (s === 503 ? logFull() : undefined));
   }
 
   async function handle(req: FastifyRequest<{ Params: Params }>, reply: FastifyReply): Promise<FastifyReply> {
@@ -189,7 +178,7 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
       // The records are appended first (the acknowledgement point); the rejection check runs
       // while the write becomes durable, and gives up after CHECK_DEADLINE_MS so that slow
       // templates cannot push the answer past the exporter's timeout (a retry would duplicate).
-      const durable = appendRecords(target, records, req).then(() => undefined, (err: unknown) => err);
+      const durable = appendRecords(target, records, req);
       // The records are acknowledged whatever the check finds: it must never fail the request.
       const check = findRejections(records.map(createRecordContext), await sinkMappings(target, signal, req)).catch((err: unknown) => {
         req.log.error({ err }, 'OTLP rejection check failed; answered without partial_success');
@@ -218,6 +207,18 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
   // Other OPTIONS under /otlp would otherwise reach @fastify/cors's global `OPTIONS *`.
   app.options('/*', { config: OWN_CORS }, routeNotFound);
 };
+
+/** What the acknowledgement point logs for OTLP requests (a refusal is logged by the error handler). */
+const OTLP_MESSAGES: AppendMessages = {
+  notDurable: 'OTLP records acknowledged before sync were not made durable',
+  failed: 'durable write of OTLP records failed, request refused',
+};
+
+const ACKNOWLEDGED = Promise.resolve(undefined);
+
+function logFull(): ApiError {
+  return new ApiError(503, 'logFull', LOG_FULL);
+}
 
 /** How long the answer waits for the rejection check at most. */
 const CHECK_DEADLINE_MS = 2000;

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { TokenService } from '../../storage/tokens.js';
+import type { JobService } from '../../queue/job-service.js';
 import { canWriteComponent } from '../../storage/configurations/permissions.js';
 import { QueueError } from '../../queue/errors.js';
 import { jobJson } from '../../queue/job-json.js';
@@ -41,20 +43,27 @@ const jobSchema = {
 
 const jobParams = { type: 'object', required: ['jobId'], properties: { jobId: { type: 'string' } } } as const;
 
+export interface QueueApiOptions {
+  tokens: Pick<TokenService, 'authenticateCaughtUp'>;
+  jobs: Pick<JobService, 'create' | 'require' | 'kill' | 'all'>;
+  /** The jobs' public URL; whether this node runs jobs (its roles). */
+  config: Pick<Config, 'publicQueueUrl' | 'projectId' | 'roles'>;
+}
+
 /**
  * The Job Queue API (reference §3): POST /jobs, GET /jobs/{jobId}, GET /search/jobs (and the
  * deprecated GET /jobs), POST /jobs/{jobId}/kill. Served on the API's listener; its public base
  * URL (job `url`) is SLUICE_PUBLIC_QUEUE_URL. Errors use the Queue envelope.
  */
-export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { tokens, jobs, config }) => {
   answerErrorsWith(app, queueErrors);
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const secret = tokenFromRequest(req);
-    const token = secret === undefined ? undefined : await services.tokens.authenticateCaughtUp(secret);
+    const token = secret === undefined ? undefined : await tokens.authenticateCaughtUp(secret);
     if (!token) throw new QueueError('unauthorized', 'Invalid access token');
     req.token = token;
   });
-  const ctx = { queueUrl: services.config.publicQueueUrl, projectId: services.config.projectId };
+  const ctx = { queueUrl: config.publicQueueUrl, projectId: config.projectId };
   const show = (job: Parameters<typeof jobJson>[0]) => jobJson(job, ctx);
 
   app.post('/jobs', {
@@ -68,19 +77,19 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
   }, async (req, reply) => {
     const token = requireToken(req);
     // Jobs run where they are created (the queue is node-local): a node without workers would keep them waiting forever.
-    if (!services.config.roles.has('jobs')) throw new QueueError('unavailable', 'This node does not run jobs (its --roles has no "jobs"): create the job on a node that does.');
+    if (!config.roles.has('jobs')) throw new QueueError('unavailable', 'This node does not run jobs (its --roles has no "jobs"): create the job on a node that does.');
     const body = req.body as { component?: unknown } | undefined;
     if (body && typeof body.component === 'string' && !canWriteComponent(token, body.component)) {
       throw new QueueError('forbidden', "You don't have access to the resource.");
     }
     const parent = req.headers['x-kbc-runid'];
-    const job = services.jobs.create(req.body, token, typeof parent === 'string' ? parent : '');
+    const job = jobs.create(req.body, token, typeof parent === 'string' ? parent : '');
     return reply.status(201).send(show(job));
   });
 
   app.get<{ Params: { jobId: string } }>('/jobs/:jobId', {
     schema: { tags: TAGS, summary: 'Job detail (poll it to follow progress)', params: jobParams, response: { 200: jobSchema, ...errorResponses } },
-  }, async (req) => show(services.jobs.require(req.params.jobId)));
+  }, async (req) => show(jobs.require(req.params.jobId)));
 
   app.post<{ Params: { jobId: string } }>('/jobs/:jobId/kill', {
     schema: {
@@ -91,9 +100,9 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
       response: { 202: jobSchema, ...errorResponses },
     },
   }, async (req, reply) => {
-    const job = services.jobs.require(req.params.jobId);
+    const job = jobs.require(req.params.jobId);
     if (!canWriteComponent(requireToken(req), job.component)) throw new QueueError('forbidden', "You don't have access to the resource.");
-    return reply.status(202).send(show(services.jobs.kill(job.id)));
+    return reply.status(202).send(show(jobs.kill(job.id)));
   });
 
   const search = {
@@ -106,7 +115,7 @@ export const queueApi: FastifyPluginAsync<{ services: Services }> = async (app, 
       response: { 200: { type: 'array', items: jobSchema }, ...errorResponses },
     },
   };
-  const handler = async (req: FastifyRequest) => searchJobs(services.jobs.all(), req.query as SearchQuery).map(show);
+  const handler = async (req: FastifyRequest) => searchJobs(jobs.all(), req.query as SearchQuery).map(show);
   app.get('/search/jobs', search, handler);
   app.get('/jobs', { schema: { ...search.schema, summary: 'List jobs (deprecated; same as /search/jobs)' } }, handler);
 };

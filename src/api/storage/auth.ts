@@ -1,14 +1,14 @@
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
+import type { TokenService } from '../../storage/tokens.js';
 import type { Token } from '../../storage/token-model.js';
 import { tokenFromRequest } from '../auth.js';
 import { accessDenied, tokenInvalid } from './envelope.js';
 
 /** Storage API authentication: every route needs a valid, unexpired X-StorageApi-Token. */
-export function storageAuthHook(services: Services) {
+export function storageAuthHook(tokens: Pick<TokenService, 'authenticateCaughtUp'>) {
   return async (req: FastifyRequest): Promise<void> => {
     const secret = tokenFromRequest(req);
-    const token = secret === undefined ? undefined : await services.tokens.authenticateCaughtUp(secret);
+    const token = secret === undefined ? undefined : await tokens.authenticateCaughtUp(secret);
     if (!token) throw tokenInvalid();
     req.token = token;
   };

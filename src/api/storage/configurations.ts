@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Project } from '../../storage/project.js';
 import { describeComponent } from '../../components/registry.js';
 import { parseConfigurationBody } from './configuration-body.js';
 import { canReadComponent, canUseConfigurations, canWriteComponent } from '../../storage/configurations/permissions.js';
-import { validateComponentId } from '../../storage/configurations/service.js';
+import { validateComponentId, type ConfigurationService } from '../../storage/configurations/service.js';
 import { StorageValidationError, accessDenied } from './envelope.js';
 import { requireToken } from '../auth.js';
 import { errorResponses, pathParams } from './schemas.js';
@@ -32,14 +32,18 @@ function includes(raw: string | undefined): Set<string> {
   return new Set((raw ?? '').split(',').map((s) => s.trim()).filter(Boolean));
 }
 
+export interface ConfigurationRoutesOptions {
+  configurations: ConfigurationService;
+  project: Pick<Project, 'resolveBranch'>;
+}
+
 /**
  * Component configurations and rows (reference §2.1), registered twice by the Storage plugin:
  * under /v2/storage and under /v2/storage/branch/{branchId} (only the default branch exists).
  * Every check of the token runs before the body is looked at, so a token without permission
  * gets 403 whatever it sends, and nothing changes.
  */
-export const configurationRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const configs = services.configurations;
+export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions> = async (app, { configurations: configs, project }) => {
   // Path parameters as each path has them (branchId only under /branch/{branchId}).
   const listParams = pathParams(app.prefix);
   const componentParams = pathParams(app.prefix, 'componentId');
@@ -49,7 +53,7 @@ export const configurationRoutes: FastifyPluginAsync<{ services: Services }> = a
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const { branchId, componentId } = req.params as ComponentParams;
-    if (branchId !== undefined) services.project.resolveBranch(branchId);
+    if (branchId !== undefined) project.resolveBranch(branchId);
     const token = requireToken(req);
     if (componentId === undefined) {
       if (!canUseConfigurations(token)) throw accessDenied();

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
-import type { StorageEvent } from '../../storage/events.js';
+import type { Project } from '../../storage/project.js';
+import type { EventService, StorageEvent } from '../../storage/events.js';
 import { ApiError } from '../errors.js';
 import { StorageValidationError } from './envelope.js';
 import { storageDate } from './format.js';
@@ -30,11 +30,16 @@ interface ListQuery {
 
 const eventJson = (e: StorageEvent) => ({ ...e, created: storageDate(e.created) });
 
+export interface EventRoutesOptions {
+  project: Pick<Project, 'resolveBranch'>;
+  events: Pick<EventService, 'list' | 'get' | 'record'>;
+}
+
 /** Storage events (reference §3.8): the job log. Registered under /v2/storage and /branch/{branchId}. */
-export const eventRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, { project, events }) => {
   app.addHook('onRequest', async (req) => {
     const { branchId } = req.params as { branchId?: string };
-    if (branchId !== undefined) services.project.resolveBranch(branchId);
+    if (branchId !== undefined) project.resolveBranch(branchId);
   });
 
   app.get<{ Querystring: ListQuery }>('/events', {
@@ -54,7 +59,7 @@ export const eventRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     if (sortOrder !== 'asc' && sortOrder !== 'desc') {
       throw new StorageValidationError('storage.validation', [{ key: 'sortOrder', message: 'This value should be one of "asc", "desc".' }]);
     }
-    return services.events.list({
+    return events.list({
       runId: q.runId || undefined,
       component: q.component || undefined,
       configurationId: q.configurationId || undefined,
@@ -70,7 +75,7 @@ export const eventRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   app.get<{ Params: { id: string } }>('/events/:id', {
     schema: { tags: TAGS, summary: 'Event detail', params: pathParams(app.prefix, 'id'), response: { 200: eventSchema, ...errorResponses } },
   }, async (req) => {
-    const event = services.events.get(req.params.id);
+    const event = events.get(req.params.id);
     if (!event) throw new ApiError(404, 'notFound', `Event ${req.params.id} not found`);
     return eventJson(event);
   });
@@ -92,7 +97,7 @@ export const eventRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     },
   }, async (req, reply) => {
     const b = req.body as { message: string; component: string; type?: StorageEvent['type'] } & Partial<StorageEvent>;
-    const [event] = services.events.record([{ ...b, type: b.type ?? 'info' }]);
+    const [event] = events.record([{ ...b, type: b.type ?? 'info' }]);
     return reply.status(201).send({ id: event.id, uuid: event.uuid });
   });
 };

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { ExportService } from '../../storage/exports.js';
 import type { ExportOptionsInput } from '../../storage/export-options.js';
-import type { StorageJob } from '../../storage/storage-jobs.js';
-import type { StoredFile } from '../../storage/files.js';
+import type { StorageJob, StorageJobs } from '../../storage/storage-jobs.js';
+import type { FileService, StoredFile } from '../../storage/files.js';
 import { parseTableId } from '../../storage/tables.js';
 import { requireToken } from '../auth.js';
 import { ApiError } from '../errors.js';
@@ -82,11 +83,11 @@ const exportBody = {
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
 
-export function jobJson(services: Services, job: StorageJob) {
+export function jobJson(config: Pick<Config, 'publicApiUrl'>, job: StorageJob) {
   return {
     ...job,
     id: Number(job.id),
-    url: `${services.config.publicApiUrl}/v2/storage/jobs/${job.id}`,
+    url: `${config.publicApiUrl}/v2/storage/jobs/${job.id}`,
     createdTime: storageDate(job.createdTime),
     startTime: storageDate(job.startTime),
     endTime: storageDate(job.endTime),
@@ -94,7 +95,13 @@ export function jobJson(services: Services, job: StorageJob) {
   };
 }
 
-export function fileJson(services: Services, file: StoredFile) {
+/** What a file's JSON reads: its signed download URL, how long exports are kept. */
+export interface FileJsonContext {
+  files: Pick<FileService, 'downloadUrl'>;
+  config: Pick<Config, 'exportRetentionMs'>;
+}
+
+export function fileJson(ctx: FileJsonContext, file: StoredFile) {
   return {
     id: Number(file.id),
     created: storageDate(file.created),
@@ -102,13 +109,13 @@ export function fileJson(services: Services, file: StoredFile) {
     isSliced: false,
     isEncrypted: false,
     name: file.name,
-    url: services.files.downloadUrl(file),
+    url: ctx.files.downloadUrl(file),
     provider: 'sluice',
     region: '',
     sizeBytes: file.sizeBytes,
     contentType: file.contentType,
     tags: file.tags,
-    maxAgeDays: Math.max(1, Math.ceil(services.config.exportRetentionMs / 86_400_000)),
+    maxAgeDays: Math.max(1, Math.ceil(ctx.config.exportRetentionMs / 86_400_000)),
     expires: storageDate(file.expires),
     runId: null,
     runIds: [],
@@ -127,12 +134,20 @@ function exportInput(body: Record<string, unknown> | undefined): ExportOptionsIn
   };
 }
 
+export interface ExportRoutesOptions {
+  exports: Pick<ExportService, 'start'>;
+  storageJobs: Pick<StorageJobs, 'get'>;
+  files: Pick<FileService, 'get' | 'downloadUrl'>;
+  config: Pick<Config, 'publicApiUrl' | 'exportRetentionMs'>;
+}
+
 /**
  * Table exports, Storage jobs and files: `POST tables/{tableId}/export-async` answers a job;
  * `GET jobs/{id}` follows it (with `progress`); its `results.file.id` is read at
  * `GET files/{id}`, whose `url` downloads the file.
  */
-export const exportRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const exportRoutes: FastifyPluginAsync<ExportRoutesOptions> = async (app, opts) => {
+  const { exports, storageJobs, files, config } = opts;
   app.post<{ Params: { tableId: string }; Body: Record<string, unknown> | undefined }>('/tables/:tableId/export-async', {
     config: { validationCode: 'storage.tables.validation' },
     schema: {
@@ -146,29 +161,29 @@ export const exportRoutes: FastifyPluginAsync<{ services: Services }> = async (a
     const token = requireToken(req);
     const ref = parseTableId(req.params.tableId);
     requireBucketRead(token, ref.bucket.id);
-    const job = await services.exports.start(ref.id, exportInput(req.body), { id: token.id, description: token.description });
-    return reply.status(202).send(jobJson(services, job));
+    const job = await exports.start(ref.id, exportInput(req.body), { id: token.id, description: token.description });
+    return reply.status(202).send(jobJson(config, job));
   });
 
   app.get<{ Params: { id: string } }>('/jobs/:id', {
     schema: { tags: TAGS, summary: 'Storage job detail', params: idParams, response: { 200: jobSchema, ...errorResponses } },
   }, async (req) => {
     const token = requireToken(req);
-    const job = services.storageJobs.get(req.params.id);
+    const job = storageJobs.get(req.params.id);
     if (!job || !(job.creatorToken.id === token.id || token.isMasterToken || token.canReadAllFileUploads)) {
       throw new ApiError(404, 'storage.jobs.notFound', `Job ${req.params.id} not found`);
     }
-    return jobJson(services, job);
+    return jobJson(config, job);
   });
 
   app.get<{ Params: { id: string } }>('/files/:id', {
     schema: { tags: TAGS, summary: 'File detail with a download URL', params: idParams, response: { 200: fileSchema, ...errorResponses } },
   }, async (req) => {
     const token = requireToken(req);
-    const file = services.files.get(req.params.id);
+    const file = files.get(req.params.id);
     if (!file || !(file.creatorToken.id === token.id || token.isMasterToken || token.canReadAllFileUploads)) {
       throw new ApiError(404, 'storage.files.notFound', `File ${req.params.id} not found`);
     }
-    return fileJson(services, file);
+    return fileJson(opts, file);
   });
 };

@@ -1,17 +1,21 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { FileService } from '../../storage/files.js';
 import { ApiError } from '../errors.js';
 import { storageErrors } from './envelope.js';
 import { answerErrorsWith } from '../error-handler.js';
+
+export interface FileDownloadRoutesOptions {
+  files: Pick<FileService, 'get' | 'verify' | 'localPath'>;
+}
 
 /**
  * `GET /v2/storage/files/{id}/download?expires=...&signature=...`: the file itself, for whoever
  * holds the signed URL that `GET /v2/storage/files/{id}` gave (no token: clients fetch a file's
  * `url` as they would fetch an S3 URL). Outside the Storage plugin's token hook, in its envelope.
  */
-export const fileDownloadRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const fileDownloadRoutes: FastifyPluginAsync<FileDownloadRoutesOptions> = async (app, { files }) => {
   answerErrorsWith(app, storageErrors);
 
   app.get<{ Params: { id: string }; Querystring: { expires?: string; signature?: string } }>('/files/:id/download', {
@@ -24,11 +28,11 @@ export const fileDownloadRoutes: FastifyPluginAsync<{ services: Services }> = as
       querystring: { type: 'object', properties: { expires: { type: 'string' }, signature: { type: 'string' } } },
     },
   }, async (req, reply) => {
-    const file = services.files.get(req.params.id);
-    if (!file || !services.files.verify(file, req.query.expires, req.query.signature)) {
+    const file = files.get(req.params.id);
+    if (!file || !files.verify(file, req.query.expires, req.query.signature)) {
       throw new ApiError(403, 'storage.files.signatureInvalid', 'The download URL is not valid or has expired; get a new one from GET /v2/storage/files/{id}.');
     }
-    const path = services.files.localPath(file);
+    const path = files.localPath(file);
     try {
       await stat(path);
     } catch {

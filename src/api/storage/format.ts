@@ -1,7 +1,8 @@
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Project } from '../../storage/project.js';
 import type { Token } from '../../storage/token-model.js';
 import { isExpired } from '../../storage/tokens.js';
-import type { Bucket, Table } from '../../storage/tables.js';
+import type { Bucket, Table, TableService } from '../../storage/tables.js';
 import { parseBucketId } from '../../storage/tables.js';
 import { seesAllBuckets } from './auth.js';
 
@@ -24,8 +25,8 @@ function metadataJson(metadata: Record<string, string>, timestamp: string) {
   }));
 }
 
-export function bucketJson(services: Services, bucket: Bucket) {
-  const base = services.config.publicApiUrl;
+export function bucketJson(config: Pick<Config, 'publicApiUrl'>, bucket: Bucket) {
+  const base = config.publicApiUrl;
   return {
     uri: `${base}/v2/storage/buckets/${bucket.id}`,
     id: bucket.id,
@@ -42,8 +43,8 @@ export function bucketJson(services: Services, bucket: Bucket) {
 }
 
 /** Table JSON; `withColumns` false drops the column list (table listings without include=columns). */
-export function tableJson(services: Services, table: Table, bucket: Bucket, withColumns = true) {
-  const base = services.config.publicApiUrl;
+export function tableJson(config: Pick<Config, 'publicApiUrl'>, table: Table, bucket: Bucket, withColumns = true) {
+  const base = config.publicApiUrl;
   return {
     uri: `${base}/v2/storage/tables/${table.id}`,
     id: table.id,
@@ -66,10 +67,16 @@ export function tableJson(services: Services, table: Table, bucket: Bucket, with
  * Token JSON as `tokens/verify` gives it. `secret` is included only when the caller holds it
  * (the new token on create, the presented token on verify): only a hash is stored.
  */
-export async function tokenJson(services: Services, token: Token, secret?: string) {
+/** What a token's JSON reads: the buckets a bucket manager sees, the project it belongs to. */
+export interface TokenJsonContext {
+  tables: Pick<TableService, 'listBuckets'>;
+  project: Pick<Project, 'id'>;
+}
+
+export async function tokenJson(ctx: TokenJsonContext, token: Token, secret?: string) {
   const bucketPermissions: Record<string, string> = { ...token.bucketPermissions };
   if (seesAllBuckets(token)) {
-    for (const b of await services.tables.listBuckets()) bucketPermissions[b.id] = 'manage';
+    for (const b of await ctx.tables.listBuckets()) bucketPermissions[b.id] = 'manage';
   }
   return {
     id: token.id,
@@ -87,6 +94,6 @@ export async function tokenJson(services: Services, token: Token, secret?: strin
     bucketPermissions,
     ...(token.componentAccess ? { componentAccess: token.componentAccess } : {}),
     ...(token.admin ? { admin: token.admin } : {}),
-    owner: { id: services.project.id, name: `Project ${services.project.id}` },
+    owner: { id: ctx.project.id, name: `Project ${ctx.project.id}` },
   };
 }

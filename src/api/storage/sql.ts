@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { SqlService } from '../../storage/sql.js';
 import { requireToken } from '../auth.js';
 import { bucketPermission } from './auth.js';
 import { errorResponses } from './schemas.js';
@@ -26,13 +26,17 @@ const answerSchema = {
   },
 } as const;
 
+export interface SqlRoutesOptions {
+  sql: Pick<SqlService, 'run'>;
+}
+
 /**
  * `POST /v2/storage/sql` (a Sluice addition for the CLI and the console): a read-only query on
  * the tables. PostgreSQL runs it in a read-only transaction as a role that may only read the
  * buckets' tables, DuckDB on a read connection; a statement that writes is refused (400) before
  * it runs, one that reads a bucket the token cannot read is refused (403) before it runs.
  */
-export const sqlRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const sqlRoutes: FastifyPluginAsync<SqlRoutesOptions> = async (app, { sql }) => {
   app.post<{ Body: { query: string; limit?: number; timeout?: number } }>('/sql', {
     config: { validationCode: 'storage.sql.invalid' },
     schema: {
@@ -43,7 +47,7 @@ export const sqlRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     },
   }, async (req) => {
     const token = requireToken(req);
-    return services.sql.run({
+    return sql.run({
       query: req.body.query,
       limit: req.body.limit,
       timeoutSeconds: req.body.timeout,

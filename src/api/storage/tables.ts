@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { stringify } from 'csv-stringify/sync';
-import type { Services } from '../../services.js';
-import type { Bucket } from '../../storage/tables.js';
+import type { Config } from '../../config.js';
+import type { Bucket, TableService } from '../../storage/tables.js';
 import { parseBucketId, parseTableId } from '../../storage/tables.js';
 import { requireToken } from '../auth.js';
 import { StorageValidationError } from './envelope.js';
@@ -31,14 +31,18 @@ const previewQuery = {
   },
 } as const;
 
+export interface TableRoutesOptions {
+  tables: TableService;
+  config: Pick<Config, 'publicApiUrl'>;
+}
+
 /**
  * Buckets and tables, read-only. Scoped tokens see only the buckets they hold a permission
  * on; the master token and canManageBuckets tokens see all. The order of checks is: id syntax
  * (400), permission (403), existence (404), so a scoped token learns nothing about buckets it
  * cannot read.
  */
-export const tableRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { tables } = services;
+export const tableRoutes: FastifyPluginAsync<TableRoutesOptions> = async (app, { tables, config }) => {
 
   app.get('/buckets', {
     config: { validationCode: 'storage.buckets.validation' },
@@ -46,7 +50,7 @@ export const tableRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
   }, async (req) => {
     const token = requireToken(req);
     const buckets = (await tables.listBuckets()).filter((b) => bucketPermission(token, b.id) !== undefined);
-    return buckets.map((b) => bucketJson(services, b));
+    return buckets.map((b) => bucketJson(config, b));
   });
 
   app.get<{ Params: { bucketId: string } }>('/buckets/:bucketId', {
@@ -56,7 +60,7 @@ export const tableRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     const { bucketId } = req.params;
     parseBucketId(bucketId);
     requireBucketRead(requireToken(req), bucketId);
-    return bucketJson(services, await tables.getBucket(bucketId));
+    return bucketJson(config, await tables.getBucket(bucketId));
   });
 
   app.get<{ Params: { bucketId: string }; Querystring: { include?: string } }>('/buckets/:bucketId/tables', {
@@ -74,7 +78,7 @@ export const tableRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     parseBucketId(bucketId);
     requireBucketRead(requireToken(req), bucketId);
     const bucket = await tables.getBucket(bucketId);
-    return (await tables.listTables(bucketId)).map((t) => tableJson(services, t, bucket, withColumns));
+    return (await tables.listTables(bucketId)).map((t) => tableJson(config, t, bucket, withColumns));
   });
 
   app.get<{ Querystring: { include?: string } }>('/tables', {
@@ -91,7 +95,7 @@ export const tableRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     const buckets = new Map<string, Bucket>((await tables.listBuckets()).map((b) => [b.id, b]));
     return (await tables.listTables())
       .filter((t) => bucketPermission(token, t.bucketId) !== undefined && buckets.has(t.bucketId))
-      .map((t) => tableJson(services, t, buckets.get(t.bucketId) as Bucket, withColumns));
+      .map((t) => tableJson(config, t, buckets.get(t.bucketId) as Bucket, withColumns));
   });
 
   app.get<{ Params: { tableId: string } }>('/tables/:tableId', {
@@ -101,7 +105,7 @@ export const tableRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     const ref = parseTableId(req.params.tableId);
     requireBucketRead(requireToken(req), ref.bucket.id);
     const table = await tables.getTable(ref.id);
-    return tableJson(services, table, await tables.getBucket(ref.bucket.id));
+    return tableJson(config, table, await tables.getBucket(ref.bucket.id));
   });
 
   app.get<{ Params: { tableId: string }; Querystring: { limit?: string } }>('/tables/:tableId/data-preview', {

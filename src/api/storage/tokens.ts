@@ -1,12 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
-import type { NewToken } from '../../storage/tokens.js';
+import type { NewToken, TokenService } from '../../storage/tokens.js';
 import { parseBucketId } from '../../storage/tables.js';
 import { ApiError } from '../errors.js';
 import { requireToken, tokenFromRequest } from '../auth.js';
 import { accessDenied } from './envelope.js';
 import { requireManageTokens } from './auth.js';
-import { tokenJson } from './format.js';
+import { tokenJson, type TokenJsonContext } from './format.js';
 import { errorResponses, tokenSchema } from './schemas.js';
 
 const TAGS = ['storage tokens'];
@@ -40,13 +39,18 @@ interface CreateBody {
   expiresIn?: number | null;
 }
 
+export interface TokenRoutesOptions extends TokenJsonContext {
+  tokens: TokenService;
+}
+
 /** Storage tokens: verify, and (for the master token) create, list, detail and delete. */
-export const tokenRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const tokenRoutes: FastifyPluginAsync<TokenRoutesOptions> = async (app, opts) => {
+  const { tokens } = opts;
   const manager = async (req: FastifyRequest) => requireManageTokens(requireToken(req));
 
   app.get('/tokens/verify', {
     schema: { tags: TAGS, summary: 'Verify the token in X-StorageApi-Token', response: { 200: tokenSchema, ...errorResponses } },
-  }, async (req) => tokenJson(services, requireToken(req), tokenFromRequest(req)));
+  }, async (req) => tokenJson(opts, requireToken(req), tokenFromRequest(req)));
 
   app.post<{ Body: CreateBody }>('/tokens', {
     config,
@@ -63,14 +67,14 @@ export const tokenRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     },
   }, async (req, reply) => {
     const spec = toNewToken(req.body);
-    const { token, secret } = services.tokens.create(spec);
-    return reply.status(201).send(await tokenJson(services, token, secret));
+    const { token, secret } = tokens.create(spec);
+    return reply.status(201).send(await tokenJson(opts, token, secret));
   });
 
   app.get('/tokens', {
     onRequest: manager,
     schema: { tags: TAGS, summary: 'List tokens', response: { 200: { type: 'array', items: tokenSchema }, ...errorResponses } },
-  }, async () => Promise.all(services.tokens.list().map((t) => tokenJson(services, t))));
+  }, async () => Promise.all(tokens.list().map((t) => tokenJson(opts, t))));
 
   app.get<{ Params: { id: string } }>('/tokens/:id', {
     schema: { tags: TAGS, summary: 'Token detail', params: idParams, response: { 200: tokenSchema, ...errorResponses } },
@@ -78,9 +82,9 @@ export const tokenRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
     const caller = requireToken(req);
     // A token may always read itself; other tokens only with canManageTokens.
     if (caller.id !== req.params.id && !caller.canManageTokens) throw accessDenied();
-    const token = services.tokens.get(req.params.id);
+    const token = tokens.get(req.params.id);
     if (!token) throw tokenNotFound(req.params.id);
-    return tokenJson(services, token);
+    return tokenJson(opts, token);
   });
 
   app.delete<{ Params: { id: string } }>('/tokens/:id', {
@@ -92,12 +96,12 @@ export const tokenRoutes: FastifyPluginAsync<{ services: Services }> = async (ap
       response: { 204: { type: 'null', description: 'Deleted' }, ...errorResponses },
     },
   }, async (req, reply) => {
-    const token = services.tokens.get(req.params.id);
+    const token = tokens.get(req.params.id);
     if (!token) throw tokenNotFound(req.params.id);
     if (token.isMasterToken) {
       throw new ApiError(400, 'storage.tokens.cannotDeleteMasterToken', 'The master token cannot be deleted.');
     }
-    services.tokens.delete(token.id);
+    tokens.delete(token.id);
     return reply.status(204).send();
   });
 };

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../services.js';
+import type { TokenService } from '../../storage/tokens.js';
 import { ApiError } from '../errors.js';
 import { tokenFromRequest } from '../auth.js';
 
@@ -7,11 +7,11 @@ import { tokenFromRequest } from '../auth.js';
  * Stream API authentication: every /v1 route but the index needs X-StorageApi-Token; write
  * operations need an admin (master) token, as in the reference.
  */
-export function streamAuthHook(services: Services) {
+export function streamAuthHook(tokens: Pick<TokenService, 'authenticateCaughtUp'>) {
   return async (req: FastifyRequest): Promise<void> => {
     const secret = tokenFromRequest(req);
     if (secret === undefined) throw new ApiError(400, 'missingField', '"X-StorageApi-Token" is missing from header.');
-    const token = await services.tokens.authenticateCaughtUp(secret);
+    const token = await tokens.authenticateCaughtUp(secret);
     if (!token) throw new ApiError(401, 'unauthorized', 'Invalid storage token.');
     req.token = token;
     if (req.method !== 'GET' && req.method !== 'HEAD' && !token.isMasterToken && !isTestEndpoint(req)) {

@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Project } from '../../storage/project.js';
+import type { SinkService } from '../../definition/sinks.js';
+import type { StreamRuntime } from '../../actors/stream-runtime.js';
+import type { MappingFailures } from '../../storage/mapping-failures.js';
 import { ApiError } from '../errors.js';
 import { SinkNotAvailableError } from '../../actors/sink-recovery.js';
 import { OrderFailedError } from '../../actors/cluster-orders.js';
@@ -8,13 +11,19 @@ import { looseObject } from './schemas.js';
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
 const tags = ['sinks'];
 
+export interface FailureRoutesOptions {
+  project: Project;
+  sinks: SinkService;
+  failures: Pick<MappingFailures, 'count' | 'recent'>;
+  runtime: Pick<StreamRuntime, 'reconcile' | 'reprocessFailures'>;
+}
+
 /**
  * Records a sink could not map (missing Body path, template error): how many are failed now,
  * the most recent ones with their reason and raw record, and a replay through the sink's current
  * mapping. Sluice's own endpoints: the reference has no equivalent.
  */
-export const failureRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sinks, failures, runtime } = services;
+export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (app, { project, sinks, failures, runtime }) => {
 
   app.get<{ Params: SinkParams; Querystring: { limit?: string } }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/failures', {
     schema: {

@@ -1,28 +1,47 @@
 import { VERSION } from '../../version.js';
 import type { FastifyPluginAsync } from 'fastify';
 import cors from '@fastify/cors';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { TokenService } from '../../storage/tokens.js';
 import { streamAuthHook } from './auth.js';
 import { streamErrors } from './envelope.js';
 import { answerErrorsWith } from '../error-handler.js';
 import { streamBodyParsers } from './body.js';
-import { sourceRoutes } from './sources.js';
-import { sinkRoutes } from './sinks.js';
-import { settingsRoutes } from './settings.js';
-import { taskRoutes } from './tasks.js';
-import { statisticsRoutes } from './statistics.js';
-import { testEndpointRoutes } from './test-endpoint.js';
-import { failureRoutes } from './failures.js';
-import { otlpSinkRoutes } from './otlp-sinks.js';
-import { replayRoutes } from './replay.js';
-import { recentRecordRoutes } from './recent-records.js';
+import { sourceRoutes, type SourceRoutesOptions } from './sources.js';
+import { sinkRoutes, type SinkRoutesOptions } from './sinks.js';
+import { settingsRoutes, type SettingsRoutesOptions } from './settings.js';
+import { taskRoutes, type TaskRoutesOptions } from './tasks.js';
+import { statisticsRoutes, type StatisticsRoutesOptions } from './statistics.js';
+import { testEndpointRoutes, type TestEndpointRoutesOptions } from './test-endpoint.js';
+import { failureRoutes, type FailureRoutesOptions } from './failures.js';
+import { otlpSinkRoutes, type OtlpSinkRoutesOptions } from './otlp-sinks.js';
+import { replayRoutes, type ReplayRoutesOptions } from './replay.js';
+import { recentRecordRoutes, type RecentRecordRoutesOptions } from './recent-records.js';
+
+/**
+ * What the Stream API uses: the union of its route families' options (each family's plugin
+ * is typed with its own), the tokens of the authentication hook and the public URL of the index.
+ */
+export type StreamApiOptions = SourceRoutesOptions &
+  SinkRoutesOptions &
+  SettingsRoutesOptions &
+  TaskRoutesOptions &
+  StatisticsRoutesOptions &
+  TestEndpointRoutesOptions &
+  FailureRoutesOptions &
+  OtlpSinkRoutesOptions &
+  ReplayRoutesOptions &
+  RecentRecordRoutesOptions & {
+    tokens: Pick<TokenService, 'authenticateCaughtUp'>;
+    config: Pick<Config, 'publicApiUrl'>;
+  };
 
 /**
  * The Stream management API (/v1) and its meta endpoints. Each route family is its own
  * plugin; this one adds the shared authentication hook and the Stream error envelope.
  */
-export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const publicApi = services.config.publicApiUrl;
+export const streamApi: FastifyPluginAsync<StreamApiOptions> = async (app, opts) => {
+  const publicApi = opts.config.publicApiUrl;
   // The reference's CORS policy for browser clients of the management API (ingestion has its own).
   await app.register(cors, {
     origin: '*',
@@ -43,18 +62,18 @@ export const streamApi: FastifyPluginAsync<{ services: Services }> = async (app,
 
   await app.register(async (authenticated) => {
     answerErrorsWith(authenticated, streamErrors);
-    authenticated.addHook('onRequest', streamAuthHook(services));
+    authenticated.addHook('onRequest', streamAuthHook(opts.tokens));
     // JSON sent as a form (curl -d) or with no Content-Type is read as JSON (body.ts says why).
     streamBodyParsers(authenticated);
-    await authenticated.register(sourceRoutes, { services });
-    await authenticated.register(sinkRoutes, { services });
-    await authenticated.register(settingsRoutes, { services });
-    await authenticated.register(taskRoutes, { services });
-    await authenticated.register(statisticsRoutes, { services });
-    await authenticated.register(testEndpointRoutes, { services });
-    await authenticated.register(failureRoutes, { services });
-    await authenticated.register(otlpSinkRoutes, { services });
-    await authenticated.register(replayRoutes, { services });
-    await authenticated.register(recentRecordRoutes, { services });
+    await authenticated.register(sourceRoutes, opts);
+    await authenticated.register(sinkRoutes, opts);
+    await authenticated.register(settingsRoutes, opts);
+    await authenticated.register(taskRoutes, opts);
+    await authenticated.register(statisticsRoutes, opts);
+    await authenticated.register(testEndpointRoutes, opts);
+    await authenticated.register(failureRoutes, opts);
+    await authenticated.register(otlpSinkRoutes, opts);
+    await authenticated.register(replayRoutes, opts);
+    await authenticated.register(recentRecordRoutes, opts);
   }, { prefix: '/v1' });
 };

@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Project } from '../../storage/project.js';
+import type { SourceService } from '../../definition/sources.js';
+import type { SinkService } from '../../definition/sinks.js';
 import { requireToken } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { isDomainError } from '../../domain-errors.js';
@@ -11,6 +14,13 @@ import { looseObject } from './schemas.js';
 type Params = { branchId: string; sourceId: string };
 type Body = { bucket?: string; signals?: Signal[] } | null | undefined;
 
+export interface OtlpSinkRoutesOptions {
+  project: Project;
+  sources: SourceService;
+  sinks: SinkService;
+  config: Pick<Config, 'publicApiUrl'>;
+}
+
 /**
  * POST .../sources/{sourceId}/otlp/default-sinks (Sluice's own helper): creates the usual
  * sinks of an OTLP source, one per signal (`logs`, `metrics`, `traces`, each with
@@ -18,8 +28,7 @@ type Body = { bucket?: string; signals?: Signal[] } | null | undefined;
  * `<bucket>.<signal>` (bucket default `in.c-<sourceId>`). Each sink is created by its own task
  * exactly as POST .../sinks would; a sink id that already exists is reported and skipped.
  */
-export const otlpSinkRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sources, sinks, config } = services;
+export const otlpSinkRoutes: FastifyPluginAsync<OtlpSinkRoutesOptions> = async (app, { project, sources, sinks, config }) => {
 
   app.post<{ Params: Params; Body: Body }>('/branches/:branchId/sources/:sourceId/otlp/default-sinks', {
     schema: {

@@ -1,7 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Project } from '../../storage/project.js';
+import type { SourceService } from '../../definition/sources.js';
+import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { ApiError } from '../errors.js';
-import { streamOf, type LoggedRecord } from '../../connectors/event-log/event-log.js';
+import { streamOf, type EventLog, type LoggedRecord } from '../../connectors/event-log/event-log.js';
 import { toFailureRecord } from '../../storage/mapping-failures.js';
 import { looseObject } from './schemas.js';
 
@@ -9,6 +12,14 @@ type Params = { branchId: string; sourceId: string };
 
 const MAX_LIMIT = 20;
 const DEFAULT_LIMIT = 5;
+
+export interface RecentRecordRoutesOptions {
+  project: Project;
+  sources: SourceService;
+  eventLog: Pick<EventLog, 'headOffset' | 'tailOffset' | 'fetch'>;
+  runtime: Pick<StreamRuntime, 'topicOf'>;
+  config: Pick<Config, 'kafkaBrokers' | 'kafkaPartitions'>;
+}
 
 /**
  * GET .../sources/{sourceId}/records?limit=N (Sluice's own, read-only; the console's live
@@ -18,8 +29,7 @@ const DEFAULT_LIMIT = 5;
  * them; the source's secret is not part of a record. Reads through the EventLog port (`fetch`),
  * so it neither moves nor waits for the sinks' reading.
  */
-export const recentRecordRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sources, eventLog, runtime, config } = services;
+export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> = async (app, { project, sources, eventLog, runtime, config }) => {
 
   app.get<{ Params: Params; Querystring: { limit?: string } }>('/branches/:branchId/sources/:sourceId/records', {
     schema: {

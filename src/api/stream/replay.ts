@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Project } from '../../storage/project.js';
+import type { SinkService } from '../../definition/sinks.js';
+import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { lockKey } from '../../definition/sources.js';
-import { TaskFailure } from '../../definition/tasks.js';
+import { TaskFailure, type TaskRunner } from '../../definition/tasks.js';
 import { ApiError } from '../errors.js';
 import { looseObject } from './schemas.js';
 
@@ -15,13 +17,19 @@ interface ReplayBody {
 /** A replay may read a whole topic: it is bounded by the log's retention, not by the 5 minute task timeout. */
 const REPLAY_TIMEOUT_MS = 6 * 60 * 60_000;
 
+export interface ReplayRoutesOptions {
+  project: Project;
+  sinks: SinkService;
+  runtime: Pick<StreamRuntime, 'reconcile' | 'replay'>;
+  tasks: Pick<TaskRunner, 'start'>;
+}
+
 /**
  * POST .../sinks/{sinkId}/replay: re-processes the sink's records from the event log from a point
  * in time, through its current mapping, as a task whose outputs show the progress. Sluice's own
  * endpoint (the reference has none); semantics in src/actors/replay.ts.
  */
-export const replayRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sinks, runtime, tasks } = services;
+export const replayRoutes: FastifyPluginAsync<ReplayRoutesOptions> = async (app, { project, sinks, runtime, tasks }) => {
 
   app.post<{ Params: SinkParams; Body: ReplayBody }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/replay', {
     schema: {

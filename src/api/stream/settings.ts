@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Project } from '../../storage/project.js';
+import type { SourceService } from '../../definition/sources.js';
+import type { SinkService } from '../../definition/sinks.js';
 import { requireToken } from '../auth.js';
 import { settingsView } from '../../pipeline/settings.js';
 import { triggerFloors } from '../../pipeline/triggers.js';
@@ -12,12 +15,18 @@ type Patch = { changeDescription?: string; settings?: { key: string; value: unkn
 
 const tags = ['settings'];
 
+export interface SettingsRoutesOptions {
+  project: Project;
+  sources: SourceService;
+  sinks: SinkService;
+  config: Pick<Config, 'publicApiUrl' | 'uploadMinIntervalMs' | 'importMinIntervalMs'>;
+}
+
 /** Settings of sources and sinks: GET lists every key; PATCH changes (null resets) user keys. */
-export const settingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sources, sinks } = services;
-  const api = services.config.publicApiUrl;
+export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (app, { project, sources, sinks, config }) => {
+  const api = config.publicApiUrl;
   // The operator's floors, shown on the interval keys when they lengthen a valid value.
-  const floors = triggerFloors({ uploadMinIntervalMs: services.config.uploadMinIntervalMs, importMinIntervalMs: services.config.importMinIntervalMs, maxSlices: 100 });
+  const floors = triggerFloors({ uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 });
 
   app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/settings', {
     schema: { tags, summary: 'Settings of a source (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Project } from '../../storage/project.js';
 import { requireToken } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { paginate } from '../../definition/repository.js';
-import type { SinkCreate, SinkUpdate } from '../../definition/sinks.js';
+import type { SinkCreate, SinkService, SinkUpdate } from '../../definition/sinks.js';
 import { byToken, sinkView, versionView } from './views.js';
 import { looseObject, sinkCreateSchema, sinkUpdateSchema, taskResponse } from './schemas.js';
 import { pagingQuerySchema, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
@@ -16,10 +17,15 @@ const tags = ['sinks'];
 const SINKS = '/branches/:branchId/sources/:sourceId/sinks';
 const SINK = `${SINKS}/:sinkId`;
 
+export interface SinkRoutesOptions {
+  project: Project;
+  sinks: SinkService;
+  config: Pick<Config, 'publicApiUrl'>;
+}
+
 /** Sinks of a source: create, list, get, update, delete, undelete, disable, enable, versions. */
-export const sinkRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sinks } = services;
-  const api = services.config.publicApiUrl;
+export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async (app, { project, sinks, config }) => {
+  const api = config.publicApiUrl;
   const by = (req: Parameters<typeof requireToken>[0]) => byToken(requireToken(req));
 
   app.post<{ Params: SourceParams; Body: SinkCreate }>(SINKS, {

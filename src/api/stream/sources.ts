@@ -1,9 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Config } from '../../config.js';
+import type { Project } from '../../storage/project.js';
+import type { IngestSources } from '../ingest/index.js';
 import { requireToken } from '../auth.js';
 import { paginate } from '../../definition/repository.js';
-import type { SourceCreate, SourceUpdate } from '../../definition/sources.js';
-import { byToken, sourceView, versionView } from './views.js';
+import type { SourceCreate, SourceService, SourceUpdate } from '../../definition/sources.js';
+import { byToken, sourceView, versionView, type SourceViewConfig } from './views.js';
 import { looseObject, sourceCreateSchema, sourceUpdateSchema, taskResponse } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
 
@@ -13,9 +15,16 @@ type VersionParams = SourceParams & { versionNumber: string };
 
 const tags = ['sources'];
 
+export interface SourceRoutesOptions {
+  project: Project;
+  sources: SourceService;
+  /** The ingestion lookup: a rotated secret stops working at once. */
+  ingestSources: Pick<IngestSources, 'invalidate'>;
+  config: SourceViewConfig & Pick<Config, 'publicApiUrl'>;
+}
+
 /** Sources: create, list, get, update, delete, undelete, disable, enable, secret, versions. */
-export const sourceRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sources, config } = services;
+export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app, { project, sources, ingestSources, config }) => {
   const api = config.publicApiUrl;
   const by = (req: Parameters<typeof requireToken>[0]) => byToken(requireToken(req));
 
@@ -81,7 +90,7 @@ export const sourceRoutes: FastifyPluginAsync<{ services: Services }> = async (a
     schema: { tags, summary: 'Generate a new ingestion secret; the old one stops working at once', response: { 200: looseObject('Source') } },
   }, async (req) => {
     const rotated = sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId, by(req));
-    services.ingestSources.invalidate(); // the old secret stops working at once
+    ingestSources.invalidate(); // the old secret stops working at once
     return sourceView(rotated, config);
   });
 

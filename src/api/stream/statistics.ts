@@ -1,7 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Project } from '../../storage/project.js';
+import type { SourceService } from '../../definition/sources.js';
+import type { SinkService } from '../../definition/sinks.js';
+import type { StreamRuntime } from '../../actors/stream-runtime.js';
+import type { StatisticsService } from '../../storage/statistics.js';
+import type { MappingFailures } from '../../storage/mapping-failures.js';
 import { paginate } from '../../definition/repository.js';
-import { sinkView, sourceView } from './views.js';
+import { sinkView, sourceView, type SourceViewConfig } from './views.js';
 import { looseObject } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, type PagingQuery } from './params.js';
 
@@ -9,9 +14,18 @@ type SourceParams = { branchId: string; sourceId: string };
 type SinkParams = SourceParams & { sinkId: string };
 const tags = ['statistics'];
 
+export interface StatisticsRoutesOptions {
+  project: Project;
+  sources: SourceService;
+  sinks: SinkService;
+  statistics: StatisticsService;
+  failures: Pick<MappingFailures, 'count'>;
+  runtime: Pick<StreamRuntime, 'settled' | 'started' | 'failingOf'>;
+  config: SourceViewConfig;
+}
+
 /** Statistics of sinks (total, files, clear) and the aggregation endpoint of the UI. */
-export const statisticsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sources, sinks, statistics, config, runtime } = services;
+export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = async (app, { project, sources, sinks, statistics, failures, runtime, config }) => {
 
   app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/total', {
     schema: { tags, summary: 'Record counts and sizes of a sink, in total and per storage level', response: { 200: looseObject('SinkStatisticsTotalResult') } },
@@ -23,7 +37,7 @@ export const statisticsRoutes: FastifyPluginAsync<{ services: Services }> = asyn
     const total = statistics.sinkTotal(branchId, req.params.sourceId, req.params.sinkId);
     // Sluice's addition, only when there is something to say: the reference's answer (which its
     // clients and the conformance suite compare key by key) stays as it is for a sink without.
-    const failed = services.failures.count({ branchId, sourceId: req.params.sourceId, sinkId: req.params.sinkId });
+    const failed = failures.count({ branchId, sourceId: req.params.sourceId, sinkId: req.params.sinkId });
     // Likewise while the sink is failing on this node (its writes kept failing: actors/sink-health.ts).
     const failing = runtime.started ? runtime.failingOf(req.params) : undefined;
     return {

@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Project } from '../../storage/project.js';
+import type { SourceService } from '../../definition/sources.js';
+import type { SinkService } from '../../definition/sinks.js';
+import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { ApiError } from '../errors.js';
 import { acceptsSignal, SIGNALS, type Signal } from '../../definition/model.js';
 import { createRecordContext, MappingError, testEndpointIp } from '../../pipeline/columns/index.js';
@@ -8,13 +11,19 @@ import { looseObject } from './schemas.js';
 
 type Params = { branchId: string; sourceId: string };
 
+export interface TestEndpointRoutesOptions {
+  project: Project;
+  sources: SourceService;
+  sinks: SinkService;
+  mappings: Pick<MappingCache, 'get'>;
+}
+
 /**
  * POST .../sources/{sourceId}/test: renders the raw payload through every sink mapping of the
  * source, exactly as ingestion would, and stores nothing. The body is taken as raw bytes
  * whatever its content type, so this plugin has its own catch-all body parser.
  */
-export const testEndpointRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { project, sources, sinks, mappings } = services;
+export const testEndpointRoutes: FastifyPluginAsync<TestEndpointRoutesOptions> = async (app, { project, sources, sinks, mappings }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 

@@ -31,7 +31,10 @@ function lifecycle(e: Source | Sink): Record<string, unknown> {
   };
 }
 
-export function sourceView(s: Source, config: Config): Record<string, unknown> {
+/** What a source's view shows of the configuration: its ingestion URLs and Kafka topic. */
+export type SourceViewConfig = Pick<Config, 'publicIngestUrl' | 'kafkaBrokers' | 'kafkaTopicPrefix' | 'kafkaTopics'>;
+
+export function sourceView(s: Source, config: SourceViewConfig): Record<string, unknown> {
   const base = `${config.publicIngestUrl}`;
   const transport =
     s.type === 'otlp'
