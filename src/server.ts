@@ -8,7 +8,7 @@ import { openMetadataStore } from './connectors/metadata/open-metadata-store.js'
 import { ReplicatedMetadataStore } from './connectors/metadata/replicated-store.js';
 import { BlockIds } from './connectors/metadata/block-ids.js';
 import { sequenceIds } from './storage/id-sequence.js';
-import { openTarget } from './connectors/target/open-target.js';
+import { openTarget } from './connectors/warehouse/open-target.js';
 import { TokenService } from './storage/tokens.js';
 import { TableService } from './storage/tables.js';
 import { StorageJobs } from './storage/storage-jobs.js';
@@ -45,6 +45,46 @@ import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
 import { createJobQueue } from './queue/index.js';
 import type { Services } from './services.js';
+import type { KeySpace } from './connectors/metadata/store.js';
+import { ID_BLOCK_KEY_SPACES } from './connectors/metadata/kafka-metadata-log.js';
+import { DEFINITION_KEY_SPACES } from './definition/repository.js';
+import { TASK_KEY_SPACES } from './definition/tasks.js';
+import { TOKEN_KEY_SPACES } from './storage/tokens.js';
+import { CONFIGURATION_KEY_SPACES } from './storage/configurations/service.js';
+import { EVENT_KEY_SPACES } from './storage/events.js';
+import { ID_SEQUENCE_KEY_SPACES } from './storage/id-sequence.js';
+import { STORAGE_JOB_KEY_SPACES } from './storage/storage-jobs.js';
+import { FILE_KEY_SPACES } from './storage/files.js';
+import { MAPPING_FAILURE_KEY_SPACES } from './storage/mapping-failures.js';
+import { CLUSTER_STATISTICS_KEY_SPACES } from './storage/cluster-statistics.js';
+import { LEVEL_KEY_SPACES } from './storage/levels/repository.js';
+import { JOB_KEY_SPACES } from './queue/job-service.js';
+import { SINK_HEALTH_KEY_SPACES } from './actors/sink-health.js';
+import { HAND_OVER_KEY_SPACES } from './actors/hand-over.js';
+import { CLUSTER_ORDER_KEY_SPACES } from './actors/cluster-orders.js';
+
+/**
+ * Every key space of the metadata, as the modules that own the keys declare them: the
+ * metadata store replicates the shared ones between cluster nodes (replicated-store.ts).
+ */
+export const KEY_SPACES: readonly KeySpace[] = [
+  ...DEFINITION_KEY_SPACES,
+  ...TASK_KEY_SPACES,
+  ...TOKEN_KEY_SPACES,
+  ...CONFIGURATION_KEY_SPACES,
+  ...EVENT_KEY_SPACES,
+  ...ID_SEQUENCE_KEY_SPACES,
+  ...STORAGE_JOB_KEY_SPACES,
+  ...FILE_KEY_SPACES,
+  ...MAPPING_FAILURE_KEY_SPACES,
+  ...CLUSTER_STATISTICS_KEY_SPACES,
+  ...LEVEL_KEY_SPACES,
+  ...JOB_KEY_SPACES,
+  ...SINK_HEALTH_KEY_SPACES,
+  ...HAND_OVER_KEY_SPACES,
+  ...CLUSTER_ORDER_KEY_SPACES,
+  ...ID_BLOCK_KEY_SPACES,
+];
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -82,7 +122,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const target = await openTarget(config, logger);
   // This process in a cluster: its metadata changes, partition-group membership and hand-over marks carry it.
   const nodeId = randomUUID();
-  const metadata = await openMetadataStore(config, logger, nodeId);
+  const metadata = await openMetadataStore(config, logger, nodeId, KEY_SPACES);
   const project = new Project(config.projectId, config.defaultBranchId);
   // Ids no two cluster nodes can both hand out; counters in the store on a node of its own.
   const ids = metadata instanceof ReplicatedMetadataStore ? await BlockIds.start(() => metadata.reserveBlock()) : sequenceIds;

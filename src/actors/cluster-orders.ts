@@ -9,9 +9,11 @@
  * owner deletes finished orders nobody collected after ORPHAN_MS (the asking node died).
  */
 import { randomUUID } from 'node:crypto';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 
 const PREFIX = 'cluster/order/';
+/** Orders to the partitions' owners: shared, written in the background. */
+export const CLUSTER_ORDER_KEY_SPACES: readonly KeySpace[] = [{ prefix: PREFIX, shared: true, background: true }];
 const ORPHAN_MS = 10 * 60_000;
 
 export type OrderKind = 'replay' | 'reprocess';

@@ -13,7 +13,7 @@
  * partition moved because a node came, left, or died.
  */
 import { parseStream } from '../connectors/event-log/event-log.js';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 
 interface StreamMarker {
@@ -24,6 +24,11 @@ interface StreamMarker {
 
 const STREAM = 'cluster/stream/';
 const NODE = 'cluster/node/';
+/** Which node works on which stream, and the nodes' heartbeats: shared, written in the background. */
+export const HAND_OVER_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: STREAM, shared: true, background: true },
+  { prefix: NODE, shared: true, background: true },
+];
 
 export interface HandOverOptions {
   /** How often this node says it is alive (default 3 s). */

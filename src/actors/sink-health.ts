@@ -8,6 +8,7 @@
  * and when its writes work again the router has it catch up from there (each record once).
  */
 import type { SinkKey } from '../storage/levels/model.js';
+import type { KeySpace, MetadataTx } from '../connectors/metadata/store.js';
 
 /** Attempts of one write (a batch, opening the sink's file, a trigger check) before the sink is marked failing. */
 export const SINK_WRITE_ATTEMPTS = 5;
@@ -59,7 +60,16 @@ export class SinkFailingError extends Error {
  * of starting with its peers, so that what it missed while failing is written.
  */
 export function failingKey(key: SinkKey): string {
-  return `storage/failing/${key.branchId}/${key.sourceId}/${key.sinkId}`;
+  return `${FAILING}${key.branchId}/${key.sourceId}/${key.sinkId}`;
+}
+
+const FAILING = 'storage/failing/';
+/** The failing markers: node-local, like the sink's offset. */
+export const SINK_HEALTH_KEY_SPACES: readonly KeySpace[] = [{ prefix: FAILING, shared: false }];
+
+/** Removes a sink instance's failing marker (a sink deleted for good). */
+export function clearFailing(tx: MetadataTx, key: SinkKey): void {
+  tx.delete(failingKey(key));
 }
 
 export function reasonOf(err: unknown): string {

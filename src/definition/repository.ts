@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { MetadataReader, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataReader, MetadataTx } from '../connectors/metadata/store.js';
 import { DomainError } from '../domain-errors.js';
 import type { By, Entity, Sink, Source } from './model.js';
 
@@ -16,6 +16,12 @@ export const keys = {
   sink: (branchId: number, sourceId: string, sinkId: string) => `definition/sink/${branchId}/${sourceId}/${sinkId}`,
   sinkVersions: (branchId: number, sourceId: string, sinkId: string) => `definition/version/sink/${branchId}/${sourceId}/${sinkId}/`,
 };
+
+/**
+ * The definitions' keys: sources, sinks, their versions, and the sinks' tokens
+ * (sink-lifecycle.ts, `definition/sinkToken/`); shared by the cluster's nodes.
+ */
+export const DEFINITION_KEY_SPACES: readonly KeySpace[] = [{ prefix: 'definition/', shared: true }];
 
 export const MAX_VERSIONS = 1000;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 
 export type TaskStatus = 'processing' | 'success' | 'error';
@@ -41,6 +41,11 @@ const KEY = 'task/';
  * a node that restarts must tell its own interrupted tasks from those other nodes still run).
  */
 const RUNNING_HERE = 'node/runningTask/';
+/** The tasks (shared: a task created on one node is polled on another) and this node's markers. */
+export const TASK_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: KEY, shared: true },
+  { prefix: RUNNING_HERE, shared: false },
+];
 const TIMEOUT_MS = 5 * 60_000;
 const ALPHANUM = 'abcdefghijklmnopqrstuvwxyz0123456789';
 

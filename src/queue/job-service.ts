@@ -1,4 +1,4 @@
-import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { ConfigurationService } from '../storage/configurations/service.js';
 import type { Token } from '../storage/token-model.js';
 import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
@@ -10,6 +10,11 @@ import { jobVariableSource, parseJobRequest } from './job-request.js';
 const JOB = 'queue/job/';
 /** Index of the jobs not started yet (created, waiting): the scheduler reads only these. */
 const PENDING = 'queue/pending/';
+/** The jobs and the index of those waiting: node-local (jobs run where they were created). */
+export const JOB_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: JOB, shared: false },
+  { prefix: PENDING, shared: false },
+];
 /** Ids are numeric strings; keys are padded so that key order is id order. */
 const jobKey = (id: string) => JOB + id.padStart(15, '0');
 const pendingKey = (id: string) => PENDING + id.padStart(15, '0');

@@ -14,13 +14,18 @@
  * took its partitions over counts those records again as it reads them.
  */
 import { randomUUID } from 'node:crypto';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 import type { SinkKey } from './levels/model.js';
 import type { NodeSinkStatistics, StatisticsService } from './statistics.js';
 
 const PREFIX = 'cluster/stats/';
-/** Node-local (not a shared prefix): the member id of this data directory. */
+/** Node-local (not a shared key space): the member id of this data directory. */
 const MEMBER_KEY = 'node/statistics-member';
+/** Every node's part of the statistics (shared, in the background) and this data directory's member id (node-local). */
+export const CLUSTER_STATISTICS_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: PREFIX, shared: true, background: true },
+  { prefix: MEMBER_KEY, shared: false },
+];
 
 const SWEEP_MS = 30_000;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 
 /** A Storage event (reference §3.8): job logs and other notes, read at GET /v2/storage/events. */
 export interface StorageEvent {
@@ -41,6 +41,12 @@ export interface EventFilter {
 const EVENT = 'storage/event/';
 const BY_RUN = 'storage/eventByRun/';
 const SEQUENCE = 'storage/sequence/event';
+/** The events, their index by run and their sequence: node-local (jobs run where they were created). */
+export const EVENT_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: EVENT, shared: false },
+  { prefix: BY_RUN, shared: false },
+  { prefix: SEQUENCE, shared: false },
+];
 const MAX_LIMIT = 10_000;
 
 /** Ids are numbers; keys are zero-padded so that the store's key order is the id order. */

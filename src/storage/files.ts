@@ -8,7 +8,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 import type { IdAllocator } from './id-sequence.js';
 
 export interface StoredFile {
@@ -29,8 +29,9 @@ export interface StoredFile {
   secret: string;
 }
 
-/** Keys shared by the cluster (connectors/metadata/replicated-store.ts SHARED_PREFIXES). */
 export const FILE_PREFIX = 'storage/fileUpload/';
+/** Storage files, shared by the cluster: the record, with the URL of the node that holds the file. */
+export const FILE_KEY_SPACES: readonly KeySpace[] = [{ prefix: FILE_PREFIX, shared: true }];
 /** How long a signed download URL is valid. */
 const URL_VALIDITY_MS = 3_600_000;
 

@@ -1,7 +1,12 @@
-import type { MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataTx } from '../connectors/metadata/store.js';
 
 const SEQUENCE = 'storage/sequence/id';
 const TOKEN_SEQUENCE = 'storage/sequence/token';
+/** The sequences of a node of its own (cluster mode allocates ids in blocks: block-ids.ts). */
+export const ID_SEQUENCE_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: SEQUENCE, shared: false },
+  { prefix: TOKEN_SEQUENCE, shared: false },
+];
 /** Generated ids start high so they never look like the small custom ids users pick ("1", "2"). */
 const FIRST_ID = 1_000_001;
 

@@ -1,4 +1,4 @@
-import type { MetadataReader, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { IngestRecord } from '../pipeline/record.js';
 import { sinkInstances } from './levels/instances.js';
 
@@ -42,6 +42,13 @@ const legacyCountKey = (k: SinkKey) => `storage/mappingFailureCount/${k.branchId
 const pad = (offset: number) => String(offset).padStart(16, '0');
 /** The key prefixes above without the sink part, for finding a sink's partition instances. */
 const SOURCE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
+/**
+ * Kept failures, failed offsets, and the running counts older versions stored (no longer
+ * written, still deleted with their sink). Shared, by sink instance (one partition): whichever
+ * node owns the partition next reprocesses or replays them, and every node lists them all.
+ * Written in the background (by the sink writers, not by API calls).
+ */
+export const MAPPING_FAILURE_KEY_SPACES: readonly KeySpace[] = SOURCE_PREFIXES.map((prefix) => ({ prefix, shared: true, background: true }));
 
 /**
  * How many failures of one sink instance are kept with their raw record (the newest, by

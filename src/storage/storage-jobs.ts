@@ -3,7 +3,7 @@
  * here the table exports. A job is created `waiting`, runs `processing` on the node that took
  * the request (with its progress), and ends `success` with its results or `error`.
  */
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 import type { IdAllocator } from './id-sequence.js';
 
 export type StorageJobStatus = 'waiting' | 'processing' | 'success' | 'error';
@@ -27,8 +27,9 @@ export interface StorageJob {
   heartbeat: string;
 }
 
-/** Keys shared by the cluster (connectors/metadata/replicated-store.ts SHARED_PREFIXES). */
 export const STORAGE_JOB_PREFIX = 'storage/storageJob/';
+/** Storage jobs (exports), shared by the cluster: created on one node, followed on any. */
+export const STORAGE_JOB_KEY_SPACES: readonly KeySpace[] = [{ prefix: STORAGE_JOB_PREFIX, shared: true }];
 /** A processing job updates its heartbeat at least this often... */
 export const HEARTBEAT_MS = 5_000;
 /** ...and one silent for this long was left by a node that stopped. */

@@ -1,12 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sequenceIds, type IdAllocator } from './id-sequence.js';
-import { findCaughtUp, type MetadataStore, type MetadataTx } from '../connectors/metadata/store.js';
+import { findCaughtUp, type KeySpace, type MetadataStore, type MetadataTx } from '../connectors/metadata/store.js';
 import type { Token } from './token-model.js';
 
 export type { Token };
 
 const TOKEN_PREFIX = 'storage/token/';
 const HASH_INDEX = 'storage/tokenByHash/';
+/** The Storage API tokens and their hash index, shared by the cluster's nodes. */
+export const TOKEN_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: TOKEN_PREFIX, shared: true },
+  { prefix: HASH_INDEX, shared: true },
+];
 
 export interface NewToken {
   description: string;

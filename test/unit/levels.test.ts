@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { MetadataStore, MetadataTx } from '../../src/connectors/metadata/store.js';
-import { DuckDbTarget } from '../../src/connectors/target/duckdb-target.js';
+import { DuckDbTarget } from '../../src/connectors/warehouse/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
 import { StreamClaimedError } from '../../src/storage/target.js';
 import { DomainError } from '../../src/domain-errors.js';

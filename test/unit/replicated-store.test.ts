@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
 import { MappingFailures } from '../../src/storage/mapping-failures.js';
+import { KEY_SPACES } from '../../src/server.js';
 
 /** An in-memory change log; deliveries are asynchronous and can be held back to interleave writes. */
 class MemoryChangeLog {
@@ -62,7 +63,7 @@ function lmdb(): LmdbMetadataStore {
   return new LmdbMetadataStore(dir);
 }
 async function node(log: MemoryChangeLog, local = lmdb()): Promise<ReplicatedMetadataStore> {
-  const store = await ReplicatedMetadataStore.open(local, log.client());
+  const store = await ReplicatedMetadataStore.open(local, log.client(), KEY_SPACES);
   stores.push(store);
   return store;
 }

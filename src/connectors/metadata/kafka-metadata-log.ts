@@ -13,6 +13,12 @@ import { Partitioners } from 'kafkajs';
 import { pack, unpack } from 'msgpackr';
 import type { Logger } from '../../logger.js';
 import type { MetadataChange, MetadataChangeLog } from './replicated-store.js';
+import type { KeySpace } from './store.js';
+
+const ID_BLOCK_KEY = 'cluster/idBlock';
+
+/** The record reserve() appends, which every node applies like any change (shared, background). */
+export const ID_BLOCK_KEY_SPACES: readonly KeySpace[] = [{ prefix: ID_BLOCK_KEY, shared: true, background: true }];
 import { cutToBudget } from '../kafka/record-batches.js';
 
 /** `max.message.bytes` of the metadata topic: room for one value far larger than any API body. */
@@ -82,7 +88,7 @@ export class KafkaMetadataLog implements MetadataChangeLog {
     const [meta] = await this.producer.send({
       topic: this.options.topic,
       acks: -1,
-      messages: [{ partition: 0, key: 'cluster/idBlock', value: pack(`${process.pid}`), headers: { origin: 'reserve', seq: '0' } }],
+      messages: [{ partition: 0, key: ID_BLOCK_KEY, value: pack(`${process.pid}`), headers: { origin: 'reserve', seq: '0' } }],
     });
     if (meta?.baseOffset === undefined) throw new Error('the metadata log did not say where the reservation went');
     return Number(meta.baseOffset);

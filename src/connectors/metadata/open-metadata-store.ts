@@ -11,15 +11,18 @@ import { createKafkaClient } from '../kafka/client.js';
 import { KafkaMetadataLog } from './kafka-metadata-log.js';
 import { LmdbMetadataStore } from './lmdb-store.js';
 import { ReplicatedMetadataStore } from './replicated-store.js';
-import type { MetadataStore } from './store.js';
+import type { KeySpace, MetadataStore } from './store.js';
 
 /** The cluster's metadata topic: `<prefix><projectId>.metadata` (source topics are `<prefix><projectId>.<branchId>.<sourceId>`). */
 export function metadataTopic(config: Pick<Config, 'kafkaTopicPrefix' | 'projectId'>): string {
   return `${config.kafkaTopicPrefix}${config.projectId}.metadata`;
 }
 
-/** `nodeId`: this process in the cluster (its metadata changes carry it). */
-export async function openMetadataStore(config: Config, logger: Logger, nodeId: string): Promise<MetadataStore> {
+/**
+ * `nodeId`: this process in the cluster (its metadata changes carry it); `keySpaces`: every
+ * repository's keys, of which cluster mode replicates the shared ones.
+ */
+export async function openMetadataStore(config: Config, logger: Logger, nodeId: string, keySpaces: readonly KeySpace[]): Promise<MetadataStore> {
   const local = new LmdbMetadataStore(join(config.dataDir, 'metadata'));
   if (!config.kafkaBrokers) return local;
   const log = logger.child({ component: 'metadata' });
@@ -27,7 +30,7 @@ export async function openMetadataStore(config: Config, logger: Logger, nodeId: 
     const kafka = createKafkaClient({ brokers: config.kafkaBrokers, clientId: `sluice-${config.projectId}-metadata` }, log);
     const changeLog = await KafkaMetadataLog.open(kafka, { topic: metadataTopic(config), replication: config.kafkaReplication, groupPrefix: `sluice-meta.${config.projectId}.` }, log);
     const started = Date.now();
-    const store = await ReplicatedMetadataStore.open(local, changeLog, { origin: nodeId });
+    const store = await ReplicatedMetadataStore.open(local, changeLog, keySpaces, { origin: nodeId });
     log.info({ topic: metadataTopic(config), replayMs: Date.now() - started }, 'cluster metadata replayed');
     return store;
   } catch (err) {

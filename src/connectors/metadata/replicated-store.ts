@@ -1,9 +1,11 @@
 /**
  * Cluster mode's metadata (DESIGN.md "One process, every role; many processes, one Kafka"):
  * every node keeps its own LMDB view, and the keys the cluster shares (definitions, settings,
- * tasks, tokens, configurations) travel through one shared, ordered change log (a compacted
- * Kafka topic, kafka-metadata-log.ts). Node-local keys (the sink's files and slices on this
- * node's disk, its offsets, its mapping failures, its jobs) never leave the node.
+ * tasks, tokens, configurations, mapping failures, the nodes' coordination) travel through one
+ * shared, ordered change log (a compacted Kafka topic, kafka-metadata-log.ts). Node-local keys
+ * (the sink's files and slices on this node's disk, its positions, its jobs) never leave the
+ * node. Which keys are which, the module that owns them declares (a KeySpace next to each
+ * repository, collected by the composition root, server.ts KEY_SPACES).
  *
  * Writes apply locally at once (the synchronous MetadataStore contract holds: a transaction's
  * reads see its writes, the next read sees them) and are appended to the change log; `settled()`
@@ -19,7 +21,7 @@
  *    seeds the log with its local view (a single node becoming the first cluster node).
  */
 import { randomUUID } from 'node:crypto';
-import type { Entry, ListOptions, MetadataStore, MetadataTx } from './store.js';
+import type { Entry, KeySpace, ListOptions, MetadataStore, MetadataTx } from './store.js';
 
 /** One key's change as the change log carries it. */
 export interface MetadataChange {
@@ -49,54 +51,38 @@ export interface MetadataChangeLog {
 }
 
 /**
- * The keys of storage/mapping-failures.ts: kept failures, failed offsets, and the running counts
- * older versions stored (no longer written, still deleted with their sink: shared, so that the
- * deletion reaches every node).
+ * Which keys travel through the change log: those of the shared key spaces the repositories
+ * declare (KeySpace, collected by the composition root). Everything else stays on the node
+ * (this node's files, slices and positions, its jobs, markers of its own work).
  */
-const MAPPING_FAILURE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
+export class KeyClassifier {
+  private readonly shared: readonly string[];
+  private readonly background: readonly string[];
 
-/**
- * Prefixes of the keys the cluster shares. Everything else is node-local: `storage/file|slice|
- * open|offset|seen/` (this node's files and positions), `queue/` and `storage/event*` (jobs run
- * where they were created), and `node/` (markers of this process's own work).
- */
-export const SHARED_PREFIXES: readonly string[] = [
-  'definition/', // sources, sinks, their versions and sink tokens
-  'task/', // management tasks (a task created on one node is polled on another)
-  'storage/token/',
-  'storage/tokenByHash/',
-  'storage/configs/',
-  'storage/configRows/',
-  'storage/configVersions/',
-  'storage/statsReset/',
-  'storage/storageJob/', // Storage jobs (exports): created on one node, followed on any
-  'storage/fileUpload/', // Storage files: the record, with the URL of the node that holds the file
-  'cluster/', // which node works on which stream, and the nodes' heartbeats (actors/hand-over.ts)
-  // Mapping failures, by sink instance (one partition): whichever node owns the partition next
-  // reprocesses or replays them, and every node lists them all.
-  ...MAPPING_FAILURE_PREFIXES,
-];
+  constructor(spaces: readonly KeySpace[]) {
+    this.shared = spaces.filter((s) => s.shared).map((s) => s.prefix);
+    this.background = spaces.filter((s) => s.shared && s.background).map((s) => s.prefix);
+  }
 
-/**
- * Keys written in the background, not by API calls: the nodes' own coordination keys
- * (heartbeats, hand-over marks, statistics, orders) and what the sink writers record (mapping
- * failures). No call waits for them or fails because of them, and other nodes' changes of them
- * are not announced to onRemoteChange listeners (they are read when needed).
- */
-const BACKGROUND_PREFIXES = ['cluster/', ...MAPPING_FAILURE_PREFIXES];
+  /** The prefixes of the shared keys. */
+  get sharedPrefixes(): readonly string[] {
+    return this.shared;
+  }
 
-function isBackgroundKey(key: string): boolean {
-  return BACKGROUND_PREFIXES.some((p) => key.startsWith(p));
-}
+  isShared(key: string): boolean {
+    for (const p of this.shared) if (key.startsWith(p)) return true;
+    return false;
+  }
 
-export function isSharedKey(key: string): boolean {
-  for (const p of SHARED_PREFIXES) if (key.startsWith(p)) return true;
-  return false;
+  /** A shared key written in the background (KeySpace.background). */
+  isBackground(key: string): boolean {
+    return this.background.some((p) => key.startsWith(p));
+  }
 }
 
 export class ReplicatedMetadataStore implements MetadataStore {
   private seq = 0;
-  /** The seq of the last change outside `cluster/` (writeMark). */
+  /** The seq of the last change outside the background key spaces (writeMark). */
   private foregroundSeq = 0;
   /** Last seq this process wrote per key (own log changes older than it are skipped). */
   private readonly lastOwnWrite = new Map<string, number>();
@@ -114,12 +100,16 @@ export class ReplicatedMetadataStore implements MetadataStore {
     private readonly log: MetadataChangeLog,
     /** This node process (its changes carry it; the server's node id). */
     readonly origin: string,
+    private readonly keys: KeyClassifier,
   ) {}
 
-  /** Replays the change log into the local view (at most `replayTimeoutMs`), then follows it. */
-  static async open(local: MetadataStore, log: MetadataChangeLog, options: { origin?: string; replayTimeoutMs?: number } = {}): Promise<ReplicatedMetadataStore> {
+  /**
+   * Replays the change log into the local view (at most `replayTimeoutMs`), then follows it.
+   * `keySpaces`: every repository's keys (the shared ones are replicated).
+   */
+  static async open(local: MetadataStore, log: MetadataChangeLog, keySpaces: readonly KeySpace[], options: { origin?: string; replayTimeoutMs?: number } = {}): Promise<ReplicatedMetadataStore> {
     const { origin = randomUUID(), replayTimeoutMs = 60_000 } = options;
-    const store = new ReplicatedMetadataStore(local, log, origin);
+    const store = new ReplicatedMetadataStore(local, log, origin, new KeyClassifier(keySpaces));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the cluster metadata log was not replayed within ${replayTimeoutMs} ms`)), replayTimeoutMs);
@@ -164,7 +154,7 @@ export class ReplicatedMetadataStore implements MetadataStore {
 
   /**
    * The seq of the last change an API call could have made: the nodes' own coordination keys
-   * (`cluster/`: heartbeats, hand-over marks, statistics, orders) are written in the background
+   * (`cluster/...`: heartbeats, hand-over marks, statistics, orders; KeySpace.background) are written in the background
    * and neither make a call wait nor fail it (see publish).
    */
   writeMark(): number {
@@ -209,11 +199,11 @@ export class ReplicatedMetadataStore implements MetadataStore {
       count: (p) => tx.count(p),
       put: (k, v) => {
         tx.put(k, v);
-        if (isSharedKey(k)) changes.push(this.change(k, v));
+        if (this.keys.isShared(k)) changes.push(this.change(k, v));
       },
       delete: (k) => {
         tx.delete(k);
-        if (isSharedKey(k)) changes.push(this.change(k, undefined));
+        if (this.keys.isShared(k)) changes.push(this.change(k, undefined));
       },
     };
   }
@@ -227,7 +217,7 @@ export class ReplicatedMetadataStore implements MetadataStore {
   private publish(changes: MetadataChange[]): void {
     if (changes.length === 0) return;
     const through = changes[changes.length - 1].seq;
-    const foreground = changes.some((c) => !isBackgroundKey(c.key));
+    const foreground = changes.some((c) => !this.keys.isBackground(c.key));
     if (foreground) this.foregroundSeq = through;
     this.appended = this.appended.then(() =>
       this.log.append(changes).catch((err: unknown) => {
@@ -250,7 +240,7 @@ export class ReplicatedMetadataStore implements MetadataStore {
           const last = this.lastOwnWrite.get(c.key);
           if (last !== undefined && last > c.seq) continue;
           if (last === c.seq) this.lastOwnWrite.delete(c.key);
-        } else if (!isBackgroundKey(c.key)) {
+        } else if (!this.keys.isBackground(c.key)) {
           // Other nodes' heartbeats, statistics and orders are read when needed, not announced.
           remote.push(c.key);
         }
@@ -273,7 +263,7 @@ export class ReplicatedMetadataStore implements MetadataStore {
     const replayed = this.replayed!;
     this.replayed = undefined;
     const local: Entry<unknown>[] = [];
-    for (const prefix of SHARED_PREFIXES) local.push(...this.local.list<unknown>(prefix));
+    for (const prefix of this.keys.sharedPrefixes) local.push(...this.local.list<unknown>(prefix));
     if (replayed.size === 0) {
       this.publish(local.map((e) => this.change(e.key, e.value)));
       return;

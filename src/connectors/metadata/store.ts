@@ -3,6 +3,26 @@
  * Keys are '/'-separated paths; listing by prefix returns keys in ascending order, which is
  * the order the APIs page in.
  */
+/**
+ * A part of the metadata's keys, declared next to the module that owns them (its repository):
+ * every key that module writes starts with `prefix`, and no other space's prefix starts like
+ * it. The composition root collects the declarations (server.ts KEY_SPACES) and passes them to
+ * the store; cluster mode replicates the shared ones (replicated-store.ts) and keeps the others
+ * on the node.
+ */
+export interface KeySpace {
+  /** The start of every key of the space (a whole key for a space of one key). */
+  prefix: string;
+  /** Replicated between the cluster's nodes (cluster mode); otherwise node-local. */
+  shared: boolean;
+  /**
+   * Shared keys written in the background, not by API calls (the nodes' coordination, what the
+   * sink writers record): no call waits for them or fails because of them, and other nodes'
+   * changes of them are not announced to onRemoteChange listeners.
+   */
+  background?: boolean;
+}
+
 export interface Entry<T> {
   key: string;
   value: T;
@@ -55,7 +75,7 @@ export interface MetadataStore extends MetadataReader {
    * node has just confirmed may not have reached this node yet.
    */
   caughtUp(timeoutMs?: number): Promise<void>;
-  /** Calls the listener with the keys of changes other nodes made, after they were applied here (not for the nodes' background coordination keys, `cluster/`). */
+  /** Calls the listener with the keys of changes other nodes made, after they were applied here (not for the background key spaces: the nodes' coordination, `cluster/...`, and mapping failures). */
   onRemoteChange(listener: (keys: string[]) => void): () => void;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { MetadataReader, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
+import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
 import { DomainError } from '../../domain-errors.js';
 import type { Token } from '../token-model.js';
 import { sequenceIds, type IdAllocator } from '../id-sequence.js';
@@ -15,6 +15,12 @@ import type {
 const CONFIG = 'storage/configs/';
 const ROW = 'storage/configRows/';
 const VERSION = 'storage/configVersions/';
+/** Configurations, their rows and versions, shared by the cluster's nodes. */
+export const CONFIGURATION_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: CONFIG, shared: true },
+  { prefix: ROW, shared: true },
+  { prefix: VERSION, shared: true },
+];
 
 /** Component ids as Keboola writes them: "keboola.ex-generic-v2", "keboola.variables". */
 const COMPONENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -96,6 +96,8 @@ export const levelKeys = {
     `storage/slice/${r.branchId}/${r.sourceId}/${r.sinkId}/${fileOpenedAt}/${openedAt}`,
   /** Committed consumer offset of the sink in its source topic. */
   offset: (r: Omit<SinkRef, 'projectId'>) => `storage/offset/${r.branchId}/${r.sourceId}/${r.sinkId}`,
+  /** The consumer offsets of every sink instance of a branch. */
+  branchOffsets: (branchId: number) => `storage/offset/${branchId}/`,
   /** The offsets the sink has consumed ({@link SeenOffsets}); absent for sinks older than replay. */
   seen: (r: Omit<SinkRef, 'projectId'>) => `storage/seen/${r.branchId}/${r.sourceId}/${r.sinkId}`,
   /** Every slice of a sink, of all its files (one range scan for statistics). */

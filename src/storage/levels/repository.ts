@@ -12,9 +12,9 @@
  * from `uploading` on its length is frozen (commitBatch refuses).
  */
 import type { Column, SettingValue } from '../../definition/model.js';
-import type { MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
 import { retryDelayMs } from '../../pipeline/triggers.js';
-import { SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';
+import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';
 import { localSlicePath } from './local-slices.js';
 import { parseInstanceId, sinkInstances } from './instances.js';
 import {
@@ -90,6 +90,21 @@ const FILE_NEXT: Partial<Record<FileState, FileState>> = { writing: 'closing', c
 const SLICE_NEXT: Partial<Record<SliceState, SliceState>> = {
   writing: 'closing', closing: 'uploading', uploading: 'uploaded', uploaded: 'imported',
 };
+
+/**
+ * The levels' keys (model.ts levelKeys): a sink instance's files, slices, writing pointer,
+ * positions (`offset`, `seen`) and archived statistics stay on its node; the statistics reset
+ * markers are shared (a reset on one node counts on every node).
+ */
+export const LEVEL_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: 'storage/file/', shared: false },
+  { prefix: 'storage/slice/', shared: false },
+  { prefix: 'storage/open/', shared: false },
+  { prefix: 'storage/offset/', shared: false },
+  { prefix: 'storage/seen/', shared: false },
+  { prefix: 'storage/statsArchive/', shared: false },
+  { prefix: 'storage/statsReset/', shared: true },
+];
 
 export class LevelRepository {
   private readonly now: () => Date;
@@ -203,6 +218,46 @@ export class LevelRepository {
       }
       tx.delete(fileKey);
       return removed;
+    });
+  }
+
+  // ---- sink positions (the `offset` and `seen` keys) ----
+
+  /**
+   * The sink instances of a branch that have a position on this node (a consumer offset), in
+   * key order: what a purge of deleted sinks looks at.
+   */
+  positionedSinks(branchId: number): SinkKey[] {
+    const prefix = levelKeys.branchOffsets(branchId);
+    return this.store.list(prefix).map(({ key }) => {
+      const [sourceId, sinkId] = key.slice(prefix.length).split('/');
+      return { branchId, sourceId, sinkId };
+    });
+  }
+
+  /**
+   * The sink (re)starts consuming after `start` on this node (created, enabled again, or
+   * started with its peers): what it consumed so far becomes seen (restartAt). A sink that
+   * has an offset but no seen offsets (older than replay) counts everything as seen.
+   */
+  startAnewAt(sink: SinkKey, start: number): void {
+    const committed = this.consumerOffset(sink);
+    const seen = this.store.get<SeenOffsets>(levelKeys.seen(sink)) ?? (committed !== undefined ? SEEN_EVERYTHING : undefined);
+    this.store.transact((tx) => {
+      tx.put(levelKeys.offset(sink), start);
+      tx.put(levelKeys.seen(sink), restartAt(seen, committed, start));
+    });
+  }
+
+  /**
+   * Cluster mode: the sink starts on this node after `start`, having consumed up to
+   * `previous` here before (or never); everything up to `start` counts as seen (adoptedAt).
+   */
+  adoptAt(sink: SinkKey, start: number, previous: number | undefined): void {
+    const seen = this.store.get<SeenOffsets>(levelKeys.seen(sink));
+    this.store.transact((tx) => {
+      tx.put(levelKeys.offset(sink), start);
+      tx.put(levelKeys.seen(sink), adoptedAt(seen, previous, start));
     });
   }
 

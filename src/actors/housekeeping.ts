@@ -1,0 +1,90 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { EventLog } from '../connectors/event-log/event-log.js';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { Logger } from '../logger.js';
+import { sourceStreams } from '../storage/levels/importer.js';
+import { parseInstanceId } from '../storage/levels/instances.js';
+import { sinkPath, type SinkKey } from '../storage/levels/model.js';
+import type { LevelRepository } from '../storage/levels/repository.js';
+import type { MappingFailures } from '../storage/mapping-failures.js';
+import type { TableService } from '../storage/tables.js';
+import { clearFailing } from './sink-health.js';
+
+export interface HousekeepingDeps {
+  store: MetadataStore;
+  levels: LevelRepository;
+  failures: MappingFailures;
+  eventLog: EventLog;
+  tables: Pick<TableService, 'forgetPositions'>;
+  logger: Logger;
+  dataDir: string;
+  branchId: number;
+  retention: { maxAgeMs: number; maxBytesPerTopic: number };
+}
+
+/** How often the event log's retention runs (on a check tick). */
+const RETENTION_INTERVAL_MS = 60_000;
+
+/**
+ * The runtime's housekeeping: the event log's retention (with the mapping failures below what
+ * the log still keeps), and the purge of sinks and sources deleted for good. Holds no actors:
+ * the runtime says which sink instances it runs and how to stop a topic's routers.
+ */
+export class Housekeeping {
+  private lastRetentionAt = 0;
+
+  constructor(private readonly deps: HousekeepingDeps) {}
+
+  /** At most once a minute: the event log's retention, then the mapping failures of `writers` below the log's tail. */
+  retention(now: number, writers: Iterable<{ key: SinkKey; stream: string }>): void {
+    if (now - this.lastRetentionAt < RETENTION_INTERVAL_MS) return;
+    this.lastRetentionAt = now;
+    const { eventLog, failures, logger } = this.deps;
+    const removed = eventLog.applyRetention(this.deps.retention, now);
+    for (const [topic, n] of removed) if (n > 0) logger.info({ topic, removed: n }, 'event log retention removed records');
+    for (const { key, stream } of writers) failures.pruneBelow(key, eventLog.tailOffset(stream));
+  }
+
+  /**
+   * Sinks deleted for good (cascade): their files, slices, offsets and failures go too, and the
+   * topic of a source deleted for good. The local and staged files are removed last, so that
+   * once they are gone everything else is (a source created again under the same id starts
+   * empty, its sinks cannot read the old topic).
+   *
+   * `defined`: the sink paths still defined; `sourceIds`: the sources still defined;
+   * `routedSources`: the sources this node has routers for (a source deleted for good is found
+   * through them: a cascade delete removes its sinks' definitions and its own in one
+   * transaction); `stopStreams`: stops the routers of a source's topic and forgets its streams.
+   */
+  async purgeDeleted(
+    defined: Set<string>,
+    sourceIds: Set<string>,
+    routedSources: readonly string[],
+    topicOf: (sourceId: string) => string,
+    stopStreams: (topic: string) => Promise<void>,
+  ): Promise<void> {
+    const { levels, failures, store, dataDir, branchId, logger } = this.deps;
+    const dropped = new Set<string>();
+    const dropTopicOf = async (sourceId: string) => {
+      if (sourceIds.has(sourceId) || dropped.has(sourceId)) return;
+      dropped.add(sourceId);
+      const topic = topicOf(sourceId);
+      await stopStreams(topic);
+      await this.deps.eventLog.dropTopic(topic);
+      // A topic created again restarts its offsets (Kafka): old positions would skip its records.
+      await this.deps.tables.forgetPositions(sourceStreams(branchId, sourceId));
+    };
+    for (const sourceId of routedSources) await dropTopicOf(sourceId);
+    for (const sink of levels.positionedSinks(branchId)) {
+      const { sourceId, sinkId: instance } = sink;
+      if (defined.has(sinkPath({ ...sink, sinkId: parseInstanceId(instance).sinkId }))) continue;
+      await dropTopicOf(sourceId);
+      levels.purgeSink(sink);
+      failures.purge(sink);
+      store.transact((tx) => clearFailing(tx, sink));
+      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, instance), { recursive: true, force: true });
+      logger.info({ sink: sinkPath(sink) }, 'deleted sink purged: its unimported data is removed');
+    }
+  }
+}
