@@ -2,9 +2,10 @@
 /**
  * The layer rule (README, "Layers"): a module imports only from its own layer or the layers
  * below it. From the ground up:
- *   ground    pipeline/, jsonnet/, definition/model.ts and ids, errors, version, logger, config
+ *   ground    model/ (the definitions' shapes, ids, column checks), pipeline/, jsonnet/,
+ *             domain-errors, version, logger, config
  *   adapters  connectors/ (the ports' implementations), observability/
- *   services  definition/ services, storage/, queue/, components/
+ *   services  definition/ (sources, sinks, versions, tasks), storage/, queue/, components/
  *   runtime   actors/
  *   api       api/
  *   top       main.ts, server.ts, services.ts, cli/, tools/ (development tools main.ts runs)
@@ -16,14 +17,14 @@ module.exports = {
       name: 'no-api-below-api',
       comment: 'Only api/ and the composition root may import api/: lower layers throw domain errors, api/ maps them.',
       severity: 'error',
-      from: { path: '^src/(definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
       to: { path: '^src/api/' },
     },
     {
       name: 'no-runtime-below-runtime',
       comment: 'The actors (the stream runtime) sit above the services and adapters they drive.',
       severity: 'error',
-      from: { path: '^src/(definition|storage|queue|components|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|queue|components|connectors|pipeline|jsonnet|observability)/' },
       to: { path: '^src/actors/' },
     },
     {
@@ -31,14 +32,21 @@ module.exports = {
       comment: 'pipeline/ and jsonnet/ are pure logic: values in, values out; only the model below them.',
       severity: 'error',
       from: { path: '^src/(pipeline|jsonnet)/' },
-      to: { path: '^src/(api|actors|storage|queue|components|connectors|observability|server|services|main|definition/(?!model\\.ts$|ids\\.ts$))' },
+      to: { path: '^src/(api|actors|storage|queue|components|connectors|observability|server|services|main|definition)' },
+    },
+    {
+      name: 'model-is-ground',
+      comment: 'model/ is the ground floor: the shapes of sources, sinks and columns, ids, pure checks; it imports only itself and the domain errors.',
+      severity: 'error',
+      from: { path: '^src/model/' },
+      to: { path: '^src/', pathNot: '^src/(model/|domain-errors\\.ts$)' },
     },
     {
       name: 'adapters-below-services',
       comment: 'Adapters implement ports; they do not call the services, the runtime or the API.',
       severity: 'error',
       from: { path: '^src/connectors/' },
-      to: { path: '^src/(api|actors|queue|components|server|services|main)' },
+      to: { path: '^src/(api|actors|definition|queue|components|server|services|main)' },
     },
     {
       name: 'ports-not-adapters',
@@ -51,7 +59,7 @@ module.exports = {
       name: 'no-top-below-top',
       comment: 'The composition root (server.ts, services.ts, main.ts, cli/) and the development tools (tools/) are imported by nobody below it.',
       severity: 'error',
-      from: { path: '^src/(definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
       to: { path: '^src/(server|main|services)\\.ts$|^src/(cli|tools)/' },
     },
     {

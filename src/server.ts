@@ -28,7 +28,7 @@ import { TaskRunner } from './definition/tasks.js';
 import { SourceService } from './definition/sources.js';
 import { SinkService } from './definition/sinks.js';
 import { SinkLifecycle } from './definition/sink-lifecycle.js';
-import type { MappingChecker } from './definition/columns.js';
+import type { MappingChecker } from './model/columns.js';
 import { SluiceTemplateEngine } from './connectors/jsonnet/sluice-engine.js';
 import { InThreadRenderer } from './actors/render/renderer.js';
 import { WorkerRenderer } from './actors/render/worker-renderer.js';

@@ -1,5 +1,5 @@
 import type { MetadataReader } from '../connectors/metadata/store.js';
-import type { Sink, Source } from '../definition/model.js';
+import type { Sink, Source } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { instanceId } from '../storage/levels/instances.js';
 import { sinkPath, type SinkKey } from '../storage/levels/model.js';

@@ -8,7 +8,7 @@
  */
 import { parseStream, type EventLog } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
-import type { Sink } from '../definition/model.js';
+import type { Sink } from '../model/definition.js';
 import { readSinks } from '../definition/repository.js';
 import type { LevelRepository } from '../storage/levels/repository.js';
 import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';

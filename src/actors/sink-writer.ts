@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { LoggedRecord } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
-import { acceptsSignal, type Signal, type Sink, type Source } from '../definition/model.js';
+import { acceptsSignal, type Signal, type Sink, type Source } from '../model/definition.js';
 import { encodedReceivedAt } from '../pipeline/record-codec.js';
 import { effectiveSetting, SETTINGS } from '../pipeline/settings.js';
 import { importReason, triggersOf, uploadReason, type LevelLimits } from '../pipeline/triggers.js';

@@ -1,7 +1,7 @@
 import type { EventLog } from '../connectors/event-log/event-log.js';
 import { parseStream, sourceTopic, streamOf } from '../connectors/event-log/event-log.js';
 import { instanceId, parseInstanceId } from '../storage/levels/instances.js';
-import type { Sink } from '../definition/model.js';
+import type { Sink } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { sinkPath, type SinkKey } from '../storage/levels/model.js';
 import type { MappingFailures } from '../storage/mapping-failures.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KeySpace, MetadataReader, MetadataTx } from '../connectors/metadata/store.js';
 import { DomainError } from '../domain-errors.js';
-import type { By, Entity, Sink, Source } from './model.js';
+import type { By, Entity, Sink, Source } from '../model/definition.js';
 
 /**
  * Where definitions live in the metadata store. An entity key holds the current state (active,

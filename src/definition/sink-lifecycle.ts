@@ -1,6 +1,6 @@
 import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import type { TokenService } from '../storage/tokens.js';
-import type { Sink, Source } from './model.js';
+import type { Sink, Source } from '../model/definition.js';
 import { keys } from './repository.js';
 
 /** What sinks need from the table storage (implemented by storage/tables.ts). */

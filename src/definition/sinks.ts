@@ -1,12 +1,12 @@
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Task, TaskRunner } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
-import type { By, Column, Signal, Sink } from './model.js';
+import type { By, Column, Signal, Sink } from '../model/definition.js';
 import { keys, padVersion, readSinks, saveNewVersion, sinkSpec } from './repository.js';
-import { normalizeId } from './ids.js';
+import { normalizeId } from '../model/ids.js';
 import { lockKey, sourceNotFound, validatedSettings } from './sources.js';
 import type { SinkLifecycle } from './sink-lifecycle.js';
-import { checkColumns, type MappingChecker } from './columns.js';
+import { checkColumns, type MappingChecker } from '../model/columns.js';
 
 export const MAX_SINKS_PER_SOURCE = 100;
 

@@ -2,10 +2,10 @@ import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { TaskRunner, Task } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
 import { patchSettings, SettingsError } from '../pipeline/settings.js';
-import type { By, SettingValue, Sink, Source, SourceType } from './model.js';
+import type { By, SettingValue, Sink, Source, SourceType } from '../model/definition.js';
 import { keys, padVersion, readSinks, readSources, saveNewVersion, sourceSpec } from './repository.js';
-import { newSourceSecret } from './secret.js';
-import { normalizeId } from './ids.js';
+import { newSourceSecret } from '../model/secret.js';
+import { normalizeId } from '../model/ids.js';
 import type { SinkLifecycle } from './sink-lifecycle.js';
 
 export const MAX_SOURCES_PER_BRANCH = 100;

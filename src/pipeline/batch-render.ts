@@ -4,7 +4,7 @@
  * per sink. Pure and thread-agnostic: the render worker runs it off the event loop, tests and
  * replays may run it in place (actors/render).
  */
-import { acceptsSignal, type Column, type Signal } from '../definition/model.js';
+import { acceptsSignal, type Column, type Signal } from '../model/definition.js';
 import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';

@@ -1,4 +1,4 @@
-import type { Column, Sink } from '../definition/model.js';
+import type { Column, Sink } from '../model/definition.js';
 import { compileMapping, type CompiledMapping } from './columns/index.js';
 import type { TemplateEngine } from './template-engine.js';
 

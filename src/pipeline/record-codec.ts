@@ -1,4 +1,4 @@
-import type { Signal } from '../definition/model.js';
+import type { Signal } from '../model/definition.js';
 import type { IngestRecord } from './record.js';
 
 /**

@@ -4,7 +4,7 @@
  * ({key, value}[]); the effective configuration of a sink is defaults, then the source's
  * overrides, then the sink's (later wins).
  */
-import type { SettingValue } from '../definition/model.js';
+import type { SettingValue } from '../model/definition.js';
 import { parseByteSize, parseDuration, formatBytes, formatDuration, goDurationString } from './units.js';
 
 export type SettingType = 'string' | 'int' | 'float' | 'bool' | '[]string' | '[]int' | '[]float';

@@ -4,7 +4,7 @@
  * local CSV: local slices are written uncompressed (the reference's production setting,
  * compression "none"), so compressed and uncompressed sizes of the compared data are equal.
  */
-import type { SettingValue } from '../definition/model.js';
+import type { SettingValue } from '../model/definition.js';
 import { effectiveSetting, type SettingFloor } from './settings.js';
 import { parseByteSize, parseDuration } from './units.js';
 

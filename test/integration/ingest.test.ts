@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/connectors/event-log/event-log.js';
-import type { SettingValue, Sink, Source, SourceType } from '../../src/definition/model.js';
+import type { SettingValue, Sink, Source, SourceType } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';
 import { formatByteLimit, ingestApi, MetadataIngestSources } from '../../src/api/ingest/index.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';

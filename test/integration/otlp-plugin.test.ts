@@ -11,7 +11,7 @@ import cors from '@fastify/cors';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/connectors/event-log/event-log.js';
-import type { SettingValue, Sink, Source } from '../../src/definition/model.js';
+import type { SettingValue, Sink, Source } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';
 import { MetadataIngestSources } from '../../src/api/ingest/index.js';
 import { otlpApi } from '../../src/api/otlp/index.js';

@@ -34,7 +34,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Column } from '../../src/definition/model.js';
+import type { Column } from '../../src/model/definition.js';
 import { canonicalHeaderKey } from '../../src/pipeline/headers.js';
 import { MappingError, type MappingErrorKind } from '../../src/pipeline/columns/errors.js';
 import { stringifyJson, toPlain } from '../../src/pipeline/columns/json.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeId } from '../../src/definition/ids.js';
+import { normalizeId } from '../../src/model/ids.js';
 
 describe('normalizeId', () => {
   it.each([

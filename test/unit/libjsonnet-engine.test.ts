@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Column } from '../../src/definition/model.js';
+import type { Column } from '../../src/model/definition.js';
 import type { IngestRecord } from '../../src/pipeline/record.js';
 import {
   LibjsonnetEngine,

@@ -4,7 +4,7 @@ import { findRejections, mappingCanFail, rejectionMessage } from '../../src/pipe
 import { DEFAULT_COLUMNS, defaultSink } from '../../src/pipeline/otlp/default-sinks.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import { InflightBudget } from '../../src/api/otlp/inflight.js';
-import type { Signal } from '../../src/definition/model.js';
+import type { Signal } from '../../src/model/definition.js';
 
 const record = (body: unknown, signal: Signal = 'logs') =>
   createRecordContext({ receivedAt: new Date(0), ip: '10.0.0.1', headers: { 'Content-Type': 'application/x-protobuf' }, body: Buffer.from(JSON.stringify(body)), signal });

@@ -3,7 +3,7 @@ import { InThreadRenderer, type RecordRenderer } from '../../src/actors/render/r
 import { WorkerRenderer } from '../../src/actors/render/worker-renderer.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
-import type { Column } from '../../src/definition/model.js';
+import type { Column } from '../../src/model/definition.js';
 import { BatchRenderer, type RenderJob } from '../../src/pipeline/batch-render.js';
 import * as columns from '../../src/pipeline/columns/index.js';
 import { csvRows } from '../../src/pipeline/csv-rows.js';

@@ -7,7 +7,7 @@ import { SinkWriter } from '../../src/actors/sink-writer.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import type { Column, Sink, Source } from '../../src/definition/model.js';
+import type { Column, Sink, Source } from '../../src/model/definition.js';
 import { createLogger } from '../../src/logger.js';
 import { LevelRepository } from '../../src/storage/levels/repository.js';
 import { MappingFailures } from '../../src/storage/mapping-failures.js';

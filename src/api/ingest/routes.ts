@@ -12,7 +12,7 @@ import type { EventLog } from '../../connectors/event-log/event-log.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
-import { acceptsSignal } from '../../definition/model.js';
+import { acceptsSignal } from '../../model/definition.js';
 import { appendToLog, batchRecords, httpRecord, RETRY_AFTER } from './append.js';
 import { ApiError } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';

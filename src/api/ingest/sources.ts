@@ -4,7 +4,7 @@
  * `sync.wait` decision and the verbose answer).
  */
 import type { MetadataReader } from '../../connectors/metadata/store.js';
-import type { Sink, Source } from '../../definition/model.js';
+import type { Sink, Source } from '../../model/definition.js';
 import { keys, readSinks } from '../../definition/repository.js';
 
 export interface IngestTarget {

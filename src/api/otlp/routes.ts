@@ -17,7 +17,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
 import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
 import { encodeExportResponse } from '../../connectors/otlp/encode.js';
-import { acceptsSignal, SIGNALS, type Signal } from '../../definition/model.js';
+import { acceptsSignal, SIGNALS, type Signal } from '../../model/definition.js';
 import { createRecordContext } from '../../pipeline/columns/index.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { headersFromRaw } from '../../pipeline/headers.js';

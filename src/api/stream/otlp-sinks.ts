@@ -6,7 +6,7 @@ import type { SinkService } from '../../definition/sinks.js';
 import { requireToken } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { isDomainError } from '../../domain-errors.js';
-import { SIGNALS, type Signal } from '../../definition/model.js';
+import { SIGNALS, type Signal } from '../../model/definition.js';
 import { defaultBucket, defaultSink } from '../../pipeline/otlp/default-sinks.js';
 import { byToken } from './views.js';
 import { looseObject } from './schemas.js';

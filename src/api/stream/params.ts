@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import { paginate, type Page } from '../../definition/repository.js';
-import type { Version } from '../../definition/model.js';
+import type { Version } from '../../model/definition.js';
 import { versionView } from './views.js';
 
 /** Query and path values parsed by hand: their error messages follow the reference's (Goa). */

@@ -3,7 +3,7 @@
  * document). Lengths and enums are the reference's; violations are reported in its words by
  * validation.ts.
  */
-import { COLUMN_TYPES, SIGNALS, SOURCE_TYPES } from '../../definition/model.js';
+import { COLUMN_TYPES, SIGNALS, SOURCE_TYPES } from '../../model/definition.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 40, description: 'Human-readable name.' } as const;
 const description = { type: 'string', maxLength: 4096, description: 'Free text.' } as const;

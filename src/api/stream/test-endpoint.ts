@@ -4,7 +4,7 @@ import type { SourceService } from '../../definition/sources.js';
 import type { SinkService } from '../../definition/sinks.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { ApiError } from '../errors.js';
-import { acceptsSignal, SIGNALS, type Signal } from '../../definition/model.js';
+import { acceptsSignal, SIGNALS, type Signal } from '../../model/definition.js';
 import { createRecordContext, MappingError, testEndpointIp } from '../../pipeline/columns/index.js';
 import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/headers.js';
 import { looseObject } from './schemas.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { At, By, Column, Sink, Source, Version } from '../../definition/model.js';
+import type { At, By, Column, Sink, Source, Version } from '../../model/definition.js';
 import type { Token } from '../../storage/token-model.js';
 import { kafkaTopicName } from '../../connectors/event-log/kafka-topics.js';
 

@@ -13,7 +13,7 @@
  * (`:sluice-ip`, `:sluice-signal`): no HTTP header name can contain one, so a client can never
  * forge them through the ingestion URL. A producer may set them.
  */
-import type { Signal } from '../../definition/model.js';
+import type { Signal } from '../../model/definition.js';
 import { canonicalHeaderKey } from '../../pipeline/headers.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 

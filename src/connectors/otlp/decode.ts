@@ -5,7 +5,7 @@
  * Anything that cannot be decoded is an OtlpDecodeError (400); no input throws anything else.
  */
 import type protobuf from 'protobufjs';
-import type { Signal } from '../../definition/model.js';
+import type { Signal } from '../../model/definition.js';
 import type { ExportRequest } from '../../pipeline/otlp/model.js';
 import { JsonNumber, JsonObject, JsonSyntaxError, parseJson, type JsonValue } from '../../pipeline/columns/json.js';
 import { otlpTypes } from './schema.js';

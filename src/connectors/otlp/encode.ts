@@ -2,7 +2,7 @@
  * Answers of the OTLP/HTTP endpoint, in the request's encoding (peers-and-protocols §2.2):
  * Export*ServiceResponse (empty, or with partial_success) and google.rpc.Status for errors.
  */
-import type { Signal } from '../../definition/model.js';
+import type { Signal } from '../../model/definition.js';
 import type { OtlpEncoding } from './decode.js';
 import { otlpTypes } from './schema.js';
 

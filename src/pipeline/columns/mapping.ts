@@ -10,7 +10,7 @@
  * are evaluated through the TemplateEngine port; renderMany starts every evaluation of the
  * batch before awaiting, so an engine can evaluate them together.
  */
-import type { Column } from '../../definition/model.js';
+import type { Column } from '../../model/definition.js';
 import { TemplateError, type CompiledTemplate, type RecordContext, type TemplateEngine } from '../template-engine.js';
 import { MappingError } from './errors.js';
 import {

@@ -5,7 +5,7 @@
  * field (a histogram without `sum`, a log without `trace_id`) still maps. `service_name` reads
  * the dotted resource key with a template, as path columns split keys at dots.
  */
-import type { Column, Signal } from '../../definition/model.js';
+import type { Column, Signal } from '../../model/definition.js';
 
 const field = (name: string, path = name): Column => ({ type: 'path', name, path, defaultValue: '', rawString: true });
 

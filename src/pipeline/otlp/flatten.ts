@@ -7,7 +7,7 @@
  * exponential histogram's `positive` and `negative` buckets (`{offset, bucket_counts}`), without
  * which its data points cannot be reconstructed.
  */
-import type { Signal } from '../../definition/model.js';
+import type { Signal } from '../../model/definition.js';
 import type {
   ExponentialHistogramDataPoint,
   ExportLogsRequest,

@@ -10,7 +10,7 @@
  * Rejected records are still appended to the log: the sinks that can map them write them, the
  * others keep them as mapping failures, which can be replayed once the mapping is fixed.
  */
-import type { Column } from '../../definition/model.js';
+import type { Column } from '../../model/definition.js';
 import type { CompiledMapping } from '../columns/mapping.js';
 import { MappingError } from '../columns/errors.js';
 import type { RecordContext } from '../template-engine.js';

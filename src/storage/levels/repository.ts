@@ -11,7 +11,7 @@
  * A slice in `closing` still accepts the commit of a batch that was in flight when it rotated;
  * from `uploading` on its length is frozen (commitBatch refuses).
  */
-import type { Column, SettingValue } from '../../definition/model.js';
+import type { Column, SettingValue } from '../../model/definition.js';
 import type { KeySpace, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
 import { retryDelayMs } from '../../pipeline/triggers.js';
 import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';

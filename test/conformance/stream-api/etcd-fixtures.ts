@@ -51,7 +51,7 @@
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../../src/connectors/metadata/lmdb-store.js';
 import type { MetadataStore } from '../../../src/connectors/metadata/store.js';
-import type { Column } from '../../../src/definition/model.js';
+import type { Column } from '../../../src/model/definition.js';
 import { parseByteSize } from '../../../src/pipeline/units.js';
 import { localSlicePath } from '../../../src/storage/levels/local-slices.js';
 import {

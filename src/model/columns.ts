@@ -1,5 +1,5 @@
 import { DomainError } from '../domain-errors.js';
-import type { Column } from './model.js';
+import type { Column } from './definition.js';
 
 /** Checks a mapping's templates; returns `Column "x" template is invalid: <error>` or undefined. */
 export type MappingChecker = (columns: Column[]) => Promise<string | undefined>;
