@@ -125,6 +125,24 @@ async function waitReady(url: string, child: ChildProcess, log: () => string): P
   }
 }
 
+/**
+ * Starts a server again after kill(): the killed postmaster's backends keep its shared memory
+ * (and its lock file) until they notice it is gone, which a loaded machine can delay for
+ * seconds; postgres then refuses to start ("pre-existing shared memory block is still in use").
+ * Retried until they have gone, as an operator's restart would be.
+ */
+async function restartAfterKill(start: () => Promise<void>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await start();
+    } catch (err) {
+      if (Date.now() > deadline || !/shared memory block|lock file|postmaster\.pid|is another postmaster/i.test((err as Error).message)) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 export async function startTestPostgres(): Promise<TestPostgres> {
   const bin = await binaries();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-postgres-'));
@@ -201,6 +219,6 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     },
     halt: () => stopWith('SIGINT'),
     kill: () => stopWith('SIGKILL'),
-    restart: start,
+    restart: () => restartAfterKill(start),
   };
 }
