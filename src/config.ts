@@ -3,7 +3,8 @@
  * variables (flags win). Every other module receives the parts it needs from here.
  */
 import { join, resolve } from 'node:path';
-import { parseByteSize, parseDuration } from './pipeline/units.js';
+import { goDurationString, parseByteSize, parseDuration } from './pipeline/units.js';
+import { DEFAULT_LIMITS } from './pipeline/triggers.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
 
 export interface Config {
@@ -230,8 +231,8 @@ export const OPTIONS: Option[] = [
   option({ flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked', default: '1s' }),
   option({ flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion; off: on the event loop', default: 'on' }),
   option({ flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it; off: every request through fastify', default: 'on' }),
-  option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: '1s' }),
-  option({ flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (the import interval setting\'s own minimum; the reference fixes 60s)', default: '30s' }),
+  option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: goDurationString(DEFAULT_LIMITS.uploadMinIntervalMs) }),
+  option({ flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (the import interval setting\'s own minimum; the reference fixes 60s)', default: goDurationString(DEFAULT_LIMITS.importMinIntervalMs) }),
   option({ flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (then x4, up to 3h)', default: '2m' }),
   option({ flag: '--sink-retry-base', env: 'SLUICE_SINK_RETRY_BASE', key: 'sinkRetryBaseMs', parse: duration('sink retry base'), help: 'first retry delay of a sink\'s failed write (then x2; after 5 attempts, about 15x this, the sink is failing and is tried again after 30x, doubling up to 300x)', default: '2s' }),
   option({ flag: '--staging-retention', env: 'SLUICE_STAGING_RETENTION', key: 'stagingRetentionMs', parse: duration('staging retention'), help: 'how long data that failed to import is kept', default: '168h' }),

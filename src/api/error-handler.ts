@@ -8,6 +8,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, asDomainError, statusOf } from './errors.js';
+import { RETRY_AFTER } from './ingest/append.js';
 
 /** What fastify refused before a route's handler ran. */
 export interface RequestRefusal {
@@ -72,7 +73,7 @@ export function renderError(formatter: ErrorFormatter, err: unknown, req: Fastif
   const ids = formatter.exceptionId;
   if (ids && (statusCode >= 500 || ids.always)) failure.exceptionId = ids.make(req);
   if (formatter.refusals?.statuses.includes(statusCode)) {
-    reply.header('retry-after', '1');
+    reply.header('retry-after', RETRY_AFTER);
     req.log.warn({ code: failure.code, exceptionId: failure.exceptionId }, formatter.refusals.logMessage);
   } else if (statusCode >= 500) {
     req.log.error({ err, exceptionId: failure.exceptionId }, formatter.logMessage);

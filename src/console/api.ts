@@ -29,22 +29,25 @@ export function envelopeMessage(status: number, body: unknown, text: string): { 
 export interface RequestOptions {
   /** JSON body (sent as application/json). */
   json?: unknown;
-  /** Raw body with its content type. */
-  body?: string;
+  /** Raw body with its content type (default text/plain; '' sends none of its own). */
+  body?: string | Blob;
   contentType?: string;
+  /** More request headers (the test endpoint's sample); the session's token always wins. */
+  headers?: Record<string, string>;
   signal?: AbortSignal;
 }
 
 async function send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
+  const headers = new Headers(options.headers);
   const token = session.token();
-  if (token) headers['X-StorageApi-Token'] = token;
-  let body: string | undefined;
+  if (token) headers.set('X-StorageApi-Token', token);
+  let body: string | Blob | undefined;
   if (options.json !== undefined) {
-    headers['Content-Type'] = 'application/json';
+    headers.set('Content-Type', 'application/json');
     body = JSON.stringify(options.json);
   } else if (options.body !== undefined) {
-    headers['Content-Type'] = options.contentType ?? 'text/plain';
+    const type = options.contentType ?? 'text/plain';
+    if (type) headers.set('Content-Type', type);
     body = options.body;
   }
   const res = await fetch(path, { method, headers, body, signal: options.signal });

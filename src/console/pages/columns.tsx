@@ -1,6 +1,6 @@
 /**
  * The columns of a sink's mapping: every column type the Stream API accepts
- * (src/definition/model.ts COLUMN_TYPES, src/api/stream/schemas.ts columnSchema) with its
+ * (src/model/definition.ts COLUMN_TYPES, src/api/stream/schemas.ts columnSchema) with its
  * options, added, removed and reordered with buttons (keyboard: the moved column's button keeps
  * the focus), and the Jsonnet template editor with a line-number gutter that points at the line
  * and column of the API's syntax error.
@@ -8,7 +8,8 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { ErrorText } from '../components/common';
 
-export type ColumnType = 'uuid' | 'datetime' | 'ip' | 'body' | 'headers' | 'path' | 'template';
+export type { ColumnType } from '../../model/definition';
+import type { ColumnType } from '../../model/definition';
 
 /** A column as the API answers and takes it (views.ts columnView). */
 export interface ApiColumn {

@@ -12,9 +12,12 @@ import { session } from '../session';
 import { go } from '../router';
 import { ErrorText } from '../components/common';
 import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ApiColumn, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
+// The API's own id normalisation (pure, no dependencies): the placeholder is the id it will derive.
+import { normalizeId } from '../../model/ids';
 
-export type Signal = 'logs' | 'metrics' | 'traces';
-export const SIGNALS: Signal[] = ['logs', 'metrics', 'traces'];
+// The API's own model (pure, no dependencies): the signals a sink may take.
+import { SIGNALS, type Signal } from '../../model/definition';
+export { SIGNALS, type Signal };
 
 /** A sink as GET .../sinks/<id> answers it (src/api/stream/views.ts sinkView). */
 export interface SinkData {
@@ -82,29 +85,6 @@ function initialDraft(sink: SinkData | undefined): Draft {
   };
 }
 
-/**
- * The id the API derives from a name (src/definition/ids.ts normalizeId: CamelCase and
- * letter/digit boundaries split, other characters a dash, lowercase), shown as a placeholder.
- */
-export function normalizeId(input: string): string {
-  const s = input.trim();
-  let out = '';
-  const isCap = (c: string) => c >= 'A' && c <= 'Z';
-  const isLow = (c: string) => c >= 'a' && c <= 'z';
-  const isNum = (c: string) => c >= '0' && c <= '9';
-  for (let i = 0; i < s.length; i++) {
-    const v = s[i];
-    const next = s[i + 1];
-    if (next !== undefined && ((isCap(v) && (isLow(next) || isNum(next))) || (isLow(v) && (isCap(next) || isNum(next))) || (isNum(v) && (isCap(next) || isLow(next))))) {
-      if (isCap(v) && isLow(next) && i > 0 && isCap(s[i - 1])) out += '-';
-      out += v;
-      if (isLow(v) || isNum(v) || isNum(next)) out += '-';
-      continue;
-    }
-    out += v;
-  }
-  return out.replace(/[^a-zA-Z0-9]+/g, '-').replace(/^-+|-+$/g, '').toLowerCase().slice(0, 48);
-}
 
 /** Client-side checks of what is obviously missing; the API judges the rest. */
 function check(d: Draft): Errors {

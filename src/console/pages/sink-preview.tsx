@@ -6,8 +6,7 @@
  * answers 422 with the failing column, which is marked in the table.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, envelopeMessage, ApiError, BRANCH } from '../api';
-import { session } from '../session';
+import { api, BRANCH } from '../api';
 import { useLoad } from '../components/load';
 import { ErrorText, Loading, Time } from '../components/common';
 import { SIGNALS, type SinkData, type Signal, type SourceData } from './sink-editor';
@@ -70,35 +69,15 @@ function decodeBase64(text: string): Uint8Array {
 }
 
 /**
- * The test endpoint with the sample's own headers (api() sends none of its own): the session's
- * token in X-StorageApi-Token (the endpoint leaves it out of the record), errors in the
+ * The test endpoint with the sample's own headers (those a page may set): the api client adds
+ * the session's token (the endpoint leaves it out of the record) and reads errors in the
  * Stream envelope's words.
  */
-async function renderSample(sourceId: string, sample: Sample, signal: Signal | undefined, abort: AbortSignal): Promise<TestAnswer> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(sample.headers)) {
-    if (skipped(name)) continue;
-    headers.set(name, value);
-  }
-  if (sample.contentType) headers.set('Content-Type', sample.contentType);
-  const token = session.token();
-  if (token) headers.set('X-StorageApi-Token', token);
+function renderSample(sourceId: string, sample: Sample, signal: Signal | undefined, abort: AbortSignal): Promise<TestAnswer> {
+  const headers = Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !skipped(name)));
   const query = signal ? `?signal=${signal}` : '';
   const body = sample.bytes ? new Blob([new Uint8Array(sample.bytes)]) : sample.text;
-  const res = await fetch(`${BRANCH}/sources/${encodeURIComponent(sourceId)}/test${query}`, { method: 'POST', headers, body, signal: abort });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (res.status === 401 && token) session.end('Your token is no longer valid (it was deleted or has expired). Sign in again.');
-  if (!res.ok) {
-    const { message, code } = envelopeMessage(res.status, parsed, text);
-    throw new ApiError(res.status, message, code);
-  }
-  return parsed as TestAnswer;
+  return api<TestAnswer>('POST', `${BRANCH}/sources/${encodeURIComponent(sourceId)}/test${query}`, { headers, body, contentType: sample.contentType, signal: abort });
 }
 
 interface Sample {

@@ -10,17 +10,10 @@ import { session } from '../session';
 import { useLoad } from '../components/load';
 import { ActionButton, ErrorText, Loading } from '../components/common';
 import { sourcePath } from './source-model';
+import type { SettingView } from './sink-settings';
 
-interface Setting {
-  key: string;
-  type: string;
-  description: string;
-  value: unknown;
-  defaultValue: unknown;
-  overwritten: boolean;
-  protected: boolean;
-  validation?: string;
-}
+/** One key as GET .../settings answers it (the sink page's type). */
+type Setting = SettingView;
 
 export function show(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
