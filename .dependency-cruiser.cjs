@@ -50,7 +50,7 @@ module.exports = {
     },
     {
       name: 'ports-not-adapters',
-      comment: 'Services and the runtime use the ports (the metadata store, the event log, the Target in storage/target.ts), never a concrete adapter: the composition root (server.ts) picks those. The render worker builds its own template engine (a worker thread is its own composition root).',
+      comment: 'Services and the runtime use the ports (the metadata store, the event log, the Target in storage/target.ts, the Staging in storage/levels/staging.ts), never a concrete adapter: the composition root (server.ts) picks those. The render worker builds its own template engine (a worker thread is its own composition root).',
       severity: 'error',
       from: { path: '^src/(definition|storage|queue|components|actors|observability)/', pathNot: '^src/actors/render/render-worker\\.ts$' },
       to: { path: '^src/connectors/', pathNot: '^src/connectors/(metadata/store|event-log/event-log)\\.ts$' },

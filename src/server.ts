@@ -37,6 +37,7 @@ import { MappingCache } from './pipeline/mapping-cache.js';
 import { openEventLog } from './connectors/event-log/open-event-log.js';
 import { LevelRepository } from './storage/levels/repository.js';
 import { MappingFailures } from './storage/mapping-failures.js';
+import { LocalDirectoryStaging } from './connectors/staging/local-directory-staging.js';
 import { StorageOperator } from './actors/storage-operator.js';
 import { SINK_WRITE_ATTEMPTS } from './actors/sink-health.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
@@ -162,14 +163,16 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const eventLog = new MeteredEventLog(await openEventLog(config, logger, nodeId), metrics);
   const levels = new LevelRepository(metadata);
   const failures = new MappingFailures(metadata);
+  // The staging level: a directory on this node (an object store would be another adapter).
+  const staging = new LocalDirectoryStaging(config.dataDir);
   const operator = new StorageOperator({
-    store: metadata, levels, tables, dataDir: config.dataDir, retryBaseMs: config.retryBaseMs,
+    store: metadata, levels, tables, dataDir: config.dataDir, staging, retryBaseMs: config.retryBaseMs,
     stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined, metrics,
   });
   // Sinks' mapping and CSV encoding run on a worker thread, beside ingestion (actors/render).
   const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);
   const runtime = new StreamRuntime({
-    store: metadata, levels, failures, renderer, dataDir: config.dataDir, logger, eventLog, operator, tables, metrics,
+    store: metadata, levels, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,
     handOver,
     orders: handOver && new ClusterOrders(metadata, nodeId, (node) => handOver.isAlive(node)),
     publishStatistics: clusterStatistics && ((sinks, now, force) => clusterStatistics.publish(statistics, sinks, now, force)),

@@ -1,10 +1,11 @@
 import type { EventLog, OwnershipChange } from '../connectors/event-log/event-log.js';
 import { parseStream } from '../connectors/event-log/event-log.js';
 import type { Logger } from '../logger.js';
-import { removeSliceFiles } from '../storage/levels/local-slices.js';
+import { removeLocalFiles } from '../storage/levels/local.js';
 import { sinkPath, type SinkKey } from '../storage/levels/model.js';
 import type { LevelRepository } from '../storage/levels/repository.js';
 import type { TableService } from '../storage/tables.js';
+import type { Staging } from '../storage/levels/staging.js';
 import type { StreamHandOver } from './hand-over.js';
 
 export interface ClusterMembershipDeps {
@@ -12,7 +13,9 @@ export interface ClusterMembershipDeps {
   levels: LevelRepository;
   tables: Pick<TableService, 'claimStream'>;
   logger: Logger;
+  /** The local level's root: the data directory. */
   dataDir: string;
+  staging: Staging;
   /** Cluster mode: how streams pass between nodes (hand-over.ts). */
   handOver?: StreamHandOver;
 }
@@ -71,7 +74,7 @@ export class ClusterMembership {
       this.gaining.delete(stream);
       this.owned.set(stream, change.committedThrough);
       events.gained(stream);
-    });
+    }).catch((err: unknown) => this.deps.logger.error({ err, stream }, 'taking up a stream failed'));
   }
 
   /** Runs the release of a stream lost; meanwhile isReleasing(stream) holds. */
@@ -141,7 +144,9 @@ export class ClusterMembership {
 
   /** Drops what a sink has on this node and is not imported (the next owner reads it again). */
   async discardUnimported(key: SinkKey): Promise<void> {
-    await removeSliceFiles(this.deps.dataDir, this.deps.levels.discardUnimported(key));
+    const slices = this.deps.levels.discardUnimported(key);
+    await removeLocalFiles(this.deps.dataDir, slices);
+    await this.deps.staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
   }
 
   /** The group position of each stream this node works on moves with the imports of its writers. */

@@ -121,7 +121,10 @@ export class ClusterOrders {
       }).then(
         (result) => update({ state: 'done', progress: result }),
         (err: unknown) => update({ state: 'failed', error: err instanceof Error ? err.message : String(err) }),
-      ).finally(() => this.running.delete(order.id));
+      )
+        // Recording the end can fail only with the metadata store (closing): the asker then meets its deadline.
+        .catch(() => undefined)
+        .finally(() => this.running.delete(order.id));
     }
   }
 }

@@ -1,9 +1,9 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { EventLog } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
-import { sourceStreams } from '../storage/levels/importer.js';
+import { sourceStreams } from '../storage/levels/import.js';
+import { removeLocalSink } from '../storage/levels/local.js';
+import type { Staging } from '../storage/levels/staging.js';
 import { parseInstanceId } from '../storage/levels/instances.js';
 import { sinkPath, type SinkKey } from '../storage/levels/model.js';
 import type { LevelRepository } from '../storage/levels/repository.js';
@@ -18,7 +18,9 @@ export interface HousekeepingDeps {
   eventLog: EventLog;
   tables: Pick<TableService, 'forgetPositions'>;
   logger: Logger;
+  /** The local level's root: the data directory. */
   dataDir: string;
+  staging: Staging;
   branchId: number;
   retention: { maxAgeMs: number; maxBytesPerTopic: number };
 }
@@ -64,7 +66,7 @@ export class Housekeeping {
     topicOf: (sourceId: string) => string,
     stopStreams: (topic: string) => Promise<void>,
   ): Promise<void> {
-    const { levels, failures, store, dataDir, branchId, logger } = this.deps;
+    const { levels, failures, store, dataDir, staging, branchId, logger } = this.deps;
     const dropped = new Set<string>();
     const dropTopicOf = async (sourceId: string) => {
       if (sourceIds.has(sourceId) || dropped.has(sourceId)) return;
@@ -83,7 +85,8 @@ export class Housekeeping {
       levels.purgeSink(sink);
       failures.purge(sink);
       store.transact((tx) => clearFailing(tx, sink));
-      for (const level of ['local', 'staging']) await rm(join(dataDir, level, String(branchId), sourceId, instance), { recursive: true, force: true });
+      await removeLocalSink(dataDir, branchId, sourceId, instance);
+      await staging.removeSink(branchId, sourceId, instance);
       logger.info({ sink: sinkPath(sink) }, 'deleted sink purged: its unimported data is removed');
     }
   }

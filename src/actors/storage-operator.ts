@@ -1,15 +1,14 @@
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
-import { retryDelayMs } from '../pipeline/triggers.js';
+import { retryDelayMs } from '../storage/levels/conditions.js';
 import type { TableService } from '../storage/tables.js';
 import { StreamClaimedError } from '../storage/target.js';
 import { levelKeys, type FileEntry, type SliceEntry } from '../storage/levels/model.js';
 import { REFERENCE_RETENTION, type LevelRepository } from '../storage/levels/repository.js';
-import { stageSlice } from '../storage/levels/staging.js';
-import { importFile } from '../storage/levels/importer.js';
-import { removeSliceFiles } from '../storage/levels/local-slices.js';
+import type { Staging } from '../storage/levels/staging.js';
+import { importFile } from '../storage/levels/import.js';
+import { removeLocalFiles } from '../storage/levels/local.js';
 import { Actor } from './actor.js';
 import type { Metrics } from '../observability/metrics.js';
 import { parseInstanceId } from '../storage/levels/instances.js';
@@ -18,7 +17,9 @@ export interface StorageOperatorDeps {
   store: MetadataStore;
   levels: LevelRepository;
   tables: TableService;
+  /** The local level's root: the data directory. */
   dataDir: string;
+  staging: Staging;
   retryBaseMs: number;
   stagingRetentionMs: number;
   logger: Logger;
@@ -61,17 +62,17 @@ export class StorageOperator extends Actor<Message> {
   }
 
   private async uploadClosedSlices(now: number): Promise<void> {
-    const { store, levels, dataDir } = this.deps;
+    const { store, levels, dataDir, staging } = this.deps;
     const waiting = store.list<SliceEntry>('storage/slice/').map((e) => e.value).filter((s) => (s.state === 'closing' || s.state === 'uploading') && this.due(s, now));
     for (const slice of waiting) {
       const key = { branchId: slice.branchId, sourceId: slice.sourceId, sinkId: slice.sinkId, fileOpenedAt: slice.fileOpenedAt, openedAt: slice.openedAt };
       try {
         if (slice.state === 'closing') levels.sliceUploading(key);
         const started = performance.now();
-        const staged = await stageSlice(dataDir, slice);
+        const staged = await staging.stage(slice, join(dataDir, slice.localPath));
         this.deps.metrics?.uploadDuration.observe((performance.now() - started) / 1000);
         levels.sliceUploaded(key, staged);
-        await rm(join(dataDir, slice.localPath), { force: true });
+        await removeLocalFiles(dataDir, [slice]);
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         const current = levels.getSlice(key);
@@ -85,7 +86,7 @@ export class StorageOperator extends Actor<Message> {
   }
 
   private async importClosedFiles(now: number): Promise<void> {
-    const { store, levels, tables, dataDir } = this.deps;
+    const { store, levels, tables, staging } = this.deps;
     const files = store.list<FileEntry>('storage/file/').map((e) => e.value).filter((f) => (f.state === 'closing' || f.state === 'importing') && this.due(f, now));
     for (const file of files) {
       const key = { branchId: file.branchId, sourceId: file.sourceId, sinkId: file.sinkId, openedAt: file.openedAt };
@@ -94,16 +95,16 @@ export class StorageOperator extends Actor<Message> {
       try {
         if (file.state === 'closing') levels.fileImporting(key);
         const started = performance.now();
-        const result = await importFile(tables, dataDir, file, slices, this.deps.owner);
+        const result = await importFile(tables, staging, file, slices, this.deps.owner);
         this.deps.metrics?.importDuration.observe((performance.now() - started) / 1000);
         if (result.inserted > 0) this.deps.metrics?.rowsImported.inc({ table: file.tableId }, result.inserted);
         levels.fileImported(key);
         this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
-        for (const s of slices) if (s.stagingPath) await rm(join(dataDir, s.stagingPath), { force: true });
+        await staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
       } catch (err) {
         if (err instanceof StreamClaimedError) {
           this.deps.metrics?.fencingRefusals.inc();
-          await removeSliceFiles(dataDir, levels.discardFile(key));
+          await this.removeSliceFiles(levels.discardFile(key));
           this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its stream over and reads its records again from the event log');
           continue;
         }
@@ -121,13 +122,19 @@ export class StorageOperator extends Actor<Message> {
   }
 
   private expire(now: number): void {
-    const { levels, dataDir } = this.deps;
+    const { levels } = this.deps;
     const { files, slices } = levels.deleteExpired(new Date(now), { ...REFERENCE_RETENTION, activeFileExpirationMs: this.deps.stagingRetentionMs });
     for (const f of files) {
       if (f.state !== 'imported') {
         this.log.error({ file: levelKeys.file(f, f.openedAt), tableId: f.tableId, reason: f.retryReason }, 'file expired before it could be imported: its staged data is deleted');
       }
     }
-    void removeSliceFiles(dataDir, slices);
+    void this.removeSliceFiles(slices);
+  }
+
+  /** Removes the local and staged files of slices whose entries are gone. */
+  private async removeSliceFiles(slices: readonly SliceEntry[]): Promise<void> {
+    await removeLocalFiles(this.deps.dataDir, slices);
+    await this.deps.staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
   }
 }

@@ -18,10 +18,13 @@ import type { SinkFailing } from './sink-health.js';
 import { Housekeeping } from './housekeeping.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { desiredWriters, startOffset } from './reconciliation.js';
+import type { Staging } from '../storage/levels/staging.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
   operator: StorageOperator;
+  /** The staging level (its port): a purged sink's staged files go, a discarded file's too. */
+  staging: Staging;
   /** The tables: in cluster mode, where a sink taken over resumes (the target's stream positions). */
   tables: Pick<TableService, 'claimStream' | 'forgetPositions'>;
   /** Cluster mode: how streams pass between nodes (hand-over.ts). */
@@ -122,7 +125,7 @@ export class StreamRuntime {
       this.routers.get(stream)?.removeTarget(writer.sinkId);
       if (defined.has(sinkPath({ ...writer.key, sinkId: parseInstanceId(writer.sinkId).sinkId }))) {
         writer.send({ type: 'close' });
-        void writer.stop();
+        void writer.stop().catch((err: unknown) => this.deps.logger.error({ err, sink: key }, 'stopping a sink failed'));
         this.deps.logger.info({ sink: key }, 'sink stopped: its file is closed and will be imported');
       } else {
         await writer.stop();

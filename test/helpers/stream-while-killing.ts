@@ -4,7 +4,7 @@
  * wait. A client retries only a request that got no answer, so that afterwards a test can tell
  * an event doubled by its own retry from one the server doubled.
  */
-import { sleep, type ChildService, type SendResult } from './child-service.js';
+import { sleep, tail, type ChildService, type SendResult } from './child-service.js';
 
 export interface StreamWhileKillingOptions {
   service: ChildService;
@@ -57,8 +57,9 @@ export async function streamWhileKilling(opts: StreamWhileKillingOptions): Promi
   };
 
   const deliver = async (id: string): Promise<void> => {
+    let lastError = '';
     for (let attempt = 1; attempt <= 40; attempt++) {
-      if (Date.now() > deadline) throw new Error(`event ${id}: no 200 before the deadline`);
+      if (Date.now() > deadline) throw new Error(`event ${id}: no 200 before the deadline (last: ${lastError || 'none'})\n${tail(service.output())}`);
       await up;
       attempts.set(id, attempt);
       const res: SendResult = await service.send(path, JSON.stringify({ n: id }));
@@ -77,9 +78,12 @@ export async function streamWhileKilling(opts: StreamWhileKillingOptions): Promi
       }
       // No answer: the server may or may not have logged it; send it again (to the new process).
       retried.add(id);
-      await sleep(20);
+      lastError = res.error;
+      // Soon at first (the new process is up in a moment), then less often: about 30 s in all.
+      await sleep(Math.min(20 * 2 ** (attempt - 1), 1000));
     }
-    throw new Error(`event ${id}: no answer after 40 attempts`);
+    const state = service.running ? 'running' : 'not running';
+    throw new Error(`event ${id}: no answer after 40 attempts (last: ${lastError}; the service is ${state})\n${tail(service.output())}`);
   };
 
   let next = 0;

@@ -10,9 +10,13 @@ import { TableService } from '../../src/storage/tables.js';
 import { StreamClaimedError } from '../../src/storage/target.js';
 import { DomainError } from '../../src/domain-errors.js';
 import { LevelRepository, LevelStateError, type NewFile } from '../../src/storage/levels/repository.js';
-import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/storage/levels/local-slices.js';
-import { stageSlice, stagingSlicePath } from '../../src/storage/levels/staging.js';
-import { fileImportId, importFile } from '../../src/storage/levels/importer.js';
+import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/storage/levels/local.js';
+import { stagingSlicePath } from '../../src/storage/levels/staging.js';
+import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
+
+/** Stages a slice through the embedded Staging adapter, from its local file under `dir`. */
+const stageSlice = (dir: string, slice: SliceEntry) => new LocalDirectoryStaging(dir).stage(slice, join(dir, slice.localPath));
+import { fileImportId, importFile } from '../../src/storage/levels/import.js';
 import { levelKeys, type SliceEntry } from '../../src/storage/levels/model.js';
 
 const SINK = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
@@ -348,6 +352,20 @@ describe('staging', () => {
     await expect(stageSlice(dir, slice)).rejects.toThrow(/has 4 bytes but 100/);
     expect(existsSync(join(dir, stagingSlicePath(slice)))).toBe(false);
   });
+
+  it('removes staged objects one by one, and a purged sink\'s at once', async () => {
+    const staging = new LocalDirectoryStaging(dir);
+    const first = sliceWithFile('1,a\n', 4, T0.toISOString());
+    const second = sliceWithFile('2,b\n', 4, new Date(T0.getTime() + 1000).toISOString());
+    const [a, b] = [await staging.stage(first, join(dir, first.localPath)), await staging.stage(second, join(dir, second.localPath))];
+    expect(staging.readablePath(a.stagingPath)).toBe(join(dir, a.stagingPath));
+    await staging.remove([a.stagingPath, 'staging/never/staged.csv.gz']);
+    expect(existsSync(staging.readablePath(a.stagingPath))).toBe(false);
+    expect(existsSync(staging.readablePath(b.stagingPath))).toBe(true);
+    await staging.removeSink(SINK.branchId, SINK.sourceId, SINK.sinkId);
+    expect(existsSync(staging.readablePath(b.stagingPath))).toBe(false);
+    expect(existsSync(join(dir, second.localPath))).toBe(true); // the local level is not staging's
+  });
 });
 
 describe('import into the table', () => {
@@ -395,13 +413,13 @@ describe('import into the table', () => {
     const { repo, file, slices } = await stagedFile([[['1', 'a\rb']], [], [['2', 'multi\nline'], ['3', null]]]);
     expect(slices).toHaveLength(3);
 
-    const result = await importFile(tables, dir, file, slices);
+    const result = await importFile(tables, new LocalDirectoryStaging(dir), file, slices);
     expect(result).toEqual({ importId: '456/my-source/my-sink/2000-01-01T02:00:00.000Z', inserted: 3, duplicate: false, skipped: false });
     expect(result.importId).toBe(fileImportId(file));
     expect((await tables.preview('in.c-b.t', 10)).rows).toEqual([['1', 'a\rb'], ['2', 'multi\nline'], ['3', '']]);
 
     // A retry (crash before `imported` was committed) changes nothing.
-    expect(await importFile(tables, dir, file, slices)).toMatchObject({ inserted: 0, duplicate: true });
+    expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices)).toMatchObject({ inserted: 0, duplicate: true });
     expect(await target.rowCount('in.c-b.t')).toBe(3);
     repo.fileImported(file);
     expect(repo.listSlices(file).every((s) => s.state === 'imported')).toBe(true);
@@ -409,7 +427,7 @@ describe('import into the table', () => {
 
   it('skips a file without records', async () => {
     const { file, slices } = await stagedFile([[]]);
-    expect(await importFile(tables, dir, file, slices)).toMatchObject({ inserted: 0, skipped: true });
+    expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices)).toMatchObject({ inserted: 0, skipped: true });
     // The table was never needed.
     expect(await tables.findTable('in.c-b.t')).toBeUndefined();
   });
@@ -418,7 +436,7 @@ describe('import into the table', () => {
     const { file, slices } = await stagedFile([[['1', 'a']]]);
     // Someone replaced the table by one with other columns (same count, so the CSV would fit).
     await tables.ensureTable('in.c-b.t', ['id', 'text'], {});
-    const err = await importFile(tables, dir, file, slices).then(() => undefined, (e: unknown) => e);
+    const err = await importFile(tables, new LocalDirectoryStaging(dir), file, slices).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe('tableSchemaMismatch');
     expect((err as DomainError).message).toContain('["id","text"]');
@@ -427,7 +445,7 @@ describe('import into the table', () => {
     // The import id was not recorded: after the table is fixed the import goes through.
     await tables.dropTable('in.c-b.t');
     await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
-    expect(await importFile(tables, dir, file, slices)).toMatchObject({ inserted: 1, duplicate: false });
+    expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices)).toMatchObject({ inserted: 1, duplicate: false });
   });
 
   it('cluster fence: an import by an owner the stream was claimed from since writes nothing; the claim returns the position', async () => {
@@ -436,7 +454,7 @@ describe('import into the table', () => {
     const stream = '456/my-source/my-sink';
     // No claim yet (a single node): anyone's import goes through, and records the position.
     expect(await tables.claimStream(stream, 'node-a')).toBeUndefined();
-    expect(await importFile(tables, dir, file, slices, 'node-a')).toMatchObject({ inserted: 2 });
+    expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices, 'node-a')).toMatchObject({ inserted: 2 });
     repo.fileImported(file);
     expect(await target.position(stream)).toBe(2);
 
@@ -456,15 +474,15 @@ describe('import into the table', () => {
       return { file: repo.fileImporting(closedFile, at(21_500)), slices: repo.listSlices(closedFile) };
     })();
     expect(await tables.claimStream(stream, 'node-b')).toBe(2);
-    const err = await importFile(tables, dir, second.file, second.slices, 'node-a').then(() => undefined, (e: unknown) => e);
+    const err = await importFile(tables, new LocalDirectoryStaging(dir), second.file, second.slices, 'node-a').then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(StreamClaimedError);
     expect((err as StreamClaimedError).claimedBy).toBe('node-b');
     expect(await target.rowCount('in.c-b.t')).toBe(2);
     expect(await target.position(stream)).toBe(2);
     // A retry of an import that went through before the claim is still a harmless duplicate.
-    expect(await importFile(tables, dir, file, slices, 'node-a')).toMatchObject({ inserted: 0, duplicate: true });
+    expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices, 'node-a')).toMatchObject({ inserted: 0, duplicate: true });
     // The owner imports; the file is gone from node-a's levels once discarded there.
-    expect(await importFile(tables, dir, second.file, second.slices, 'node-b')).toMatchObject({ inserted: 1 });
+    expect(await importFile(tables, new LocalDirectoryStaging(dir), second.file, second.slices, 'node-b')).toMatchObject({ inserted: 1 });
     expect(await target.position(stream)).toBe(3);
     expect(repo.discardFile(second.file).map((s) => s.openedAt)).toEqual(second.slices.map((s) => s.openedAt));
     expect(repo.getFile(second.file)).toBeUndefined();
@@ -481,6 +499,6 @@ describe('import into the table', () => {
   it('refuses slices that are not staged yet', async () => {
     const repo = new LevelRepository(lmdb);
     const { file, slice } = repo.openFile(newFile(), T0);
-    await expect(importFile(tables, dir, file, [slice])).rejects.toThrow(/writing; only uploaded/);
+    await expect(importFile(tables, new LocalDirectoryStaging(dir), file, [slice])).rejects.toThrow(/writing; only uploaded/);
   });
 });

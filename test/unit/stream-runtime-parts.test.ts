@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { EventLog, OwnershipChange } from '../../src/connectors/event-log/event-log.js';
 import { LevelRepository } from '../../src/storage/levels/repository.js';
@@ -86,7 +87,7 @@ describe('cluster membership', () => {
       heartbeat: () => undefined,
     };
     const levels = new LevelRepository(lmdb());
-    const membership = new ClusterMembership({ eventLog: log, levels, tables: { claimStream: async () => undefined }, logger, dataDir: '/nonexistent', handOver: handOver as never });
+    const membership = new ClusterMembership({ eventLog: log, levels, tables: { claimStream: async () => undefined }, logger, dataDir: '/nonexistent', staging: new LocalDirectoryStaging('/nonexistent'), handOver: handOver as never });
     const events: string[] = [];
     membership.start({ gained: (s) => events.push(`gained ${s}`), lost: (s) => events.push(`lost ${s}`) });
     change('t#1', { owned: true, committedThrough: 5 });

@@ -13,9 +13,9 @@
  */
 import type { Column, SettingValue } from '../../model/definition.js';
 import type { KeySpace, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
-import { retryDelayMs } from '../../pipeline/triggers.js';
+import { retryDelayMs } from './conditions.js';
 import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';
-import { localSlicePath } from './local-slices.js';
+import { localSlicePath } from './local.js';
 import { parseInstanceId, sinkInstances } from './instances.js';
 import {
   levelKeys,

@@ -1,85 +1,45 @@
 /**
- * The staging level (reference §17.5): a closed slice's committed bytes, gzipped, under
- * `<dataDir>/staging/` in the same layout as the local level. The embedded Staging adapter is
- * this local directory; an object store would take the same file.
+ * The Staging port (reference §17.5, DESIGN.md's ports table): where a closed slice waits,
+ * gzipped, until its file is imported into the target. The storage operator stages slices and
+ * removes staged ones through this port; the import reads them through it. The embedded
+ * adapter is a directory on this node (connectors/staging/local-directory-staging.ts); an object
+ * store would implement the same four calls with the same object names.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
-import { fsTime, sliceDir, syncDir } from './local-slices.js';
+import { join } from 'node:path';
+import { fsTime, sliceDir } from './local.js';
 import type { SliceEntry, SliceKey } from './model.js';
 
-/** The staged gzip of a slice, relative to the data directory. */
+/**
+ * The name of a slice's staged object: "staging/<branchId>/<sourceId>/<sinkId>/<fileOpenedAt>/
+ * <openedAt>.csv.gz" (the local level's layout). Stored as SliceEntry.stagingPath; the local
+ * directory adapter keeps the object at this path under the data directory.
+ */
 export function stagingSlicePath(slice: SliceKey): string {
   return join('staging', sliceDir(slice), `${fsTime(slice.openedAt)}.csv.gz`);
 }
 
 export interface StagedSlice {
-  /** Relative to the data directory (SliceEntry.stagingPath). */
+  /** The staged object's name (SliceEntry.stagingPath). */
   stagingPath: string;
-  /** Bytes of the gzip file (SliceEntry.compressedSize). */
+  /** Bytes of the gzip object (SliceEntry.compressedSize). */
   compressedSize: number;
 }
 
-export interface StageOptions {
-  /** gzip level, 1 (default, as the reference's local encoding) to 9. */
-  level?: number;
-}
-
-/**
- * Gzips exactly the committed bytes (`slice.uncompressedSize`) of the local slice into its
- * staging path: written under a temporary name, fsynced, renamed, and the directory fsynced, so
- * the staging path holds either nothing or the complete file. Idempotent: re-running after a
- * crash (before the `uploaded` state was committed) writes the same file again; if the local
- * file is gone but the staged file exists (it was removed after an earlier success), the staged
- * file is kept. The caller commits `uploaded` with the result and may then remove the local file.
- */
-export async function stageSlice(dataDir: string, slice: SliceEntry, options: StageOptions = {}): Promise<StagedSlice> {
-  const stagingPath = stagingSlicePath(slice);
-  const source = join(dataDir, slice.localPath);
-  const target = join(dataDir, stagingPath);
-  const committed = slice.uncompressedSize;
-
-  let localSize: number | undefined;
-  try {
-    localSize = (await stat(source)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  if (localSize === undefined) {
-    const staged = await sizeOf(target);
-    if (staged !== undefined) return { stagingPath, compressedSize: staged };
-    if (committed > 0) throw new Error(`slice ${source} is missing and was never staged, ${committed} committed bytes are lost`);
-  } else if (localSize < committed) {
-    throw new Error(`slice ${source} has ${localSize} bytes but ${committed} bytes were committed`);
-  }
-
-  await mkdir(dirname(target), { recursive: true });
-  const temporary = `${target}.tmp`;
-  const input = committed > 0 ? createReadStream(source, { start: 0, end: committed - 1 }) : emptyStream();
-  await pipeline(input, createGzip({ level: options.level ?? 1 }), createWriteStream(temporary));
-  const handle = await open(temporary, 'r+');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, target);
-  await syncDir(dirname(target));
-  return { stagingPath, compressedSize: (await stat(target)).size };
-}
-
-async function sizeOf(path: string): Promise<number | undefined> {
-  try {
-    return (await stat(path)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-async function* emptyStream(): AsyncGenerator<Buffer> {
-  // Nothing: a slice without committed bytes stages as an empty gzip member.
+export interface Staging {
+  /** Where the staged data is, for the start-up log ("directory /data/staging"). */
+  readonly description: string;
+  /**
+   * Stages exactly the committed bytes (`slice.uncompressedSize`) of the slice's local CSV at
+   * `localFile`, gzipped, under stagingSlicePath(slice): either the complete object is there
+   * afterwards or nothing is. Idempotent: staging a slice again (after a crash before `uploaded`
+   * was committed) gives the same object; when the local file is gone but the object exists
+   * (an earlier success removed the local file), the object is kept and returned.
+   */
+  stage(slice: SliceEntry, localFile: string): Promise<StagedSlice>;
+  /** A file on this node that the target's import reads the staged object from. */
+  readablePath(stagingPath: string): string;
+  /** Removes staged objects; one that is missing is fine. */
+  remove(stagingPaths: readonly string[]): Promise<void>;
+  /** Removes everything staged for a sink instance (a deleted sink being purged). */
+  removeSink(branchId: number, sourceId: string, instance: string): Promise<void>;
 }

@@ -53,7 +53,7 @@ import { LmdbMetadataStore } from '../../../src/connectors/metadata/lmdb-store.j
 import type { MetadataStore } from '../../../src/connectors/metadata/store.js';
 import type { Column } from '../../../src/model/definition.js';
 import { parseByteSize } from '../../../src/pipeline/units.js';
-import { localSlicePath } from '../../../src/storage/levels/local-slices.js';
+import { localSlicePath } from '../../../src/storage/levels/local.js';
 import {
   levelKeys,
   type ArchivedStatistics,

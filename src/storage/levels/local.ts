@@ -162,9 +162,12 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Removes the local and staged files of slices whose entries are gone (a missing file is fine). */
-export async function removeSliceFiles(dataDir: string, slices: readonly SliceEntry[]): Promise<void> {
-  for (const slice of slices) {
-    for (const path of [slice.localPath, slice.stagingPath]) if (path) await rm(join(dataDir, path), { force: true });
-  }
+/** Removes the local files of slices whose entries are gone (a missing file is fine). */
+export async function removeLocalFiles(dataDir: string, slices: readonly SliceEntry[]): Promise<void> {
+  for (const slice of slices) await rm(join(dataDir, slice.localPath), { force: true });
+}
+
+/** Removes everything on the local level of a sink instance (a deleted sink being purged). */
+export async function removeLocalSink(dataDir: string, branchId: number, sourceId: string, instance: string): Promise<void> {
+  await rm(join(dataDir, 'local', String(branchId), sourceId, instance), { recursive: true, force: true });
 }

@@ -3,9 +3,9 @@
  * transaction, with the file's key as import id, so a retried import (after a crash between the
  * target's commit and the `imported` state) is a no-op.
  */
-import { join } from 'node:path';
 import type { TableService } from '../tables.js';
 import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from './model.js';
+import type { Staging } from './staging.js';
 
 /** The import id of a file: "<branchId>/<sourceId>/<sinkId>/<openedAt>". */
 export function fileImportId(file: FileKey): string {
@@ -22,6 +22,11 @@ export interface FileImportResult {
   skipped: boolean;
 }
 
+/** The prefix of the streams of a source's sinks. */
+export function sourceStreams(branchId: number, sourceId: string): string {
+  return `${branchId}/${sourceId}/`;
+}
+
 /**
  * Loads every staged slice of the file (all slices must be `uploaded`, or `imported` on a
  * retry) into the file's table in one transaction, checking that the table still has the
@@ -30,12 +35,7 @@ export interface FileImportResult {
  * `fileImported`. In cluster mode `owner` is this node: the import is refused (StreamClaimedError)
  * when another node has claimed the sink's stream since.
  */
-/** The prefix of the streams of a source's sinks. */
-export function sourceStreams(branchId: number, sourceId: string): string {
-  return `${branchId}/${sourceId}/`;
-}
-
-export async function importFile(tables: TableService, dataDir: string, file: FileEntry, slices: readonly SliceEntry[], owner?: string): Promise<FileImportResult> {
+export async function importFile(tables: TableService, staging: Staging, file: FileEntry, slices: readonly SliceEntry[], owner?: string): Promise<FileImportResult> {
   const importId = fileImportId(file);
   for (const s of slices) {
     if (s.branchId !== file.branchId || s.sourceId !== file.sourceId || s.sinkId !== file.sinkId || s.fileOpenedAt !== file.openedAt) {
@@ -51,7 +51,7 @@ export async function importFile(tables: TableService, dataDir: string, file: Fi
   const withRecords = [...slices].filter((s) => s.recordsCount > 0).sort((a, b) => (a.openedAt < b.openedAt ? -1 : 1));
   if (withRecords.length === 0) return { importId, inserted: 0, duplicate: false, skipped: true };
 
-  const paths = withRecords.map((s) => join(dataDir, s.stagingPath!));
+  const paths = withRecords.map((s) => staging.readablePath(s.stagingPath!));
   const expectedRows = withRecords.reduce((n, s) => n + s.recordsCount, 0);
   const through = Math.max(0, ...withRecords.map((s) => s.lastOffset ?? 0));
   const result = await tables.importCsv(file.tableId, paths, {

@@ -1,12 +1,12 @@
 /**
- * When data moves between storage levels (reference §17.5, §17.6): pure decisions over the
+ * The levels' trigger conditions: when data moves between storage levels (reference §17.5, §17.6): pure decisions over the
  * numbers of a slice or file, checked in the reference's order. Sizes are the bytes of the
  * local CSV: local slices are written uncompressed (the reference's production setting,
  * compression "none"), so compressed and uncompressed sizes of the compared data are equal.
  */
-import type { SettingValue } from '../model/definition.js';
-import { effectiveSetting, type SettingFloor } from './settings.js';
-import { parseByteSize, parseDuration } from './units.js';
+import type { SettingValue } from '../../model/definition.js';
+import { effectiveSetting, type SettingFloor } from '../../pipeline/settings.js';
+import { parseByteSize, parseDuration } from '../../pipeline/units.js';
 
 export interface UploadTrigger {
   count: number;
