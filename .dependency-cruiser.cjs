@@ -5,7 +5,7 @@
  *   ground    model/ (the definitions' shapes, ids, column checks), pipeline/, jsonnet/,
  *             domain-errors, version, logger, config
  *   adapters  connectors/ (the ports' implementations), observability/
- *   services  definition/ (sources, sinks, versions, tasks), storage/, queue/, components/
+ *   services  definition/ (sources, sinks, versions, tasks), storage/, levels/, queue/, components/
  *   runtime   actors/
  *   api       api/
  *   top       main.ts, server.ts, services.ts, cli/, tools/ (development tools main.ts runs)
@@ -17,14 +17,14 @@ module.exports = {
       name: 'no-api-below-api',
       comment: 'Only api/ and the composition root may import api/: lower layers throw domain errors, api/ maps them.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
       to: { path: '^src/api/' },
     },
     {
       name: 'no-runtime-below-runtime',
       comment: 'The actors (the stream runtime) sit above the services and adapters they drive.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|queue|components|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|levels|queue|components|connectors|pipeline|jsonnet|observability)/' },
       to: { path: '^src/actors/' },
     },
     {
@@ -32,7 +32,7 @@ module.exports = {
       comment: 'pipeline/ and jsonnet/ are pure logic: values in, values out; only the model below them.',
       severity: 'error',
       from: { path: '^src/(pipeline|jsonnet)/' },
-      to: { path: '^src/(api|actors|storage|queue|components|connectors|observability|server|services|main|definition)' },
+      to: { path: '^src/(api|actors|storage|levels|queue|components|connectors|observability|server|services|main|definition)' },
     },
     {
       name: 'model-is-ground',
@@ -50,16 +50,16 @@ module.exports = {
     },
     {
       name: 'ports-not-adapters',
-      comment: 'Services and the runtime use the ports (the metadata store, the event log, the Target in storage/target.ts, the Staging in storage/levels/staging.ts), never a concrete adapter: the composition root (server.ts) picks those. The render worker builds its own template engine (a worker thread is its own composition root).',
+      comment: 'Services and the runtime use the ports (the metadata store, the event log, the Target in storage/target.ts, the Staging in levels/staging.ts), never a concrete adapter: the composition root (server.ts) picks those. The render worker builds its own template engine (a worker thread is its own composition root).',
       severity: 'error',
-      from: { path: '^src/(definition|storage|queue|components|actors|observability)/', pathNot: '^src/actors/render/render-worker\\.ts$' },
+      from: { path: '^src/(definition|storage|levels|queue|components|actors|observability)/', pathNot: '^src/actors/render/render-worker\\.ts$' },
       to: { path: '^src/connectors/', pathNot: '^src/connectors/(metadata/store|event-log/event-log)\\.ts$' },
     },
     {
       name: 'no-top-below-top',
       comment: 'The composition root (server.ts, services.ts, main.ts, cli/) and the development tools (tools/) are imported by nobody below it.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
       to: { path: '^src/(server|main|services)\\.ts$|^src/(cli|tools)/' },
     },
     {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- import [--rows N] [--files N] [--rounds N] [--targets duckdb,postgres]`:
- * rows/s of Sluice's import of staged files (storage/levels/import.ts importFile: the file's
+ * rows/s of Sluice's import of staged files (levels/import.ts importFile: the file's
  * gzip slices into its table in one transaction with its import id, column check, expected row
  * count and sink position) on each target, beside a raw COPY of the same files into a table of
  * the same shape on the same target in the same run (DuckDB: one `COPY t FROM '<dir>/*.csv.gz'`;
@@ -23,9 +23,9 @@ import { PostgresTarget } from '../src/connectors/warehouse/postgres-target.js';
 import { csvRows } from '../src/pipeline/csv-rows.js';
 import { TableService } from '../src/storage/tables.js';
 import type { Target } from '../src/storage/target.js';
-import { importFile } from '../src/storage/levels/import.js';
+import { importFile } from '../src/levels/import.js';
 import { LocalDirectoryStaging } from '../src/connectors/staging/local-directory-staging.js';
-import type { FileEntry, SliceEntry } from '../src/storage/levels/model.js';
+import type { FileEntry, SliceEntry } from '../src/levels/model.js';
 import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.js';
 import { median, round2 } from './util.js';
 

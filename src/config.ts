@@ -4,7 +4,7 @@
  */
 import { join, resolve } from 'node:path';
 import { goDurationString, parseByteSize, parseDuration } from './pipeline/units.js';
-import { DEFAULT_LIMITS } from './storage/levels/conditions.js';
+import { DEFAULT_LIMITS } from './levels/conditions.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
 
 export interface Config {

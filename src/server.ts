@@ -35,13 +35,13 @@ import { WorkerRenderer } from './actors/render/worker-renderer.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
 import { openEventLog } from './connectors/event-log/open-event-log.js';
-import { LevelRepository } from './storage/levels/repository.js';
+import { LevelRepository } from './levels/repository.js';
 import { MappingFailures } from './storage/mapping-failures.js';
 import { LocalDirectoryStaging } from './connectors/staging/local-directory-staging.js';
-import { StorageOperator } from './actors/storage-operator.js';
+import { LevelOperator } from './actors/level-operator.js';
 import { SINK_WRITE_ATTEMPTS } from './actors/sink-health.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
-import { StreamHandOver } from './actors/hand-over.js';
+import { PartitionHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
 import { createJobQueue } from './queue/index.js';
@@ -58,7 +58,7 @@ import { STORAGE_JOB_KEY_SPACES } from './storage/storage-jobs.js';
 import { FILE_KEY_SPACES } from './storage/files.js';
 import { MAPPING_FAILURE_KEY_SPACES } from './storage/mapping-failures.js';
 import { CLUSTER_STATISTICS_KEY_SPACES } from './storage/cluster-statistics.js';
-import { LEVEL_KEY_SPACES } from './storage/levels/repository.js';
+import { LEVEL_KEY_SPACES } from './levels/repository.js';
 import { JOB_KEY_SPACES } from './queue/job-service.js';
 import { SINK_HEALTH_KEY_SPACES } from './actors/sink-health.js';
 import { HAND_OVER_KEY_SPACES } from './actors/hand-over.js';
@@ -155,7 +155,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.
   const handOver = config.kafkaBrokers
-    ? new StreamHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { onHandOver: (direction) => metrics.handOvers.inc({ direction }) })
+    ? new PartitionHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { onHandOver: (direction) => metrics.handOvers.inc({ direction }) })
     : undefined;
   const clusterStatistics = handOver ? new ClusterStatistics(metadata, nodeId, (node) => handOver.isAlive(node)) : undefined;
   const statistics = new StatisticsService(metadata, { peers: clusterStatistics && ((sink) => clusterStatistics.peers(sink)) });
@@ -165,7 +165,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const failures = new MappingFailures(metadata);
   // The staging level: a directory on this node (an object store would be another adapter).
   const staging = new LocalDirectoryStaging(config.dataDir);
-  const operator = new StorageOperator({
+  const operator = new LevelOperator({
     store: metadata, levels, tables, dataDir: config.dataDir, staging, retryBaseMs: config.retryBaseMs,
     stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined, metrics,
   });
@@ -203,9 +203,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   metrics.onScrape(() => refreshGauges(metrics, {
     store: metadata,
     eventLog,
-    writers: () => (runtime.started ? runtime.writerStreams() : []),
+    writers: () => (runtime.started ? runtime.writerPartitions() : []),
     committedOffset: (key) => levels.consumerOffset(key),
-    ownedStreams: handOver ? () => runtime.ownedStreamCount() : undefined,
+    ownedPartitions: handOver ? () => runtime.ownedPartitionCount() : undefined,
   }));
   // Exported files are deleted when they expire (checked at start and every 10 minutes).
   const purgeFiles = () => void files.purgeExpired().catch((err: unknown) => logger.warn({ err }, 'could not delete expired files'));

@@ -1,47 +1,47 @@
 import type { EventLog, OwnershipChange } from '../connectors/event-log/event-log.js';
-import { parseStream } from '../connectors/event-log/event-log.js';
+import { parsePartitionId } from '../connectors/event-log/event-log.js';
 import type { Logger } from '../logger.js';
-import { removeLocalFiles } from '../storage/levels/local.js';
-import { sinkPath, type SinkKey } from '../storage/levels/model.js';
-import type { LevelRepository } from '../storage/levels/repository.js';
+import { removeLocalFiles } from '../levels/local.js';
+import { sinkPath, type SinkKey } from '../levels/model.js';
+import type { LevelRepository } from '../levels/repository.js';
 import type { TableService } from '../storage/tables.js';
-import type { Staging } from '../storage/levels/staging.js';
-import type { StreamHandOver } from './hand-over.js';
+import type { Staging } from '../levels/staging.js';
+import type { PartitionHandOver } from './hand-over.js';
 
 export interface ClusterMembershipDeps {
   eventLog: EventLog;
   levels: LevelRepository;
-  tables: Pick<TableService, 'claimStream'>;
+  tables: Pick<TableService, 'claimSink'>;
   logger: Logger;
   /** The local level's root: the data directory. */
   dataDir: string;
   staging: Staging;
-  /** Cluster mode: how streams pass between nodes (hand-over.ts). */
-  handOver?: StreamHandOver;
+  /** Cluster mode: how partitions pass between nodes (hand-over.ts). */
+  handOver?: PartitionHandOver;
 }
 
-/** What the runtime does when this node's streams change. */
+/** What the runtime does when this node's partitions change. */
 export interface MembershipEvents {
-  /** A stream this node worked on went to another node: its writers are to be released. */
-  lost(stream: string): void;
-  /** A stream came to this node and its previous owner released it: its writers are to start. */
-  gained(stream: string): void;
+  /** A partition this node worked on went to another node: its writers are to be released. */
+  lost(partitionId: string): void;
+  /** A partition came to this node and its previous owner released it: its writers are to start. */
+  gained(partitionId: string): void;
 }
 
 /**
- * Cluster mode: which streams (topic partitions) this node works on, and their hand-over. The
- * log gives and takes streams; a stream gained is taken up once its previous owner released it
- * (hand-over.ts), a stream lost is released by the runtime (its writers' files closed and
+ * Cluster mode: which partition this node works on, and their hand-over. The
+ * log gives and takes partitions; a partition gained is taken up once its previous owner released it
+ * (hand-over.ts), a partition lost is released by the runtime (its writers' files closed and
  * imported first). A sink taken up on this node resumes where the cluster left it (adopt), and
- * the group position of each stream moves with the imports (acknowledgeImported). On a node of
+ * the group position of each partition moves with the imports (acknowledgeImported). On a node of
  * its own (a log that is not coordinated) nothing ever changes here.
  */
 export class ClusterMembership {
-  /** The streams the log gave this node, each with the position through which its records were done when it came. */
+  /** The partitions the log gave this node, each with the position through which its records were done when it came. */
   private readonly owned = new Map<string, number>();
   /** Streams lost and not released yet. */
   private readonly releasing = new Set<string>();
-  /** The streams waiting to be taken up (by ticket). */
+  /** The partitions waiting to be taken up (by ticket). */
   private readonly gaining = new Map<string, number>();
   private tickets = 0;
   private stopping = false;
@@ -50,71 +50,71 @@ export class ClusterMembership {
   constructor(private readonly deps: ClusterMembershipDeps) {}
 
   start(events: MembershipEvents): void {
-    this.unsubscribe = this.deps.eventLog.onOwnership((stream, change) => this.changed(stream, change, events));
+    this.unsubscribe = this.deps.eventLog.onOwnership((partitionId, change) => this.changed(partitionId, change, events));
   }
 
-  /** Takes no more streams. */
+  /** Takes no more partitions. */
   stop(): void {
     this.stopping = true;
     this.unsubscribe?.();
   }
 
-  private changed(stream: string, change: OwnershipChange, events: MembershipEvents): void {
+  private changed(partitionId: string, change: OwnershipChange, events: MembershipEvents): void {
     if (!change.owned) {
-      this.gaining.delete(stream);
-      if (!this.owned.delete(stream)) return;
-      events.lost(stream);
+      this.gaining.delete(partitionId);
+      if (!this.owned.delete(partitionId)) return;
+      events.lost(partitionId);
       return;
     }
     const ticket = ++this.tickets;
-    this.gaining.set(stream, ticket);
-    void (this.deps.handOver?.awaitRelease(stream) ?? Promise.resolve()).then(() => {
+    this.gaining.set(partitionId, ticket);
+    void (this.deps.handOver?.awaitRelease(partitionId) ?? Promise.resolve()).then(() => {
       // Still ours after the wait (the group may have taken it away meanwhile)?
-      if (this.gaining.get(stream) !== ticket || this.stopping) return;
-      this.gaining.delete(stream);
-      this.owned.set(stream, change.committedThrough);
-      events.gained(stream);
-    }).catch((err: unknown) => this.deps.logger.error({ err, stream }, 'taking up a stream failed'));
+      if (this.gaining.get(partitionId) !== ticket || this.stopping) return;
+      this.gaining.delete(partitionId);
+      this.owned.set(partitionId, change.committedThrough);
+      events.gained(partitionId);
+    }).catch((err: unknown) => this.deps.logger.error({ err, partitionId }, 'taking up a partition failed'));
   }
 
-  /** Runs the release of a stream lost; meanwhile isReleasing(stream) holds. */
-  async release(stream: string, release: () => Promise<void>): Promise<void> {
-    this.releasing.add(stream);
+  /** Runs the release of a partition lost; meanwhile isReleasing(partition) holds. */
+  async release(partitionId: string, release: () => Promise<void>): Promise<void> {
+    this.releasing.add(partitionId);
     try {
       await release();
     } finally {
-      this.releasing.delete(stream);
+      this.releasing.delete(partitionId);
     }
   }
 
-  /** Whether a stream lost is being released (its writers are left to the release). */
-  isReleasing(stream: string): boolean {
-    return this.releasing.has(stream);
+  /** Whether a partition lost is being released (its writers are left to the release). */
+  isReleasing(partitionId: string): boolean {
+    return this.releasing.has(partitionId);
   }
 
-  /** The streams of a topic this node works on. */
-  streamsOf(topic: string): string[] {
-    return [...this.owned.keys()].filter((s) => parseStream(s).topic === topic);
+  /** The partitions of a topic this node works on. */
+  partitionIdsOf(topic: string): string[] {
+    return [...this.owned.keys()].filter((s) => parsePartitionId(s).topic === topic);
   }
 
-  /** Forgets the streams of a topic dropped for good. */
+  /** Forgets the partitions of a topic dropped for good. */
   forgetTopic(topic: string): void {
-    for (const stream of this.streamsOf(topic)) this.owned.delete(stream);
+    for (const partitionId of this.partitionIdsOf(topic)) this.owned.delete(partitionId);
   }
 
-  /** How many streams (topic partitions) this node works on now. */
+  /** How many partition this node works on now. */
   get size(): number {
     return this.owned.size;
   }
 
-  /** Marks a stream released (its writers' files imported): the next owner may start. */
-  released(stream: string): void {
-    this.deps.handOver?.released(stream);
+  /** Marks a partition released (its writers' files imported): the next owner may start. */
+  released(partitionId: string): void {
+    this.deps.handOver?.released(partitionId);
   }
 
-  /** Every stream this node works on, released (leaving, with everything imported). */
+  /** Every partition this node works on, released (leaving, with everything imported). */
   releaseAll(): void {
-    for (const stream of this.owned.keys()) this.released(stream);
+    for (const partitionId of this.owned.keys()) this.released(partitionId);
   }
 
   heartbeat(now: number): void {
@@ -128,17 +128,22 @@ export class ClusterMembership {
    * own position in the target. A sink new to the cluster, on a topic this node already works
    * on (`hasPeers`), starts like on a single node, with its peers (`startWithPeers`).
    */
-  async adopt(key: SinkKey, stream: string, hasPeers: () => boolean, startWithPeers: () => number): Promise<number> {
+  async adopt(key: SinkKey, partitionId: string, hasPeers: () => boolean, startWithPeers: () => number): Promise<number> {
     const { levels } = this.deps;
     const previous = levels.consumerOffset(key);
-    // The claim fences the sink's earlier owners: from here on the target refuses their imports.
-    const position = await this.deps.tables.claimStream(sinkPath(key), this.nodeId());
-    if (previous === undefined && position === undefined && hasPeers()) return startWithPeers();
+    // What this node has of the sink from an earlier turn goes before the claim: once this node
+    // owns the sink again the fence lets its imports through, and a stale file imported after
+    // the claim would write rows that another node imported meanwhile. An import of such a file
+    // already under way is refused by the fence (the claim waits for it), or reads a file this
+    // removes and fails.
     await this.discardUnimported(key);
-    const start = Math.max(this.owned.get(stream) ?? 0, position ?? 0);
+    // The claim fences the sink's earlier owners: from here on the target refuses their imports.
+    const position = await this.deps.tables.claimSink(sinkPath(key), this.nodeId());
+    if (previous === undefined && position === undefined && hasPeers()) return startWithPeers();
+    const start = Math.max(this.owned.get(partitionId) ?? 0, position ?? 0);
     levels.adoptAt(key, start, previous);
-    this.deps.handOver?.working(stream);
-    this.deps.logger.info({ sink: sinkPath(key), start, groupPosition: this.owned.get(stream), targetPosition: position }, 'sink taken up on this node');
+    this.deps.handOver?.working(partitionId);
+    this.deps.logger.info({ sink: sinkPath(key), start, groupPosition: this.owned.get(partitionId), targetPosition: position }, 'sink taken up on this node');
     return start;
   }
 
@@ -149,19 +154,19 @@ export class ClusterMembership {
     await this.deps.staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
   }
 
-  /** The group position of each stream this node works on moves with the imports of its writers. */
-  acknowledgeImported(writers: Iterable<{ key: SinkKey; stream: string }>): void {
+  /** The group position of each partition this node works on moves with the imports of its writers. */
+  acknowledgeImported(writers: Iterable<{ key: SinkKey; partitionId: string }>): void {
     const through = new Map<string, number>();
-    for (const { key, stream } of writers) {
+    for (const { key, partitionId } of writers) {
       const imported = this.deps.levels.importedThrough(key);
-      through.set(stream, Math.min(through.get(stream) ?? Infinity, imported));
+      through.set(partitionId, Math.min(through.get(partitionId) ?? Infinity, imported));
     }
-    for (const [stream, offset] of through) if (this.owned.has(stream)) this.deps.eventLog.acknowledge(stream, offset);
+    for (const [partitionId, offset] of through) if (this.owned.has(partitionId)) this.deps.eventLog.acknowledge(partitionId, offset);
   }
 
-  /** This node, as the owner of the sinks' streams it claims. */
+  /** This node, as the owner of the sinks' partitions it claims. */
   private nodeId(): string {
-    if (!this.deps.handOver) throw new Error('cluster mode without a hand-over: no node id to claim streams with');
+    if (!this.deps.handOver) throw new Error('cluster mode without a hand-over: no node id to claim sinks with');
     return this.deps.handOver.nodeId;
   }
 }

@@ -21,8 +21,8 @@ export type OrderKind = 'replay' | 'reprocess';
 export interface Order<Request = unknown, Result = unknown> {
   id: string;
   kind: OrderKind;
-  /** The partition's stream (event-log naming: `<topic>` or `<topic>#<p>`). */
-  stream: string;
+  /** The partition's id (event-log naming: `<topic>` or `<topic>#<p>`). */
+  partitionId: string;
   /** The node process asked to do it. */
   node: string;
   sink: { branchId: number; sourceId: string; sinkId: string };
@@ -49,12 +49,12 @@ export class ClusterOrders {
   ) {}
 
   /**
-   * Asks `node` to do the work on `stream`; resolves with its result, reporting its progress on
+   * Asks `node` to do the work on `partition`; resolves with its result, reporting its progress on
    * the way. Rejects with OrderFailedError when the owner failed, died, or did not start it
    * within `startTimeoutMs`.
    */
   async ask<Request, Result>(
-    order: Pick<Order<Request, Result>, 'kind' | 'stream' | 'node' | 'sink' | 'request'>,
+    order: Pick<Order<Request, Result>, 'kind' | 'partitionId' | 'node' | 'sink' | 'request'>,
     onProgress: (p: Result) => void = () => undefined,
     startTimeoutMs = 30_000,
     /** A running order that shows no change for this long is given up (its answer got lost). */
@@ -70,7 +70,7 @@ export class ClusterOrders {
       for (;;) {
         await new Promise((r) => setTimeout(r, this.pollMs));
         const current = this.store.get<Order<Request, Result>>(key);
-        if (!current) throw new OrderFailedError(`the order to node ${order.node} for ${order.stream} disappeared`);
+        if (!current) throw new OrderFailedError(`the order to node ${order.node} for ${order.partitionId} disappeared`);
         if (current.progress !== undefined) {
           const json = JSON.stringify(current.progress);
           if (json !== lastProgress) {
@@ -79,14 +79,14 @@ export class ClusterOrders {
           }
         }
         if (current.state === 'done') return current.progress as Result;
-        if (current.state === 'failed') throw new OrderFailedError(current.error ?? `node ${order.node} failed on ${order.stream}`);
-        if (!this.isAlive(order.node)) throw new OrderFailedError(`node ${order.node}, which processes ${order.stream}, stopped answering: try again once another node has taken it over`);
+        if (current.state === 'failed') throw new OrderFailedError(current.error ?? `node ${order.node} failed on ${order.partitionId}`);
+        if (!this.isAlive(order.node)) throw new OrderFailedError(`node ${order.node}, which processes ${order.partitionId}, stopped answering: try again once another node has taken it over`);
         if (current.state === 'pending' && Date.now() - asked > startTimeoutMs) {
-          throw new OrderFailedError(`node ${order.node}, which processes ${order.stream}, did not take the order up within ${startTimeoutMs} ms`);
+          throw new OrderFailedError(`node ${order.node}, which processes ${order.partitionId}, did not take the order up within ${startTimeoutMs} ms`);
         }
         if (current.at !== lastChange.at) lastChange = { at: current.at, seen: Date.now() };
         else if (current.state === 'running' && Date.now() - lastChange.seen > quietTimeoutMs) {
-          throw new OrderFailedError(`node ${order.node}, which processes ${order.stream}, reported nothing for ${quietTimeoutMs} ms: its answer was lost; try again`);
+          throw new OrderFailedError(`node ${order.node}, which processes ${order.partitionId}, reported nothing for ${quietTimeoutMs} ms: its answer was lost; try again`);
         }
       }
     } finally {

@@ -1,9 +1,9 @@
 /**
- * Cluster mode: the hand-over of a stream (a topic partition) between nodes, through the shared
+ * Cluster mode: the hand-over of a partition between nodes, through the shared
  * metadata. kafkajs lets no rebalance wait for the node that gives a partition up, so the two
  * nodes agree here instead:
  *
- *  - the owner marks the stream `working` when it takes it up;
+ *  - the owner marks the partition `working` when it takes it up;
  *  - a node that loses it closes its sinks' files for it, imports them, and marks it `released`
  *    (the import moved the sinks' positions in the target, where the next owner starts);
  *  - the next owner waits for `released` before it starts, unless the previous owner is dead
@@ -12,21 +12,22 @@
  * So nothing a previous owner imports can also be read again by the next one, whether the
  * partition moved because a node came, left, or died.
  */
-import { parseStream } from '../connectors/event-log/event-log.js';
+import { parsePartitionId } from '../connectors/event-log/event-log.js';
 import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
 
-interface StreamMarker {
+interface PartitionMarker {
   node: string;
   state: 'working' | 'released';
   at: string;
 }
 
-const STREAM = 'cluster/stream/';
+/** The marks' keys: `cluster/stream/<partition id>` (named before a partition was called a partition; kept, so that the shared metadata stays readable). */
+const MARK = 'cluster/stream/';
 const NODE = 'cluster/node/';
-/** Which node works on which stream, and the nodes' heartbeats: shared, written in the background. */
+/** Which node works on which partition, and the nodes' heartbeats: shared, written in the background. */
 export const HAND_OVER_KEY_SPACES: readonly KeySpace[] = [
-  { prefix: STREAM, shared: true, background: true },
+  { prefix: MARK, shared: true, background: true },
   { prefix: NODE, shared: true, background: true },
 ];
 
@@ -37,11 +38,11 @@ export interface HandOverOptions {
   deadAfterMs?: number;
   /** The longest wait for a live previous owner (default 20 s). */
   waitMs?: number;
-  /** Called when this node takes a stream up or releases one (the metrics' hand-overs). */
+  /** Called when this node takes a partition up or releases one (the metrics' hand-overs). */
   onHandOver?: (direction: 'taken' | 'released') => void;
 }
 
-export class StreamHandOver {
+export class PartitionHandOver {
   private lastBeat = 0;
   /** Streams this node marked working (only those it may mark released). */
   private readonly mine = new Set<string>();
@@ -77,46 +78,46 @@ export class StreamHandOver {
     return beat !== undefined && now - beat <= this.deadAfterMs;
   }
 
-  /** The marks of a topic's streams: which node works on each (or released it last). */
-  marks(topic: string): Array<{ stream: string } & StreamMarker> {
-    return this.store.list<StreamMarker>(STREAM + topic)
-      .map((e) => ({ stream: e.key.slice(STREAM.length), ...e.value }))
-      .filter((m) => parseStream(m.stream).topic === topic);
+  /** The marks of a topic's partitions: which node works on each (or released it last). */
+  marks(topic: string): Array<{ partitionId: string } & PartitionMarker> {
+    return this.store.list<PartitionMarker>(MARK + topic)
+      .map((e) => ({ partitionId: e.key.slice(MARK.length), ...e.value }))
+      .filter((m) => parsePartitionId(m.partitionId).topic === topic);
   }
 
-  working(stream: string): void {
-    // Every sink of the stream says so when it starts: the stream is taken up once.
-    if (!this.mine.has(stream)) this.onHandOver?.('taken');
-    this.mine.add(stream);
-    this.mark(stream, 'working');
+  working(partitionId: string): void {
+    // Every sink of the partition says so when it starts: the partition is taken up once.
+    if (!this.mine.has(partitionId)) this.onHandOver?.('taken');
+    this.mine.add(partitionId);
+    this.mark(partitionId, 'working');
   }
 
-  /** Marks the stream released, if this node was the one working on it (never another node's mark). */
-  released(stream: string): void {
-    if (!this.mine.delete(stream)) return;
+  /** Marks the partition released, if this node was the one working on it (never another node's mark). */
+  released(partitionId: string): void {
+    if (!this.mine.delete(partitionId)) return;
     this.onHandOver?.('released');
-    this.mark(stream, 'released');
+    this.mark(partitionId, 'released');
   }
 
-  /** Resolves once the stream's previous owner released it, is dead, or the wait timed out. */
-  async awaitRelease(stream: string): Promise<void> {
+  /** Resolves once the partition's previous owner released it, is dead, or the wait timed out. */
+  async awaitRelease(partitionId: string): Promise<void> {
     const started = Date.now();
     for (;;) {
-      const marker = this.store.get<StreamMarker>(STREAM + stream);
+      const marker = this.store.get<PartitionMarker>(MARK + partitionId);
       if (!marker || marker.node === this.nodeId || marker.state === 'released') return;
       if (!this.isAlive(marker.node)) {
-        this.log.info({ stream, previous: marker.node }, 'hand-over: the previous owner is gone; taking the stream up');
+        this.log.info({ partitionId, previous: marker.node }, 'hand-over: the previous owner is gone; taking the partition up');
         return;
       }
       if (Date.now() - started > this.waitMs) {
-        this.log.warn({ stream, previous: marker.node, waitedMs: this.waitMs }, 'hand-over: the previous owner did not release the stream in time; taking it up');
+        this.log.warn({ partitionId, previous: marker.node, waitedMs: this.waitMs }, 'hand-over: the previous owner did not release the partition in time; taking it up');
         return;
       }
       await new Promise((r) => setTimeout(r, 200));
     }
   }
 
-  private mark(stream: string, state: StreamMarker['state']): void {
-    this.store.transact((tx) => tx.put(STREAM + stream, { node: this.nodeId, state, at: new Date().toISOString() } satisfies StreamMarker));
+  private mark(partitionId: string, state: PartitionMarker['state']): void {
+    this.store.transact((tx) => tx.put(MARK + partitionId, { node: this.nodeId, state, at: new Date().toISOString() } satisfies PartitionMarker));
   }
 }

@@ -1,12 +1,12 @@
 import type { EventLog } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
-import { sourceStreams } from '../storage/levels/import.js';
-import { removeLocalSink } from '../storage/levels/local.js';
-import type { Staging } from '../storage/levels/staging.js';
-import { parseInstanceId } from '../storage/levels/instances.js';
-import { sinkPath, type SinkKey } from '../storage/levels/model.js';
-import type { LevelRepository } from '../storage/levels/repository.js';
+import { sourceSinksPrefix } from '../levels/import.js';
+import { removeLocalSink } from '../levels/local.js';
+import type { Staging } from '../levels/staging.js';
+import { parseInstanceId } from '../levels/instances.js';
+import { sinkPath, type SinkKey } from '../levels/model.js';
+import type { LevelRepository } from '../levels/repository.js';
 import type { MappingFailures } from '../storage/mapping-failures.js';
 import type { TableService } from '../storage/tables.js';
 import { clearFailing } from './sink-health.js';
@@ -39,13 +39,13 @@ export class Housekeeping {
   constructor(private readonly deps: HousekeepingDeps) {}
 
   /** At most once a minute: the event log's retention, then the mapping failures of `writers` below the log's tail. */
-  retention(now: number, writers: Iterable<{ key: SinkKey; stream: string }>): void {
+  retention(now: number, writers: Iterable<{ key: SinkKey; partitionId: string }>): void {
     if (now - this.lastRetentionAt < RETENTION_INTERVAL_MS) return;
     this.lastRetentionAt = now;
     const { eventLog, failures, logger } = this.deps;
     const removed = eventLog.applyRetention(this.deps.retention, now);
     for (const [topic, n] of removed) if (n > 0) logger.info({ topic, removed: n }, 'event log retention removed records');
-    for (const { key, stream } of writers) failures.pruneBelow(key, eventLog.tailOffset(stream));
+    for (const { key, partitionId } of writers) failures.pruneBelow(key, eventLog.tailOffset(partitionId));
   }
 
   /**
@@ -57,14 +57,14 @@ export class Housekeeping {
    * `defined`: the sink paths still defined; `sourceIds`: the sources still defined;
    * `routedSources`: the sources this node has routers for (a source deleted for good is found
    * through them: a cascade delete removes its sinks' definitions and its own in one
-   * transaction); `stopStreams`: stops the routers of a source's topic and forgets its streams.
+   * transaction); `stopPartitions`: stops the routers of a source's topic and forgets its partitions.
    */
   async purgeDeleted(
     defined: Set<string>,
     sourceIds: Set<string>,
     routedSources: readonly string[],
     topicOf: (sourceId: string) => string,
-    stopStreams: (topic: string) => Promise<void>,
+    stopPartitions: (topic: string) => Promise<void>,
   ): Promise<void> {
     const { levels, failures, store, dataDir, staging, branchId, logger } = this.deps;
     const dropped = new Set<string>();
@@ -72,10 +72,10 @@ export class Housekeeping {
       if (sourceIds.has(sourceId) || dropped.has(sourceId)) return;
       dropped.add(sourceId);
       const topic = topicOf(sourceId);
-      await stopStreams(topic);
+      await stopPartitions(topic);
       await this.deps.eventLog.dropTopic(topic);
       // A topic created again restarts its offsets (Kafka): old positions would skip its records.
-      await this.deps.tables.forgetPositions(sourceStreams(branchId, sourceId));
+      await this.deps.tables.forgetPositions(sourceSinksPrefix(branchId, sourceId));
     };
     for (const sourceId of routedSources) await dropTopicOf(sourceId);
     for (const sink of levels.positionedSinks(branchId)) {

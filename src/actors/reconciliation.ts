@@ -1,16 +1,16 @@
 import type { MetadataReader } from '../connectors/metadata/store.js';
 import type { Sink, Source } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
-import { instanceId } from '../storage/levels/instances.js';
-import { sinkPath, type SinkKey } from '../storage/levels/model.js';
-import type { LevelRepository } from '../storage/levels/repository.js';
+import { instanceId } from '../levels/instances.js';
+import { sinkPath, type SinkKey } from '../levels/model.js';
+import type { LevelRepository } from '../levels/repository.js';
 import { failingKey } from './sink-health.js';
 
-/** One writer to run: a sink on one stream (partition) of its source's topic. */
+/** One writer to run: a sink on one partition of its source's topic. */
 export interface WantedWriter {
   source: Source;
   sink: Sink;
-  stream: string;
+  partitionId: string;
   partition: number;
 }
 
@@ -26,13 +26,13 @@ export interface DesiredWriters {
 
 /**
  * Reconciliation: which sinks run where. A writer per enabled sink of an enabled source and
- * stream this node works on (`streamsToWork`: its topic on a node of its own, the partitions
+ * partition this node works on (`partitionsToWork`: its topic on a node of its own, the partitions
  * the log gave this node in cluster mode).
  */
 export function desiredWriters(
   store: MetadataReader,
   branchId: number,
-  streamsToWork: (sourceId: string) => Array<{ stream: string; partition: number }>,
+  partitionsToWork: (sourceId: string) => Array<{ partitionId: string; partition: number }>,
 ): DesiredWriters {
   const wanted = new Map<string, WantedWriter>();
   const defined = new Set<string>();
@@ -42,8 +42,8 @@ export function desiredWriters(
     for (const sink of readSinks(store, branchId, source.sourceId)) {
       defined.add(sinkPath(sink));
       if (!source.deleted && !sink.deleted && !sink.disabled) {
-        for (const { stream, partition } of streamsToWork(source.sourceId)) {
-          wanted.set(sinkPath({ ...sink, sinkId: instanceId(sink.sinkId, partition) }), { source, sink, stream, partition });
+        for (const { partitionId, partition } of partitionsToWork(source.sourceId)) {
+          wanted.set(sinkPath({ ...sink, sinkId: instanceId(sink.sinkId, partition) }), { source, sink, partitionId, partition });
         }
       }
     }
@@ -55,7 +55,7 @@ export function desiredWriters(
  * Where a sink starts reading its source. A sink that stopped with a writing file (the process
  * stopped) resumes after its committed offset. A sink that starts anew, or again after being
  * disabled, takes what arrives from now on, like the other enabled sinks of its source
- * (`peerOffsets`: the committed offsets of the writers running on its stream); if no sink of
+ * (`peerOffsets`: the committed offsets of the writers running on its partition); if no sink of
  * the source was enabled, it takes everything the log kept meanwhile. A sink that was failing
  * when it stopped (disabled, or the process stopped) resumes after its committed offset in any
  * case: what it missed while failing was acknowledged and is written now. The position is

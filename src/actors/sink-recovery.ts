@@ -6,14 +6,14 @@
  * for its own partitions, and (cluster mode) through orders to the owners for the others
  * (cluster-orders.ts), whose progress and results add up to one answer.
  */
-import { parseStream, type EventLog } from '../connectors/event-log/event-log.js';
+import { parsePartitionId, type EventLog } from '../connectors/event-log/event-log.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Sink } from '../model/definition.js';
 import { readSinks } from '../definition/repository.js';
-import type { LevelRepository } from '../storage/levels/repository.js';
+import type { LevelRepository } from '../levels/repository.js';
 import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
 import type { ClusterOrders, Order } from './cluster-orders.js';
-import type { StreamHandOver } from './hand-over.js';
+import type { PartitionHandOver } from './hand-over.js';
 import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
 import type { ReprocessResult, SinkWriter } from './sink-writer.js';
 
@@ -53,10 +53,10 @@ async function settleAll<T>(work: ReadonlyArray<Promise<T>>): Promise<T[]> {
 export interface SinkWorkers {
   /** Whether this node runs sinks (the "sink" role). */
   readonly started: boolean;
-  /** The writers of a sink on this node (one per stream of its source this node works on), by partition. */
+  /** The writers of a sink on this node (one per partition of its source this node works on), by partition. */
   writersOf(sink: Pick<Sink, 'sourceId' | 'sinkId'>): SinkWriter[];
-  /** The stream (partition of its source's topic) a writer reads. */
-  streamOfWriter(writer: SinkWriter): string;
+  /** The partition a writer reads. */
+  partitionIdOfWriter(writer: SinkWriter): string;
   topicOf(sourceId: string): string;
 }
 
@@ -66,7 +66,7 @@ export interface SinkRecoveryDeps {
   levels: LevelRepository;
   failures: MappingFailures;
   /** Cluster mode: who works on which partition (hand-over marks, liveness). */
-  handOver?: StreamHandOver;
+  handOver?: PartitionHandOver;
   /** Cluster mode: work asked of the partitions' owners. */
   orders?: ClusterOrders;
 }
@@ -86,7 +86,7 @@ export class SinkRecovery {
     const orders = this.deps.orders;
     const results = await settleAll([
       ...local.map((writer) => this.reprocessWriter(writer, sink)),
-      ...remote.map(({ stream, node }) => orders!.ask<null, ReprocessResult>({ kind: 'reprocess', stream, node, sink: sinkKeyOf(sink), request: null })),
+      ...remote.map(({ partitionId, node }) => orders!.ask<null, ReprocessResult>({ kind: 'reprocess', partitionId, node, sink: sinkKeyOf(sink), request: null })),
     ]);
     return results.reduce((total, r) => ({ reprocessed: total.reprocessed + r.reprocessed, failed: total.failed + r.failed }), { reprocessed: 0, failed: 0 });
   }
@@ -99,10 +99,10 @@ export class SinkRecovery {
 
   /**
    * Where a sink's partitions are worked on: its writers on this node, and (cluster mode) the
-   * streams of its topic other nodes work on, by the hand-over marks. Throws when there is
+   * partitions of its topic other nodes work on, by the hand-over marks. Throws when there is
    * nothing to work on, or when a partition is between owners right now.
    */
-  private partsOf(sink: Sink, what: string): { local: SinkWriter[]; remote: Array<{ stream: string; node: string }> } {
+  private partsOf(sink: Sink, what: string): { local: SinkWriter[]; remote: Array<{ partitionId: string; node: string }> } {
     const { handOver, orders } = this.deps;
     if (!this.deps.eventLog.coordinated || !handOver || !orders) {
       if (!this.workers.started) throw new Error('This node does not run sinks (its --roles has no "sink"): call a node that does.');
@@ -111,14 +111,14 @@ export class SinkRecovery {
       return { local, remote: [] };
     }
     const local = this.workers.started ? this.workers.writersOf(sink) : [];
-    const here = new Set(local.map((w) => this.workers.streamOfWriter(w)));
-    const others = handOver.marks(this.workers.topicOf(sink.sourceId)).filter((m) => !here.has(m.stream));
+    const here = new Set(local.map((w) => this.workers.partitionIdOfWriter(w)));
+    const others = handOver.marks(this.workers.topicOf(sink.sourceId)).filter((m) => !here.has(m.partitionId));
     const moving = others.filter((m) => m.node === handOver.nodeId || m.state !== 'working' || !handOver.isAlive(m.node));
     if (moving.length > 0) {
-      throw new SinkNotAvailableError(`Partition ${moving.map((m) => parseStream(m.stream).partition).join(', ')} of the sink's topic is moving between nodes right now: try again in a moment.`);
+      throw new SinkNotAvailableError(`Partition ${moving.map((m) => parsePartitionId(m.partitionId).partition).join(', ')} of the sink's topic is moving between nodes right now: try again in a moment.`);
     }
     if (local.length === 0 && others.length === 0) throw new SinkNotAvailableError(`No node works on the sink's topic yet: enable the sink (and wait for a node with the "sink" role to take it up) before ${what}.`);
-    return { local, remote: others.map((m) => ({ stream: m.stream, node: m.node })) };
+    return { local, remote: others.map((m) => ({ partitionId: m.partitionId, node: m.node })) };
   }
 
   /**
@@ -138,8 +138,8 @@ export class SinkRecovery {
     };
     const results = await settleAll([
       ...local.map((writer, i) => this.replayWriter(writer, request, report(i))),
-      ...remote.map(({ stream, node }, j) => orders!.ask<SerializedReplayRequest, ReplayProgress>(
-        { kind: 'replay', stream, node, sink: sinkKeyOf(sink), request: { ...request, since: request.since.toISOString() } },
+      ...remote.map(({ partitionId, node }, j) => orders!.ask<SerializedReplayRequest, ReplayProgress>(
+        { kind: 'replay', partitionId, node, sink: sinkKeyOf(sink), request: { ...request, since: request.since.toISOString() } },
         report(local.length + j),
       )),
     ]);
@@ -149,7 +149,7 @@ export class SinkRecovery {
   private replayWriter(writer: SinkWriter, request: ReplayRequest, progress: (p: ReplayProgress) => void): Promise<ReplayProgress> {
     return replaySink({
       log: this.deps.eventLog,
-      topic: this.workers.streamOfWriter(writer),
+      topic: this.workers.partitionIdOfWriter(writer),
       writer,
       seen: () => this.deps.levels.seenOffsets(writer.key),
       hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
@@ -162,8 +162,8 @@ export class SinkRecovery {
   async carryOut(order: Order, progress: (p: unknown) => void): Promise<unknown> {
     const { branchId, sourceId, sinkId } = order.sink;
     const sink = readSinks(this.deps.store, branchId, sourceId).find((s) => s.sinkId === sinkId && !s.deleted);
-    const writer = sink && this.workers.writersOf(sink).find((w) => this.workers.streamOfWriter(w) === order.stream);
-    if (!sink || !writer) throw new Error(`partition ${parseStream(order.stream).partition} of the sink is not worked on by node ${this.deps.handOver?.nodeId} any more: try again`);
+    const writer = sink && this.workers.writersOf(sink).find((w) => this.workers.partitionIdOfWriter(w) === order.partitionId);
+    if (!sink || !writer) throw new Error(`partition ${parsePartitionId(order.partitionId).partition} of the sink is not worked on by node ${this.deps.handOver?.nodeId} any more: try again`);
     if (order.kind === 'reprocess') return this.reprocessWriter(writer, sink);
     const request = order.request as SerializedReplayRequest;
     return this.replayWriter(writer, { ...request, since: new Date(request.since) }, progress);

@@ -1,15 +1,15 @@
 import type { EventLog } from '../connectors/event-log/event-log.js';
-import { parseStream, sourceTopic, streamOf } from '../connectors/event-log/event-log.js';
-import { instanceId, parseInstanceId } from '../storage/levels/instances.js';
+import { parsePartitionId, sourceTopic, partitionIdOf } from '../connectors/event-log/event-log.js';
+import { instanceId, parseInstanceId } from '../levels/instances.js';
 import type { Sink } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
-import { sinkPath, type SinkKey } from '../storage/levels/model.js';
+import { sinkPath, type SinkKey } from '../levels/model.js';
 import type { MappingFailures } from '../storage/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
 import { SourceRouter } from './source-router.js';
 import type { ReplayProgress, ReplayRequest } from './replay.js';
-import type { StorageOperator } from './storage-operator.js';
-import type { StreamHandOver } from './hand-over.js';
+import type { LevelOperator } from './level-operator.js';
+import type { PartitionHandOver } from './hand-over.js';
 import type { TableService } from '../storage/tables.js';
 import type { ClusterOrders } from './cluster-orders.js';
 import { SinkRecovery } from './sink-recovery.js';
@@ -18,17 +18,17 @@ import type { SinkFailing } from './sink-health.js';
 import { Housekeeping } from './housekeeping.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { desiredWriters, startOffset } from './reconciliation.js';
-import type { Staging } from '../storage/levels/staging.js';
+import type { Staging } from '../levels/staging.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;
-  operator: StorageOperator;
+  operator: LevelOperator;
   /** The staging level (its port): a purged sink's staged files go, a discarded file's too. */
   staging: Staging;
-  /** The tables: in cluster mode, where a sink taken over resumes (the target's stream positions). */
-  tables: Pick<TableService, 'claimStream' | 'forgetPositions'>;
-  /** Cluster mode: how streams pass between nodes (hand-over.ts). */
-  handOver?: StreamHandOver;
+  /** The tables: in cluster mode, where a sink taken over resumes (the target's sink positions). */
+  tables: Pick<TableService, 'claimSink' | 'forgetPositions'>;
+  /** Cluster mode: how partitions pass between nodes (hand-over.ts). */
+  handOver?: PartitionHandOver;
   /** Cluster mode: replays and reprocessing asked of the partitions' owners (cluster-orders.ts). */
   orders?: ClusterOrders;
   /** Cluster mode: publishes this node's part of the sinks' statistics (storage/cluster-statistics.ts). */
@@ -42,10 +42,10 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
 
 /**
  * Keeps the actors of the record's path in line with the definitions: a SourceRouter per
- * stream of a source (its topic, or each partition of it) and a SinkWriter per enabled sink and
- * stream. Definitions are reconciled after every management task and on every check tick; the
- * tick also drives the trigger checks of the writers, the storage operator, and the event log
- * retention. In cluster mode only the streams the log gave this node get actors.
+ * partition of a source (its topic, or each partition of it) and a SinkWriter per enabled sink and
+ * partition. Definitions are reconciled after every management task and on every check tick; the
+ * tick also drives the trigger checks of the writers, the level operator, and the event log
+ * retention. In cluster mode only the partitions the log gave this node get actors.
  *
  * The runtime holds the actors and composes the parts that each do one job: which sinks run
  * where (reconciliation.ts), where a sink resumes (the level repository owns the positions),
@@ -62,7 +62,7 @@ export class StreamRuntime {
 
   private readonly recovery: SinkRecovery;
   private readonly housekeeping: Housekeeping;
-  /** Cluster mode: the streams this node works on, and their hand-over. */
+  /** Cluster mode: the partitions this node works on, and their hand-over. */
   private readonly membership: ClusterMembership;
   /** What every writer gets: the deps, with one failure log limiter for all (a sink's partitions share its window). */
   private readonly writerDeps: SinkWriterDeps;
@@ -82,12 +82,12 @@ export class StreamRuntime {
   start(): void {
     this.running = true;
     this.membership.start({
-      // A stream lost is released: its writers close and import their files first (in the
+      // A partition lost is released: its writers close and import their files first (in the
       // reconcile chain, so that no reconcile sees them meanwhile).
-      lost: (stream) => {
+      lost: (partitionId) => {
         const previous = this.reconciling;
-        this.reconciling = this.membership.release(stream, () => previous.then(() => this.releaseStream(stream)))
-          .catch((err) => this.deps.logger.error({ err, stream }, 'releasing a stream failed'));
+        this.reconciling = this.membership.release(partitionId, () => previous.then(() => this.releasePartition(partitionId)))
+          .catch((err) => this.deps.logger.error({ err, partitionId }, 'releasing a partition failed'));
         void this.reconcile();
       },
       gained: () => void this.reconcile(),
@@ -115,14 +115,14 @@ export class StreamRuntime {
   }
 
   private async doReconcile(): Promise<void> {
-    const { wanted, defined, sourceIds } = desiredWriters(this.deps.store, this.deps.branchId, (sourceId) => this.streamsToWork(sourceId));
+    const { wanted, defined, sourceIds } = desiredWriters(this.deps.store, this.deps.branchId, (sourceId) => this.partitionsToWork(sourceId));
     for (const [key, writer] of this.writers) {
       if (wanted.has(key)) continue;
-      const stream = this.streamOfWriter(writer);
-      // A stream given up is released by releaseStream (queued behind this reconcile).
-      if (this.membership.isReleasing(stream)) continue;
+      const partitionId = this.partitionIdOfWriter(writer);
+      // A partition given up is released by releasePartition (queued behind this reconcile).
+      if (this.membership.isReleasing(partitionId)) continue;
       this.writers.delete(key);
-      this.routers.get(stream)?.removeTarget(writer.sinkId);
+      this.routers.get(partitionId)?.removeTarget(writer.sinkId);
       if (defined.has(sinkPath({ ...writer.key, sinkId: parseInstanceId(writer.sinkId).sinkId }))) {
         writer.send({ type: 'close' });
         void writer.stop().catch((err: unknown) => this.deps.logger.error({ err, sink: key }, 'stopping a sink failed'));
@@ -133,16 +133,16 @@ export class StreamRuntime {
     }
     await this.purgeDeleted(defined, sourceIds);
     const started: SinkWriter[] = [];
-    for (const [key, { source, sink, stream, partition }] of wanted) {
+    for (const [key, { source, sink, partitionId, partition }] of wanted) {
       const existing = this.writers.get(key);
       if (existing) {
         if (existing.versions !== `${source.version.number}/${sink.version.number}`) existing.send({ type: 'reload', sink, source });
         continue;
       }
-      const start = this.deps.eventLog.coordinated ? await this.adoptionStart(sink, stream, partition) : this.startOffset(sink, stream, partition);
+      const start = this.deps.eventLog.coordinated ? await this.adoptionStart(sink, partitionId, partition) : this.startOffset(sink, partitionId, partition);
       const writer = new SinkWriter(sink, source, start, this.writerDeps, partition);
       this.writers.set(key, writer);
-      this.routerFor(stream, source.sourceId).addTarget(writer);
+      this.routerFor(partitionId, source.sourceId).addTarget(writer);
       started.push(writer);
     }
     // An active sink has its writing file from the start (the reference opens it with the sink),
@@ -163,67 +163,67 @@ export class StreamRuntime {
       [...this.routers.values()].map((r) => r.sourceId),
       (sourceId) => this.topicOf(sourceId),
       async (topic) => {
-        for (const [stream, router] of [...this.routers].filter(([s]) => parseStream(s).topic === topic)) {
+        for (const [partitionId, router] of [...this.routers].filter(([s]) => parsePartitionId(s).topic === topic)) {
           await router.stop();
-          this.routers.delete(stream);
+          this.routers.delete(partitionId);
         }
         this.membership.forgetTopic(topic);
       },
     );
   }
 
-  /** Where a sink starts reading its source on a node of its own (reconciliation.ts startOffset), with the writers of its stream as peers. */
-  private startOffset(sink: Sink, stream: string, partition: number): number {
-    const peers = [...this.writers.values()].filter((w) => this.streamOfWriter(w) === stream);
+  /** Where a sink starts reading its source on a node of its own (reconciliation.ts startOffset), with the writers of its partition as peers. */
+  private startOffset(sink: Sink, partitionId: string, partition: number): number {
+    const peers = [...this.writers.values()].filter((w) => this.partitionIdOfWriter(w) === partitionId);
     return startOffset(this.deps.store, this.deps.levels, sink, partition, peers.map((w) => w.committedOffset));
   }
 
-  /** The writers of a stream this node gave up: their files closed and imported, then the stream marked released. */
-  private async releaseStream(stream: string): Promise<void> {
-    const leaving = [...this.writers].filter(([, w]) => this.streamOfWriter(w) === stream);
-    const router = this.routers.get(stream);
-    this.routers.delete(stream);
+  /** The writers of a partition this node gave up: their files closed and imported, then the partition marked released. */
+  private async releasePartition(partitionId: string): Promise<void> {
+    const leaving = [...this.writers].filter(([, w]) => this.partitionIdOfWriter(w) === partitionId);
+    const router = this.routers.get(partitionId);
+    this.routers.delete(partitionId);
     for (const [key] of leaving) this.writers.delete(key);
     await router?.stop();
     const left = await this.flushWriters(leaving.map(([, w]) => w));
     await Promise.all(leaving.map(([, w]) => w.stop()));
     // What could not be imported in time is dropped: the next owner reads it again from its position.
     for (const key of left) await this.membership.discardUnimported(key);
-    this.membership.released(stream);
-    this.deps.logger.info({ stream, sinks: leaving.length, notImported: left.length }, 'stream released to another node');
+    this.membership.released(partitionId);
+    this.deps.logger.info({ partitionId, sinks: leaving.length, notImported: left.length }, 'partition released to another node');
   }
 
   /**
-   * The streams of a source with enabled sinks that this node works on: its topic (one stream)
+   * The partitions of a source with enabled sinks that this node works on: its topic (one partition)
    * on a node of its own; in cluster mode the topic is claimed (this node takes part in the
-   * split of its partitions) and the partitions the log gave this node are its streams.
+   * split of its partitions) and the partitions the log gave this node are its partitions.
    */
-  private streamsToWork(sourceId: string): Array<{ stream: string; partition: number }> {
+  private partitionsToWork(sourceId: string): Array<{ partitionId: string; partition: number }> {
     const topic = this.topicOf(sourceId);
-    if (!this.deps.eventLog.coordinated) return [{ stream: topic, partition: 0 }];
+    if (!this.deps.eventLog.coordinated) return [{ partitionId: topic, partition: 0 }];
     this.deps.eventLog.claim(topic);
-    return this.membership.streamsOf(topic).map((stream) => ({ stream, partition: parseStream(stream).partition }));
+    return this.membership.partitionIdsOf(topic).map((partitionId) => ({ partitionId, partition: parsePartitionId(partitionId).partition }));
   }
 
-  /** The stream (partition of its source's topic) a writer reads. */
-  streamOfWriter(writer: SinkWriter): string {
-    return streamOf(this.topicOf(writer.key.sourceId), writer.partition);
+  /** The partition a writer reads. */
+  partitionIdOfWriter(writer: SinkWriter): string {
+    return partitionIdOf(this.topicOf(writer.key.sourceId), writer.partition);
   }
 
   /** Cluster mode: where a sink starts on this node (ClusterMembership.adopt). */
-  private adoptionStart(sink: Sink, stream: string, partition: number): Promise<number> {
+  private adoptionStart(sink: Sink, partitionId: string, partition: number): Promise<number> {
     const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
     return this.membership.adopt(
       key,
-      stream,
-      () => [...this.writers.values()].some((w) => this.streamOfWriter(w) === stream),
-      () => this.startOffset(sink, stream, partition),
+      partitionId,
+      () => [...this.writers.values()].some((w) => this.partitionIdOfWriter(w) === partitionId),
+      () => this.startOffset(sink, partitionId, partition),
     );
   }
 
-  /** Every writer of this node with the stream it reads. */
-  private writerStreamKeys(): Array<{ key: SinkKey; stream: string }> {
-    return [...this.writers.values()].map((w) => ({ key: w.key, stream: this.streamOfWriter(w) }));
+  /** Every writer of this node with the partition it reads. */
+  private writerPartitionKeys(): Array<{ key: SinkKey; partitionId: string }> {
+    return [...this.writers.values()].map((w) => ({ key: w.key, partitionId: this.partitionIdOfWriter(w) }));
   }
 
   topicOf(sourceId: string): string {
@@ -246,11 +246,11 @@ export class StreamRuntime {
     }
   }
 
-  private routerFor(stream: string, sourceId: string): SourceRouter {
-    let router = this.routers.get(stream);
+  private routerFor(partitionId: string, sourceId: string): SourceRouter {
+    let router = this.routers.get(partitionId);
     if (!router) {
-      router = new SourceRouter(stream, sourceId, this.deps.eventLog, this.deps.renderer, this.deps.logger);
-      this.routers.set(stream, router);
+      router = new SourceRouter(partitionId, sourceId, this.deps.eventLog, this.deps.renderer, this.deps.logger);
+      this.routers.set(partitionId, router);
     }
     return router;
   }
@@ -260,12 +260,12 @@ export class StreamRuntime {
     this.deps.operator.tick(now);
     for (const router of this.routers.values()) router.pump();
     if (this.deps.eventLog.coordinated) {
-      this.membership.acknowledgeImported(this.writerStreamKeys());
+      this.membership.acknowledgeImported(this.writerPartitionKeys());
       this.membership.heartbeat(now);
       this.publishStatistics(now);
       this.deps.orders?.serve((order, progress) => this.recovery.carryOut(order, progress), now);
     }
-    this.housekeeping.retention(now, this.writerStreamKeys());
+    this.housekeeping.retention(now, this.writerPartitionKeys());
     void this.reconcile();
   }
 
@@ -279,9 +279,9 @@ export class StreamRuntime {
     return this.recovery.replay(sink, request, progress);
   }
 
-  /** Every sink writer of this node with the stream it reads and whether it is failing (the metrics' lag and failing gauges). */
-  writerStreams(): Array<{ key: SinkKey; stream: string; failing: boolean }> {
-    return [...this.writers.values()].map((w) => ({ key: w.key, stream: this.streamOfWriter(w), failing: w.failing !== undefined }));
+  /** Every sink writer of this node with the partition it reads and whether it is failing (the metrics' lag and failing gauges). */
+  writerPartitions(): Array<{ key: SinkKey; partitionId: string; failing: boolean }> {
+    return [...this.writers.values()].map((w) => ({ key: w.key, partitionId: this.partitionIdOfWriter(w), failing: w.failing !== undefined }));
   }
 
   /** Whether a sink is failing on this node (the first of its writers that is, by partition): for its statistics. */
@@ -289,12 +289,12 @@ export class StreamRuntime {
     return this.writersOf(sink).find((w) => w.failing)?.failing;
   }
 
-  /** Cluster mode: how many streams (topic partitions) this node works on now. */
-  ownedStreamCount(): number {
+  /** Cluster mode: how many partition this node works on now. */
+  ownedPartitionCount(): number {
     return this.membership.size;
   }
 
-  /** The writers of a sink on this node (one per stream of its source this node works on). */
+  /** The writers of a sink on this node (one per partition of its source this node works on). */
   writersOf(sink: Pick<Sink, 'sourceId' | 'sinkId'>): SinkWriter[] {
     return [...this.writers.values()].filter((w) => w.key.sourceId === sink.sourceId && parseInstanceId(w.sinkId).sinkId === sink.sinkId).sort((a, b) => a.partition - b.partition);
   }
@@ -307,7 +307,7 @@ export class StreamRuntime {
    */
   private async handOver(): Promise<void> {
     const left = await this.flushWriters([...this.writers.values()]);
-    this.membership.acknowledgeImported(this.writerStreamKeys());
+    this.membership.acknowledgeImported(this.writerPartitionKeys());
     if (left.length === 0) this.membership.releaseAll();
     if (left.length > 0) this.deps.logger.warn({ sinks: left.map(sinkPath) }, 'leaving with files not imported: the next owner of their topics reads them again');
     else this.deps.logger.info({ sinks: this.writers.size }, 'handed over: every file imported and the group positions committed');

@@ -5,20 +5,20 @@
  */
 import type { EventLog } from '../connectors/event-log/event-log.js';
 import type { MetadataReader } from '../connectors/metadata/store.js';
-import type { FileEntry, SinkKey, SliceEntry } from '../storage/levels/model.js';
-import { parseInstanceId } from '../storage/levels/instances.js';
+import type { FileEntry, SinkKey, SliceEntry } from '../levels/model.js';
+import { parseInstanceId } from '../levels/instances.js';
 import type { Metrics } from './metrics.js';
 import { sourceOfTopic } from './metered-event-log.js';
 
 export interface GaugeSources {
   store: MetadataReader;
   eventLog: EventLog;
-  /** The sink writers of this node and the streams they read (none on a node without the sink role); `failing` while the writer is. */
-  writers(): Array<{ key: SinkKey; stream: string; failing?: boolean }>;
-  /** The sink's committed position in its stream (levels' consumer offset). */
+  /** The sink writers of this node and the partitions they read (none on a node without the sink role); `failing` while the writer is. */
+  writers(): Array<{ key: SinkKey; partitionId: string; failing?: boolean }>;
+  /** The sink's committed position in its partition (levels' consumer offset). */
   committedOffset(key: SinkKey): number | undefined;
-  /** Cluster mode: the streams this node works on; undefined on a node of its own. */
-  ownedStreams?(): number;
+  /** Cluster mode: the partitions this node works on; undefined on a node of its own. */
+  ownedPartitions?(): number;
 }
 
 const sinkLabel = (entry: { sourceId: string; sinkId: string }) => ({ source: entry.sourceId, sink: parseInstanceId(entry.sinkId).sinkId });
@@ -59,14 +59,14 @@ export function refreshGauges(metrics: Metrics, from: GaugeSources): void {
   metrics.sinkLagSeconds.reset();
   const records = new Map<string, number>();
   const seconds = new Map<string, number>();
-  for (const { key: sink, stream } of from.writers()) {
+  for (const { key: sink, partitionId } of from.writers()) {
     const committed = from.committedOffset(sink) ?? 0;
-    const lag = Math.max(0, from.eventLog.headOffset(stream) - committed);
+    const lag = Math.max(0, from.eventLog.headOffset(partitionId) - committed);
     const labels = key(sinkLabel(sink));
     add(records, labels, lag);
     let age = 0;
     if (lag > 0) {
-      const [oldest] = from.eventLog.read(stream, committed, 1);
+      const [oldest] = from.eventLog.read(partitionId, committed, 1);
       if (oldest) age = Math.max(0, (Date.now() - oldest.record.receivedAt.getTime()) / 1000);
     }
     seconds.set(labels, Math.max(seconds.get(labels) ?? 0, age));
@@ -84,5 +84,5 @@ export function refreshGauges(metrics: Metrics, from: GaugeSources): void {
 
   metrics.logBytes.reset();
   for (const [topic, n] of from.eventLog.bytesHeld() ?? []) metrics.logBytes.set({ source: sourceOfTopic(topic) }, n);
-  if (from.ownedStreams) metrics.partitionsOwned.set(from.ownedStreams());
+  if (from.ownedPartitions) metrics.partitionsOwned.set(from.ownedPartitions());
 }

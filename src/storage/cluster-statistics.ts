@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
-import type { SinkKey } from './levels/model.js';
+import type { SinkKey } from '../levels/model.js';
 import type { NodeSinkStatistics, StatisticsService } from './statistics.js';
 
 const PREFIX = 'cluster/stats/';

@@ -229,13 +229,13 @@ export class TableService {
   }
 
   /** See Target.position. */
-  position(stream: string): Promise<number | undefined> {
-    return this.target.position(stream);
+  position(sink: string): Promise<number | undefined> {
+    return this.target.position(sink);
   }
 
-  /** See Target.claimStream. */
-  claimStream(stream: string, owner: string): Promise<number | undefined> {
-    return this.target.claimStream(stream, owner);
+  /** See Target.claimSink. */
+  claimSink(sink: string, owner: string): Promise<number | undefined> {
+    return this.target.claimSink(sink, owner);
   }
 
   forgetPositions(prefix: string): Promise<void> {

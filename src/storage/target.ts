@@ -81,13 +81,14 @@ export interface WriteOptions {
    */
   expectedRows?: number;
   /**
-   * How far in a stream (a sink's source topic, by offset) the rows reach: recorded in the same
+   * How far in its source's partition (by offset) a sink's rows reach (`sink`: the sink's path,
+   * "<branchId>/<sourceId>/<sink instance>"): recorded in the same
    * transaction as the rows, never moved back. After a hand-over between cluster nodes, the new
    * owner of a sink reads on from there, so rows another node imported are not written twice.
-   * With `owner`, the write is refused with StreamClaimedError (nothing written) when another
-   * owner has claimed the stream since (Target.claimStream): the fence between cluster nodes.
+   * With `owner`, the write is refused with SinkClaimedError (nothing written) when another
+   * owner has claimed the sink since (Target.claimSink): the fence between cluster nodes.
    */
-  position?: { stream: string; through: number; owner?: string };
+  position?: { sink: string; through: number; owner?: string };
 }
 
 export interface WriteResult {
@@ -111,19 +112,19 @@ export class TableColumnsMismatchError extends Error {
 }
 
 /**
- * A write for a stream (WriteOptions.position.owner) by an owner that is not the stream's
+ * A write for a sink (WriteOptions.position.owner) by an owner that is not the sink's
  * owner any more: another node claimed it since, and reads its records again from the event
  * log. Nothing was written.
  */
-export class StreamClaimedError extends Error {
-  override name = 'StreamClaimedError';
+export class SinkClaimedError extends Error {
+  override name = 'SinkClaimedError';
 
   constructor(
-    readonly stream: string,
+    readonly sink: string,
     readonly owner: string,
     readonly claimedBy: string,
   ) {
-    super(`the stream "${stream}" was claimed by ${claimedBy} since ${owner} took it: nothing written`);
+    super(`the sink "${sink}" was claimed by ${claimedBy} since ${owner} took it: nothing written`);
   }
 }
 
@@ -256,16 +257,16 @@ export interface Target {
    */
   query(sql: string, options: QueryOptions): Promise<QueryResult>;
 
-  /** The recorded position of a stream (WriteOptions.position), undefined when none. */
-  position(stream: string): Promise<number | undefined>;
+  /** The recorded position of a sink (WriteOptions.position), undefined when none. */
+  position(sink: string): Promise<number | undefined>;
   /**
-   * Cluster mode: makes `owner` the stream's owner (writes of earlier owners are refused from
-   * now on, see WriteOptions.position) and returns the stream's position at that moment,
+   * Cluster mode: makes `owner` the sink's owner (writes of earlier owners are refused from
+   * now on, see WriteOptions.position) and returns the sink's position at that moment,
    * atomically: whatever an earlier owner imported is within the position, whatever it had not
    * imported can never be imported by it any more.
    */
-  claimStream(stream: string, owner: string): Promise<number | undefined>;
-  /** Forgets the positions (and owners) of the streams whose name starts with `prefix` (their topic is gone). */
+  claimSink(sink: string, owner: string): Promise<number | undefined>;
+  /** Forgets the positions (and owners) of the sinks whose path starts with `prefix` (their topic is gone). */
   forgetPositions(prefix: string): Promise<void>;
 
   close(): Promise<void>;

@@ -92,7 +92,7 @@ describe.each(TARGETS)('cluster fencing on %s', (kind) => {
     await sleep(8000); // the failed imports' retries are due within this (retry base 1 s)
     expect(await rowsCount(survivor), story()).toBe(45);
     // It tried, at its start, before any claim of its own: the target refused (the fence).
-    expect(logLines(victim, 'file not imported: another node took its stream over and reads its records again from the event log').length, story()).toBeGreaterThan(0);
+    expect(logLines(victim, 'file not imported: another node took its sink over and reads its records again from the event log').length, story()).toBeGreaterThan(0);
 
     for (const n of nodes) expect(await n.stop(), story()).toEqual({ code: 0, signal: null });
     const rows = await readColumn(cluster.target, 'in.c-fenced', 'rows', 'n');

@@ -2,7 +2,7 @@
  * Source topics of several partitions against a real broker: two `sluice serve --kafka
  * --kafka-partitions 3` processes (built by `npm run build`) importing into one target (a
  * DuckDB file, or PostgreSQL with nothing shared but the broker and the database) split a
- * topic's partitions (each partition a stream with its own sink writer, files and positions).
+ * topic's partitions (each partition with its own sink writer, files and positions).
  * Events spread over the partitions land once; when one node is killed with SIGKILL while a
  * client streams, the other takes its partitions over and every acknowledged event is in the
  * table exactly once.
@@ -166,9 +166,9 @@ describe.each(TARGETS)('topics of several partitions on %s', (kind) => {
     const upBy = Date.now() + 30_000;
     while (takenUpLines().length < moved.length && Date.now() < upBy) await sleep(200);
     // a released what moved: its files imported first, nothing left behind.
-    const released = logLines<{ stream: string; notImported: number }>(a, 'stream released to another node');
+    const released = logLines<{ partitionId: string; notImported: number }>(a, 'partition released to another node');
     // (A partition can also move back and forth while the groups settle: then a released it more than once.)
-    for (const p of moved) expect(released.map((r) => r.stream)).toContain(p === 0 ? '1.1.live' : `1.1.live#${p}`);
+    for (const p of moved) expect(released.map((r) => r.partitionId)).toContain(p === 0 ? '1.1.live' : `1.1.live#${p}`);
     expect(released.every((r) => r.notImported === 0)).toBe(true);
     // b started each moved partition after what a imported (its target position), not at the start.
     const takenUp = takenUpLines();

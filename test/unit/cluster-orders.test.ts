@@ -45,13 +45,13 @@ describe('ClusterOrders', () => {
     const asker = new ClusterOrders(store, 'asker', (n) => alive.has(n), 20);
     const progress: unknown[] = [];
     try {
-      const result = await asker.ask({ kind: 'replay', stream: '1.1.src#2', node: 'owner', sink: SINK, request: { n: 21 } }, (p) => progress.push(p));
+      const result = await asker.ask({ kind: 'replay', partitionId: '1.1.src#2', node: 'owner', sink: SINK, request: { n: 21 } }, (p) => progress.push(p));
       expect(result).toEqual({ done: 42 });
     } finally {
       stop();
     }
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ kind: 'replay', stream: '1.1.src#2', node: 'owner', sink: SINK });
+    expect(seen[0]).toMatchObject({ kind: 'replay', partitionId: '1.1.src#2', node: 'owner', sink: SINK });
     expect(progress).toEqual([{ scanned: 1 }]);
     expect(store.list('cluster/order/')).toEqual([]);
   });
@@ -62,7 +62,7 @@ describe('ClusterOrders', () => {
     });
     const asker = new ClusterOrders(store, 'asker', (n) => alive.has(n), 20);
     try {
-      const err = await asker.ask({ kind: 'reprocess', stream: '1.1.src#2', node: 'owner', sink: SINK, request: null }).then(() => undefined, (e: unknown) => e);
+      const err = await asker.ask({ kind: 'reprocess', partitionId: '1.1.src#2', node: 'owner', sink: SINK, request: null }).then(() => undefined, (e: unknown) => e);
       expect(err).toBeInstanceOf(OrderFailedError);
       expect((err as Error).message).toContain('not worked on by node owner any more');
     } finally {
@@ -74,9 +74,9 @@ describe('ClusterOrders', () => {
   it('an owner that dies, or never takes the order up, fails the ask instead of hanging it', async () => {
     const asker = new ClusterOrders(store, 'asker', (n) => alive.has(n), 20);
     alive.delete('owner');
-    await expect(asker.ask({ kind: 'replay', stream: '1.1.src', node: 'owner', sink: SINK, request: null })).rejects.toThrow(/stopped answering/);
+    await expect(asker.ask({ kind: 'replay', partitionId: '1.1.src', node: 'owner', sink: SINK, request: null })).rejects.toThrow(/stopped answering/);
     alive.add('owner');
-    await expect(asker.ask({ kind: 'replay', stream: '1.1.src', node: 'owner', sink: SINK, request: null }, undefined, 100)).rejects.toThrow(/did not take the order up within 100 ms/);
+    await expect(asker.ask({ kind: 'replay', partitionId: '1.1.src', node: 'owner', sink: SINK, request: null }, undefined, 100)).rejects.toThrow(/did not take the order up within 100 ms/);
     expect(store.list('cluster/order/')).toEqual([]);
   });
 
@@ -84,14 +84,14 @@ describe('ClusterOrders', () => {
     const stop = owner(() => new Promise(() => undefined)); // runs forever, says nothing
     const asker = new ClusterOrders(store, 'asker', (n) => alive.has(n), 20);
     try {
-      await expect(asker.ask({ kind: 'reprocess', stream: '1.1.src', node: 'owner', sink: SINK, request: null }, undefined, 1000, 300)).rejects.toThrow(/reported nothing for 300 ms/);
+      await expect(asker.ask({ kind: 'reprocess', partitionId: '1.1.src', node: 'owner', sink: SINK, request: null }, undefined, 1000, 300)).rejects.toThrow(/reported nothing for 300 ms/);
     } finally {
       stop();
     }
   });
 
   it('orders for other nodes are left alone', async () => {
-    store.transact((tx) => tx.put('cluster/order/x', { id: 'x', kind: 'replay', stream: '1.1.src', node: 'elsewhere', sink: SINK, request: null, state: 'pending', at: new Date().toISOString() } satisfies Order));
+    store.transact((tx) => tx.put('cluster/order/x', { id: 'x', kind: 'replay', partitionId: '1.1.src', node: 'elsewhere', sink: SINK, request: null, state: 'pending', at: new Date().toISOString() } satisfies Order));
     let carried = 0;
     new ClusterOrders(store, 'owner', () => true).serve(async () => ++carried);
     await new Promise((r) => setTimeout(r, 30));

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { levelKeys } from '../../src/storage/levels/model.js';
+import { levelKeys } from '../../src/levels/model.js';
 import { StatisticsService } from '../../src/storage/statistics.js';
 import {
   EtcdFixtureError,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StreamHandOver } from '../../src/actors/hand-over.js';
+import { PartitionHandOver } from '../../src/actors/hand-over.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 
 const dirs: string[] = [];
@@ -22,11 +22,11 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-describe('StreamHandOver (two nodes on one shared store)', () => {
+describe('PartitionHandOver (two nodes on one shared store)', () => {
   it('lets the next owner start at once when nobody works on the stream, or it was released', async () => {
     const shared = store();
-    const a = new StreamHandOver(shared, 'a', log);
-    const b = new StreamHandOver(shared, 'b', log);
+    const a = new PartitionHandOver(shared, 'a', log);
+    const b = new PartitionHandOver(shared, 'b', log);
     await b.awaitRelease('1.1.s');
     a.heartbeat();
     a.working('1.1.s');
@@ -38,8 +38,8 @@ describe('StreamHandOver (two nodes on one shared store)', () => {
 
   it('waits while a live previous owner still works on the stream, until it releases it', async () => {
     const shared = store();
-    const a = new StreamHandOver(shared, 'a', log, { heartbeatMs: 0 });
-    const b = new StreamHandOver(shared, 'b', log);
+    const a = new PartitionHandOver(shared, 'a', log, { heartbeatMs: 0 });
+    const b = new PartitionHandOver(shared, 'b', log);
     a.heartbeat();
     a.working('1.1.s');
     let done = false;
@@ -53,18 +53,18 @@ describe('StreamHandOver (two nodes on one shared store)', () => {
 
   it('does not wait for a dead previous owner (no heartbeat), and gives up on a live one after the wait', async () => {
     const shared = store();
-    const dead = new StreamHandOver(shared, 'dead', log);
+    const dead = new PartitionHandOver(shared, 'dead', log);
     dead.heartbeat(Date.now() - 60_000);
     dead.working('1.1.s');
-    const b = new StreamHandOver(shared, 'b', log, { deadAfterMs: 10_000 });
+    const b = new PartitionHandOver(shared, 'b', log, { deadAfterMs: 10_000 });
     const t0 = Date.now();
     await b.awaitRelease('1.1.s');
     expect(Date.now() - t0).toBeLessThan(100);
 
-    const slow = new StreamHandOver(shared, 'slow', log);
+    const slow = new PartitionHandOver(shared, 'slow', log);
     slow.heartbeat();
     slow.working('1.1.t');
-    const c = new StreamHandOver(shared, 'c', log, { waitMs: 300 });
+    const c = new PartitionHandOver(shared, 'c', log, { waitMs: 300 });
     const t1 = Date.now();
     await c.awaitRelease('1.1.t');
     expect(Date.now() - t1).toBeGreaterThanOrEqual(300);
@@ -72,8 +72,8 @@ describe('StreamHandOver (two nodes on one shared store)', () => {
 
   it('never marks released a stream another node works on', async () => {
     const shared = store();
-    const a = new StreamHandOver(shared, 'a', log);
-    const b = new StreamHandOver(shared, 'b', log, { waitMs: 300 });
+    const a = new PartitionHandOver(shared, 'a', log);
+    const b = new PartitionHandOver(shared, 'b', log, { waitMs: 300 });
     a.heartbeat();
     a.working('1.1.s');
     b.released('1.1.s');

@@ -7,17 +7,17 @@ import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { MetadataStore, MetadataTx } from '../../src/connectors/metadata/store.js';
 import { DuckDbTarget } from '../../src/connectors/warehouse/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
-import { StreamClaimedError } from '../../src/storage/target.js';
+import { SinkClaimedError } from '../../src/storage/target.js';
 import { DomainError } from '../../src/domain-errors.js';
-import { LevelRepository, LevelStateError, type NewFile } from '../../src/storage/levels/repository.js';
-import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/storage/levels/local.js';
-import { stagingSlicePath } from '../../src/storage/levels/staging.js';
+import { LevelRepository, LevelStateError, type NewFile } from '../../src/levels/repository.js';
+import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/levels/local.js';
+import { stagingSlicePath } from '../../src/levels/staging.js';
 import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
 
 /** Stages a slice through the embedded Staging adapter, from its local file under `dir`. */
 const stageSlice = (dir: string, slice: SliceEntry) => new LocalDirectoryStaging(dir).stage(slice, join(dir, slice.localPath));
-import { fileImportId, importFile } from '../../src/storage/levels/import.js';
-import { levelKeys, type SliceEntry } from '../../src/storage/levels/model.js';
+import { fileImportId, importFile } from '../../src/levels/import.js';
+import { levelKeys, type SliceEntry } from '../../src/levels/model.js';
 
 const SINK = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
 const T0 = new Date('2000-01-01T02:00:00.000Z');
@@ -453,7 +453,7 @@ describe('import into the table', () => {
     const { repo, file, slices } = await stagedFile([[['1', 'a'], ['2', 'b']]]);
     const stream = '456/my-source/my-sink';
     // No claim yet (a single node): anyone's import goes through, and records the position.
-    expect(await tables.claimStream(stream, 'node-a')).toBeUndefined();
+    expect(await tables.claimSink(stream, 'node-a')).toBeUndefined();
     expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices, 'node-a')).toMatchObject({ inserted: 2 });
     repo.fileImported(file);
     expect(await target.position(stream)).toBe(2);
@@ -473,10 +473,10 @@ describe('import into the table', () => {
       }
       return { file: repo.fileImporting(closedFile, at(21_500)), slices: repo.listSlices(closedFile) };
     })();
-    expect(await tables.claimStream(stream, 'node-b')).toBe(2);
+    expect(await tables.claimSink(stream, 'node-b')).toBe(2);
     const err = await importFile(tables, new LocalDirectoryStaging(dir), second.file, second.slices, 'node-a').then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(StreamClaimedError);
-    expect((err as StreamClaimedError).claimedBy).toBe('node-b');
+    expect(err).toBeInstanceOf(SinkClaimedError);
+    expect((err as SinkClaimedError).claimedBy).toBe('node-b');
     expect(await target.rowCount('in.c-b.t')).toBe(2);
     expect(await target.position(stream)).toBe(2);
     // A retry of an import that went through before the claim is still a harmless duplicate.
@@ -493,7 +493,7 @@ describe('import into the table', () => {
 
     // A topic created again forgets positions and owners alike.
     await tables.forgetPositions('456/my-source/');
-    expect(await tables.claimStream(stream, 'node-c')).toBeUndefined();
+    expect(await tables.claimSink(stream, 'node-c')).toBeUndefined();
   });
 
   it('refuses slices that are not staged yet', async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PostgresTarget } from '../../src/connectors/warehouse/postgres-target.js';
-import { StreamClaimedError, TargetUnavailableError } from '../../src/storage/target.js';
+import { SinkClaimedError, TargetUnavailableError } from '../../src/storage/target.js';
 import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 let server: TestPostgres;
@@ -62,17 +62,17 @@ describe('PostgresTarget', () => {
       const file = join(dir, 'big.csv.gz');
       writeFileSync(file, gzipSync(Array.from({ length: rows }, (_, i) => `${i},"value ${i}"\n`).join('')));
       const stream = '1/src/sink';
-      expect(await nodeA.claimStream(stream, 'A')).toBeUndefined();
+      expect(await nodeA.claimSink(stream, 'A')).toBeUndefined();
       let total = 0;
       for (let round = 1; round <= 3; round++) {
         const owner = round % 2 === 1 ? 'A' : 'B';
         const other = owner === 'A' ? 'B' : 'A';
         const by = owner === 'A' ? nodeA : nodeB;
         const claimer = owner === 'A' ? nodeB : nodeA;
-        const importing = by.importCsv('in.c-b.t', file, { importId: `r${round}`, expectedRows: rows, position: { stream, through: round * 1000, owner } })
-          .then(() => 'imported', (err: unknown) => (err instanceof StreamClaimedError ? 'refused' : Promise.reject(err)));
+        const importing = by.importCsv('in.c-b.t', file, { importId: `r${round}`, expectedRows: rows, position: { sink: stream, through: round * 1000, owner } })
+          .then(() => 'imported', (err: unknown) => (err instanceof SinkClaimedError ? 'refused' : Promise.reject(err)));
         await new Promise((r) => setTimeout(r, 30));
-        const claimed = await claimer.claimStream(stream, other);
+        const claimed = await claimer.claimSink(stream, other);
         const outcome = await importing;
         // Either the import went first (and the claim read its position) or the claim did (and the import wrote nothing).
         if (outcome === 'imported') {
@@ -83,7 +83,7 @@ describe('PostgresTarget', () => {
         }
         expect(await nodeA.rowCount('in.c-b.t')).toBe(total);
         // The old owner is fenced off now.
-        await expect(by.importCsv('in.c-b.t', file, { importId: `late${round}`, position: { stream, through: 99_999, owner } })).rejects.toBeInstanceOf(StreamClaimedError);
+        await expect(by.importCsv('in.c-b.t', file, { importId: `late${round}`, position: { sink: stream, through: 99_999, owner } })).rejects.toBeInstanceOf(SinkClaimedError);
       }
       expect(total).toBeGreaterThan(0);
       expect((await nodeB.getTable('in.c-b.t'))?.rowsCount).toBe(total);
@@ -116,6 +116,26 @@ describe('PostgresTarget', () => {
       expect(await kind("SELECT pg_read_file('/etc/hostname')")).toBe('forbidden');
       expect(await kind('DELETE FROM "in.c-b".t')).toBe('write');
       expect(await target.preview('in.c-b.t', 10)).toEqual([['1']]);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('fails an import whose staged file is gone or damaged, and changes nothing (the process goes on)', async () => {
+    const target = await PostgresTarget.open(await server.createDatabase('gone'));
+    try {
+      await target.createBucket({ id: 'in.c-b', stage: 'in', name: 'c-b' });
+      await target.createTable({ id: 'in.c-b.t', bucketId: 'in.c-b', name: 't', columns: ['a'] });
+      const good = join(dir, 'good.csv.gz');
+      writeFileSync(good, gzipSync('1\n2\n'));
+      const damaged = join(dir, 'damaged.csv.gz');
+      writeFileSync(damaged, gzipSync('3\n4\n').subarray(0, 12));
+      // An error event of the file's stream not handled would end the process here (and vitest's worker with it).
+      await expect(target.importCsv('in.c-b.t', [good, join(dir, 'gone.csv.gz')], { importId: 'f1' })).rejects.toThrow(/ENOENT/);
+      await expect(target.importCsv('in.c-b.t', [good, damaged], { importId: 'f2' })).rejects.toThrow();
+      expect(await target.preview('in.c-b.t', 10)).toEqual([]);
+      // Nothing of either import is recorded: the retry with the file back imports it once.
+      expect(await target.importCsv('in.c-b.t', [good], { importId: 'f1' })).toMatchObject({ inserted: 2, duplicate: false });
     } finally {
       await target.close();
     }

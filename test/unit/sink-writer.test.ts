@@ -9,7 +9,7 @@ import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { Column, Sink, Source } from '../../src/model/definition.js';
 import { createLogger } from '../../src/logger.js';
-import { LevelRepository } from '../../src/storage/levels/repository.js';
+import { LevelRepository } from '../../src/levels/repository.js';
 import { MappingFailures } from '../../src/storage/mapping-failures.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');

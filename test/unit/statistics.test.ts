@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { LevelRepository, type NewFile } from '../../src/storage/levels/repository.js';
-import { levelKeys, type SinkKey, type SliceEntry } from '../../src/storage/levels/model.js';
+import { LevelRepository, type NewFile } from '../../src/levels/repository.js';
+import { levelKeys, type SinkKey, type SliceEntry } from '../../src/levels/model.js';
 import { StatisticsService } from '../../src/storage/statistics.js';
 import { ClusterStatistics } from '../../src/storage/cluster-statistics.js';
 

@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { EventLog, OwnershipChange } from '../../src/connectors/event-log/event-log.js';
-import { LevelRepository } from '../../src/storage/levels/repository.js';
-import { levelKeys, type SinkKey } from '../../src/storage/levels/model.js';
+import { LevelRepository } from '../../src/levels/repository.js';
+import { levelKeys, type SinkKey } from '../../src/levels/model.js';
 import { adoptedAt, restartAt, SEEN_EVERYTHING } from '../../src/pipeline/seen-offsets.js';
 import { ClusterMembership } from '../../src/actors/cluster-membership.js';
 import type { Logger } from '../../src/logger.js';
@@ -87,7 +87,7 @@ describe('cluster membership', () => {
       heartbeat: () => undefined,
     };
     const levels = new LevelRepository(lmdb());
-    const membership = new ClusterMembership({ eventLog: log, levels, tables: { claimStream: async () => undefined }, logger, dataDir: '/nonexistent', staging: new LocalDirectoryStaging('/nonexistent'), handOver: handOver as never });
+    const membership = new ClusterMembership({ eventLog: log, levels, tables: { claimSink: async () => undefined }, logger, dataDir: '/nonexistent', staging: new LocalDirectoryStaging('/nonexistent'), handOver: handOver as never });
     const events: string[] = [];
     membership.start({ gained: (s) => events.push(`gained ${s}`), lost: (s) => events.push(`lost ${s}`) });
     change('t#1', { owned: true, committedThrough: 5 });
@@ -96,8 +96,8 @@ describe('cluster membership', () => {
     release();
     await new Promise((r) => setImmediate(r));
     expect(events).toEqual(['gained t#1']);
-    expect(membership.streamsOf('t')).toEqual(['t#1']);
-    membership.acknowledgeImported([{ key: sink, stream: 't#1' }, { key: sink, stream: 'other#0' }]);
+    expect(membership.partitionIdsOf('t')).toEqual(['t#1']);
+    membership.acknowledgeImported([{ key: sink, partitionId: 't#1' }, { key: sink, partitionId: 'other#0' }]);
     expect(acknowledged).toEqual([['t#1', 0]]);
     change('t#1', { owned: false });
     change('t#1', { owned: false });

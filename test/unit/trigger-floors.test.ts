@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { DEFAULT_LIMITS, importReason, triggerFloors, triggersOf, uploadReason } from '../../src/storage/levels/conditions.js';
+import { DEFAULT_LIMITS, importReason, triggerFloors, triggersOf, uploadReason } from '../../src/levels/conditions.js';
 import { settingsView } from '../../src/pipeline/settings.js';
 
 const IMPORT_INTERVAL = 'storage.level.target.import.trigger.interval';

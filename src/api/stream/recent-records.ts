@@ -4,7 +4,7 @@ import type { Project } from '../../storage/project.js';
 import type { SourceService } from '../../definition/sources.js';
 import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { ApiError } from '../errors.js';
-import { streamOf, type EventLog, type LoggedRecord } from '../../connectors/event-log/event-log.js';
+import { partitionIdOf, type EventLog, type LoggedRecord } from '../../connectors/event-log/event-log.js';
 import { toFailureRecord } from '../../storage/mapping-failures.js';
 import { looseObject } from './schemas.js';
 
@@ -47,15 +47,15 @@ export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> =
       throw new ApiError(400, 'invalidRange', `Limit must be between 1 and ${MAX_LIMIT}, got "${raw}".`);
     }
     const topic = runtime.topicOf(source.sourceId);
-    // With Kafka a topic Sluice created has this many partitions, each its own stream of offsets.
+    // With Kafka a topic Sluice created has this many partitions, each its own partition of offsets.
     const partitions = config.kafkaBrokers ? Math.max(1, config.kafkaPartitions) : 1;
     const found: Array<{ partition: number; logged: LoggedRecord }> = [];
     for (let partition = 0; partition < partitions; partition++) {
-      const stream = streamOf(topic, partition);
-      const head = eventLog.headOffset(stream);
+      const partitionId = partitionIdOf(topic, partition);
+      const head = eventLog.headOffset(partitionId);
       if (head <= 0) continue;
-      const after = Math.max(eventLog.tailOffset(stream) - 1, head - limit, 0);
-      const batch = await eventLog.fetch(stream, after, limit);
+      const after = Math.max(eventLog.tailOffset(partitionId) - 1, head - limit, 0);
+      const batch = await eventLog.fetch(partitionId, after, limit);
       for (const logged of batch) if (logged.offset <= head) found.push({ partition, logged });
     }
     found.sort((a, b) => b.logged.record.receivedAt.getTime() - a.logged.record.receivedAt.getTime() || b.logged.offset - a.logged.offset);

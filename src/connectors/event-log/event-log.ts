@@ -76,11 +76,11 @@ export interface EventLog {
   /** Cluster mode: takes part in the split of the topic's partitions (idempotent). */
   claim(topic: string): void;
   /**
-   * Cluster mode: called when this node is given a stream (a partition of a topic; with the
+   * Cluster mode: called when this node is given a partition (with the
    * position through which its records are done, where its sinks resume) or loses it.
    * Returns an unsubscribe function.
    */
-  onOwnership(listener: (stream: string, change: OwnershipChange) => void): () => void;
+  onOwnership(listener: (partitionId: string, change: OwnershipChange) => void): () => void;
   /** Highest durable offset of a topic (0 when empty). */
   headOffset(topic: string): number;
   /** Lowest offset still kept (retention may have removed older ones); head + 1 when empty. */
@@ -112,18 +112,20 @@ export class EventLogFullError extends Error {}
 
 /**
  * A topic can have partitions (Kafka); each is read on its own, in its own order, with its own
- * offsets: a *stream*. The stream of partition 0 is named like the topic (so a topic of one
- * partition is one stream of the same name), that of partition p > 0 `<topic>#<p>`. The
- * embedded log has one partition per topic. The reading methods of the port (read, fetch,
- * acknowledge, release, headOffset, tailOffset, onDurable) take streams.
+ * offsets. A partition is named by its *partition id*: that of partition 0 is the topic's name
+ * (so a topic of one partition has the id of the topic), that of partition p > 0 `<topic>#<p>`.
+ * The embedded log has one partition per topic. The reading methods of the port (read, fetch,
+ * acknowledge, release, headOffset, tailOffset, onDurable) take partition ids. (Before, the
+ * code called a partition a "stream"; the word now means the product only. The hand-over's
+ * metadata keys, `cluster/stream/<partition id>`, keep their old name.)
  */
-export function streamOf(topic: string, partition: number): string {
+export function partitionIdOf(topic: string, partition: number): string {
   return partition === 0 ? topic : `${topic}#${partition}`;
 }
 
-export function parseStream(stream: string): { topic: string; partition: number } {
-  const hash = stream.lastIndexOf('#');
-  return hash < 0 ? { topic: stream, partition: 0 } : { topic: stream.slice(0, hash), partition: Number(stream.slice(hash + 1)) };
+export function parsePartitionId(partitionId: string): { topic: string; partition: number } {
+  const hash = partitionId.lastIndexOf('#');
+  return hash < 0 ? { topic: partitionId, partition: 0 } : { topic: partitionId.slice(0, hash), partition: Number(partitionId.slice(hash + 1)) };
 }
 
 export function sourceTopic(projectId: number, branchId: number, sourceId: string): string {

@@ -1,9 +1,9 @@
 /**
  * The Kafka adapter of the EventLog port (DESIGN.md "Ports and adapters"): each event-log topic
  * (one per source) is a Kafka topic (kafka-topics.ts names them) whose partitions are the
- * port's streams (event-log.ts streamOf), records are Kafka records in the format producers can
+ * port's partitions (event-log.ts partitionIdOf), records are Kafka records in the format producers can
  * write themselves (kafka-record.ts), appends go through one idempotent producer with acks=-1
- * and group commit (kafka-appender.ts; each append to one partition, in turn), and each stream
+ * and group commit (kafka-appender.ts; each append to one partition, in turn), and each partition
  * that is read has a consumer, in a group of its own, feeding a buffer (kafka-reader.ts).
  *
  * Offsets: port offset = Kafka offset + 1 (the port counts from 1), per partition. Append results carry -1
@@ -15,7 +15,7 @@ import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { createKafkaClient, type KafkaClientOptions } from '../kafka/client.js';
 import type { Logger } from '../../logger.js';
 import type { IngestRecord } from '../../pipeline/record.js';
-import { parseStream, streamOf, type AppendResult, type EventLog, type LoggedRecord, type OwnershipChange } from './event-log.js';
+import { parsePartitionId, partitionIdOf, type AppendResult, type EventLog, type LoggedRecord, type OwnershipChange } from './event-log.js';
 import { KafkaAppender, type AppenderOptions } from './kafka-appender.js';
 import { encodeKafkaRecord } from './kafka-record.js';
 import { TopicReader, type ReaderOptions } from './kafka-reader.js';
@@ -44,7 +44,7 @@ export class KafkaEventLog implements EventLog {
   /** Readers of random access (fetch), closed when unused for a while. */
   private readonly randomReaders = new Map<string, { reader: TopicReader; idle?: NodeJS.Timeout }>();
   private readonly listeners = new Map<string, Set<(head: number) => void>>();
-  private readonly ownershipListeners = new Set<(stream: string, change: OwnershipChange) => void>();
+  private readonly ownershipListeners = new Set<(partitionId: string, change: OwnershipChange) => void>();
   /** This process's id in the partition groups (kafka-assigner.ts orders the nodes by it). */
   private readonly nodeId: string;
   /** Highest offset known per event-log topic (acknowledged appends, fetched high watermarks). */
@@ -108,9 +108,9 @@ export class KafkaEventLog implements EventLog {
     return { firstOffset: -1, lastOffset: -1, durable };
   }
 
-  read(stream: string, afterOffset: number, limit: number): LoggedRecord[] {
+  read(partitionId: string, afterOffset: number, limit: number): LoggedRecord[] {
     if (this.closed || limit <= 0) return [];
-    return this.reader(stream).read(afterOffset, limit);
+    return this.reader(partitionId).read(afterOffset, limit);
   }
 
   /**
@@ -118,19 +118,19 @@ export class KafkaEventLog implements EventLog {
    * never committed), so that a replay does not move the sinks' reading. Ends at the topic's high
    * watermark of the moment of the call.
    */
-  async fetch(stream: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
+  async fetch(partitionId: string, afterOffset: number, limit: number): Promise<LoggedRecord[]> {
     if (this.closed || limit <= 0) return [];
-    const { topic, partition } = parseStream(stream);
+    const { topic, partition } = parsePartitionId(partitionId);
     const { name, bound } = kafkaTopicOf(this.options.topics, topic);
     await this.topicManager.ensure(name, bound);
     const offsets = await this.admin.fetchTopicOffsets(name);
     const head = Number(offsets.find((p) => p.partition === partition)?.high ?? 0);
     if (afterOffset >= head) return [];
-    let entry = this.randomReaders.get(stream);
+    let entry = this.randomReaders.get(partitionId);
     if (!entry) {
       const reader = new TopicReader(this.kafka, name, partition, undefined, `${this.groupPrefix}random.${name}.`, async () => undefined, () => undefined, this.log, this.options);
       entry = { reader };
-      this.randomReaders.set(stream, entry);
+      this.randomReaders.set(partitionId, entry);
     }
     clearTimeout(entry.idle);
     try {
@@ -138,19 +138,19 @@ export class KafkaEventLog implements EventLog {
     } finally {
       const current = entry;
       current.idle = setTimeout(() => {
-        if (this.randomReaders.get(stream) === current) this.randomReaders.delete(stream);
+        if (this.randomReaders.get(partitionId) === current) this.randomReaders.delete(partitionId);
         void current.reader.close();
       }, RANDOM_READER_IDLE_MS);
       current.idle.unref();
     }
   }
 
-  acknowledge(stream: string, throughOffset: number): void {
-    this.readers.get(stream)?.acknowledge(throughOffset);
+  acknowledge(partitionId: string, throughOffset: number): void {
+    this.readers.get(partitionId)?.acknowledge(throughOffset);
   }
 
-  release(stream: string, throughOffset: number): void {
-    this.readers.get(stream)?.release(throughOffset);
+  release(partitionId: string, throughOffset: number): void {
+    this.readers.get(partitionId)?.release(throughOffset);
   }
 
   /** The nodes of a cluster split the topics through their consumer groups (one per topic). */
@@ -163,19 +163,19 @@ export class KafkaEventLog implements EventLog {
     this.topicManager.ensure(name, bound).then(
       (partitions) => {
         if (this.closed) return;
-        for (let p = 0; p < partitions; p++) this.reader(streamOf(topic, p)).claim();
+        for (let p = 0; p < partitions; p++) this.reader(partitionIdOf(topic, p)).claim();
       },
       (err: unknown) => this.log.warn({ err, topic: name }, 'kafka: cannot claim the topic yet; trying again at the next check'),
     );
   }
 
-  onOwnership(listener: (stream: string, change: OwnershipChange) => void): () => void {
+  onOwnership(listener: (partitionId: string, change: OwnershipChange) => void): () => void {
     this.ownershipListeners.add(listener);
     return () => void this.ownershipListeners.delete(listener);
   }
 
-  headOffset(stream: string): number {
-    return this.heads.get(stream) ?? 0;
+  headOffset(partitionId: string): number {
+    return this.heads.get(partitionId) ?? 0;
   }
 
   /** Not tracked locally (the broker's retention moves it): 1, or what a reader was given. */
@@ -183,11 +183,11 @@ export class KafkaEventLog implements EventLog {
     return 1;
   }
 
-  onDurable(stream: string, listener: (headOffset: number) => void): () => void {
-    let set = this.listeners.get(stream);
+  onDurable(partitionId: string, listener: (headOffset: number) => void): () => void {
+    let set = this.listeners.get(partitionId);
     if (!set) {
       set = new Set();
-      this.listeners.set(stream, set);
+      this.listeners.set(partitionId, set);
     }
     set.add(listener);
     return () => void set.delete(listener);
@@ -198,14 +198,14 @@ export class KafkaEventLog implements EventLog {
   }
 
   async dropTopic(topic: string): Promise<void> {
-    const ofTopic = (stream: string) => parseStream(stream).topic === topic;
-    for (const [stream, reader] of [...this.readers].filter(([s]) => ofTopic(s))) {
-      this.readers.delete(stream);
-      this.heads.delete(stream);
+    const ofTopic = (partitionId: string) => parsePartitionId(partitionId).topic === topic;
+    for (const [partitionId, reader] of [...this.readers].filter(([s]) => ofTopic(s))) {
+      this.readers.delete(partitionId);
+      this.heads.delete(partitionId);
       await reader.close();
     }
-    for (const [stream, random] of [...this.randomReaders].filter(([s]) => ofTopic(s))) {
-      this.randomReaders.delete(stream);
+    for (const [partitionId, random] of [...this.randomReaders].filter(([s]) => ofTopic(s))) {
+      this.randomReaders.delete(partitionId);
       clearTimeout(random.idle);
       await random.reader.close();
     }
@@ -248,14 +248,14 @@ export class KafkaEventLog implements EventLog {
   }
 
   /**
-   * The reader of a stream (a topic partition), in the partition's consumer group:
+   * The reader of a partition, in the partition's consumer group:
    * `<groupPrefix><topic>` for partition 0 (the name from before partitions), else
    * `<groupPrefix><topic>.p<n>`.
    */
-  private reader(stream: string): TopicReader {
-    let reader = this.readers.get(stream);
+  private reader(partitionId: string): TopicReader {
+    let reader = this.readers.get(partitionId);
     if (!reader) {
-      const { topic, partition } = parseStream(stream);
+      const { topic, partition } = parsePartitionId(partitionId);
       const { name, bound } = kafkaTopicOf(this.options.topics, topic);
       this.logTopics.set(name, topic);
       const groupId = partition === 0 ? `${this.groupPrefix}${name}` : `${this.groupPrefix}${name}.p${partition}`;
@@ -266,7 +266,7 @@ export class KafkaEventLog implements EventLog {
         groupId,
         '',
         () => this.topicManager.ensure(name, bound),
-        (head) => this.recordsArrived(stream, head),
+        (head) => this.recordsArrived(partitionId, head),
         this.log,
         this.options,
         {
@@ -275,7 +275,7 @@ export class KafkaEventLog implements EventLog {
           changed: (change) => {
             for (const listener of this.ownershipListeners) {
               try {
-                listener(stream, change);
+                listener(partitionId, change);
               } catch (err) {
                 this.log.error({ err, topic }, 'ownership listener failed');
               }
@@ -283,7 +283,7 @@ export class KafkaEventLog implements EventLog {
           },
         },
       );
-      this.readers.set(stream, reader);
+      this.readers.set(partitionId, reader);
     }
     return reader;
   }
@@ -298,13 +298,13 @@ export class KafkaEventLog implements EventLog {
   private noteHead(kafkaTopic: string, partition: number, head: number): void {
     const topic = this.logTopics.get(kafkaTopic);
     if (topic === undefined) return;
-    const stream = streamOf(topic, partition);
-    if (head > (this.heads.get(stream) ?? 0)) this.heads.set(stream, head);
+    const partitionId = partitionIdOf(topic, partition);
+    if (head > (this.heads.get(partitionId) ?? 0)) this.heads.set(partitionId, head);
   }
 
-  private recordsArrived(stream: string, head: number): void {
-    if (head > (this.heads.get(stream) ?? 0)) this.heads.set(stream, head);
-    for (const listener of this.listeners.get(stream) ?? []) {
+  private recordsArrived(partitionId: string, head: number): void {
+    if (head > (this.heads.get(partitionId) ?? 0)) this.heads.set(partitionId, head);
+    for (const listener of this.listeners.get(partitionId) ?? []) {
       try {
         listener(head);
       } catch {

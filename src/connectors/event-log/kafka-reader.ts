@@ -1,9 +1,9 @@
 /**
- * The read side of the Kafka event log for one stream (a partition of a topic): a kafkajs
+ * The read side of the Kafka event log for one partition: a kafkajs
  * consumer feeding a buffer from which the port's synchronous `read` answers.
  *
  * Kafka pushes (a consumer's fetch loop calls back with batches) while the SourceRouter pulls
- * (`read(stream, afterOffset, limit)` when told that records arrived). The buffer joins the two:
+ * (`read(partition, afterOffset, limit)` when told that records arrived). The buffer joins the two:
  * it holds the records after the lowest position its readers still need, `read` hands out what
  * it holds, and each batch that lands calls `onRecords` (the port's onDurable listeners).
  * Records leave the buffer when `release` says every sink has committed them to its slices; the
@@ -74,7 +74,7 @@ export class TopicReader {
   constructor(
     private readonly kafka: Kafka,
     readonly kafkaTopic: string,
-    /** The partition this reader reads (its stream). */
+    /** The partition this reader reads (its partition). */
     readonly partition: number,
     /**
      * The consumer group, whose offset records the acknowledged position; undefined for random

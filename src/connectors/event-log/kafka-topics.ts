@@ -73,7 +73,7 @@ export function topicMaxMessageBytes(maxRecordBytes = 0): number {
 
 /**
  * Creates a topic once (idempotent: an existing topic is taken as it is) and learns how many
- * partitions it has (each is a stream of its own for the sinks: event-log.ts streamOf).
+ * partitions it has (each is a partition of its own for the sinks: event-log.ts partitionIdOf).
  */
 export class TopicManager {
   private readonly ready = new Map<string, Promise<number>>();

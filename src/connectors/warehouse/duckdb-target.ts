@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { DuckDBInstance, JsonDuckDBValueConverter, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import {
   QueryRefusedError,
-  StreamClaimedError,
+  SinkClaimedError,
   TableColumnsMismatchError,
   TIMESTAMP_COLUMN,
   type ExportProgress,
@@ -380,20 +380,20 @@ export class DuckDbTarget implements Target {
     });
   }
 
-  position(stream: string): Promise<number | undefined> {
+  position(sink: string): Promise<number | undefined> {
     return this.exclusive(async () => {
-      const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [stream]);
+      const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [sink]);
       return row === undefined ? undefined : Number(row.through);
     });
   }
 
-  claimStream(stream: string, owner: string): Promise<number | undefined> {
+  claimSink(sink: string, owner: string): Promise<number | undefined> {
     return this.exclusive(() => this.transaction(async () => {
       await this.conn.run(
         'INSERT INTO _sluice.stream_owners VALUES ($1, $2, $3) ON CONFLICT (stream) DO UPDATE SET owner = excluded.owner, claimed = excluded.claimed',
-        [stream, owner, new Date().toISOString()],
+        [sink, owner, new Date().toISOString()],
       );
-      const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [stream]);
+      const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [sink]);
       return row === undefined ? undefined : Number(row.through);
     }));
   }
@@ -471,8 +471,8 @@ export class DuckDbTarget implements Target {
       }
       const owner = options.position?.owner;
       if (owner !== undefined) {
-        const [claim] = await this.rows('SELECT owner FROM _sluice.stream_owners WHERE stream = $1', [options.position!.stream]);
-        if (claim !== undefined && claim.owner !== owner) throw new StreamClaimedError(options.position!.stream, owner, String(claim.owner));
+        const [claim] = await this.rows('SELECT owner FROM _sluice.stream_owners WHERE stream = $1', [options.position!.sink]);
+        if (claim !== undefined && claim.owner !== owner) throw new SinkClaimedError(options.position!.sink, owner, String(claim.owner));
       }
       const inserted = await insert();
       if (options.expectedRows !== undefined && inserted !== options.expectedRows) {
@@ -485,7 +485,7 @@ export class DuckDbTarget implements Target {
       if (options.position !== undefined) {
         await this.conn.run(
           'INSERT INTO _sluice.positions VALUES ($1, $2) ON CONFLICT (stream) DO UPDATE SET through = greatest(through, excluded.through)',
-          [options.position.stream, options.position.through],
+          [options.position.sink, options.position.through],
         );
       }
       await this.conn.run('UPDATE _sluice.tables SET last_import_date = $1 WHERE id = $2', [now, tableId]);

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import {
   QueryRefusedError,
-  StreamClaimedError,
+  SinkClaimedError,
   TableColumnsMismatchError,
   TargetUnavailableError,
   TIMESTAMP_COLUMN,
@@ -248,7 +248,7 @@ export class PostgresTarget implements Target {
       if (rows.length === 0) return 0;
       // Every value quoted: no empty field can be read as NULL, no "\." line as the end of data.
       const csv = rows.map((r) => r.map((v) => `"${v.replaceAll('"', '""')}"`).join(',') + '\n');
-      return copyIn(c, table, columns, Readable.from(csv.map((line) => Buffer.from(line))));
+      return copyIn(c, table, columns, [Readable.from(csv.map((line) => Buffer.from(line)))]);
     });
   }
 
@@ -258,8 +258,8 @@ export class PostgresTarget implements Target {
       let inserted = 0;
       // One COPY per file: a file that does not end in a line break cannot join the next one's first row.
       for (const p of paths) {
-        const input = createReadStream(p);
-        inserted += await copyIn(c, table, columns, p.endsWith('.gz') ? input.pipe(createGunzip()) : input);
+        // Stages, not .pipe(): a file that cannot be read (gone, damaged gzip) fails this import, never the process.
+        inserted += await copyIn(c, table, columns, p.endsWith('.gz') ? [createReadStream(p), createGunzip()] : [createReadStream(p)]);
       }
       return inserted;
     });
@@ -349,21 +349,21 @@ export class PostgresTarget implements Target {
     });
   }
 
-  // ---- stream positions and owners ----
+  // ---- sink positions and owners (the tables' column is named `stream`, as in targets written before) ----
 
-  async position(stream: string): Promise<number | undefined> {
-    const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [stream]);
+  async position(sink: string): Promise<number | undefined> {
+    const [row] = await this.rows('SELECT through FROM _sluice.positions WHERE stream = $1', [sink]);
     return row === undefined ? undefined : Number(row.through);
   }
 
-  claimStream(stream: string, owner: string): Promise<number | undefined> {
+  claimSink(sink: string, owner: string): Promise<number | undefined> {
     return this.transaction(async (c) => {
       // Waits for an import holding the owner row (FOR SHARE), then reads what it wrote.
       await c.query(
         'INSERT INTO _sluice.stream_owners VALUES ($1, $2, $3) ON CONFLICT (stream) DO UPDATE SET owner = excluded.owner, claimed = excluded.claimed',
-        [stream, owner, new Date().toISOString()],
+        [sink, owner, new Date().toISOString()],
       );
-      const [row] = (await c.query('SELECT through FROM _sluice.positions WHERE stream = $1', [stream])).rows;
+      const [row] = (await c.query('SELECT through FROM _sluice.positions WHERE stream = $1', [sink])).rows;
       return row === undefined ? undefined : Number(row.through);
     });
   }
@@ -402,8 +402,8 @@ export class PostgresTarget implements Target {
       }
       const owner = options.position?.owner;
       if (owner !== undefined) {
-        const [claim] = (await c.query('SELECT owner FROM _sluice.stream_owners WHERE stream = $1 FOR SHARE', [options.position!.stream])).rows;
-        if (claim !== undefined && claim.owner !== owner) throw new StreamClaimedError(options.position!.stream, owner, String(claim.owner));
+        const [claim] = (await c.query('SELECT owner FROM _sluice.stream_owners WHERE stream = $1 FOR SHARE', [options.position!.sink])).rows;
+        if (claim !== undefined && claim.owner !== owner) throw new SinkClaimedError(options.position!.sink, owner, String(claim.owner));
       }
       const inserted = await insert(c, table, columns);
       if (options.expectedRows !== undefined && inserted !== options.expectedRows) {
@@ -415,7 +415,7 @@ export class PostgresTarget implements Target {
       if (options.position !== undefined) {
         await c.query(
           'INSERT INTO _sluice.positions VALUES ($1, $2) ON CONFLICT (stream) DO UPDATE SET through = greatest(_sluice.positions.through, excluded.through)',
-          [options.position.stream, options.position.through],
+          [options.position.sink, options.position.through],
         );
       }
       await c.query('UPDATE _sluice.tables SET last_import_date = $1, rows_count = rows_count + $2 WHERE id = $3', [now, inserted, tableId]);
@@ -533,11 +533,11 @@ function checkColumns(tableId: string, actual: string[], options: WriteOptions):
 }
 
 /** COPY of header-less RFC 4180 CSV into the table's columns; `_timestamp` takes its default. */
-async function copyIn(c: pg.PoolClient, table: TableRow, columns: string[], input: NodeJS.ReadableStream): Promise<number> {
+async function copyIn(c: pg.PoolClient, table: TableRow, columns: string[], input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]): Promise<number> {
   const list = columns.map((col) => ident(col)).join(', ');
   // FORCE_NOT_NULL: an empty unquoted field is the empty string, as in the slices, never NULL.
   const copy = c.query(copyFrom(`COPY ${qualified(table.bucket_id, table.name)} (${list}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (${list}))`));
-  await pipeline(input, new NulReplacer(), copy);
+  await pipeline([...input, new NulReplacer(), copy]);
   return copy.rowCount;
 }
 

@@ -3,7 +3,7 @@
  * state that the reference kept in etcd (files, slices and their statistics) before its first
  * step. The reference's runner put those keys into etcd and then started its API component only
  * (no writer, no operator). This module maps the keys to Sluice's own level state
- * (src/storage/levels: file and slice entries, the statistics archive) and writes it into the
+ * (src/levels: file and slice entries, the statistics archive) and writes it into the
  * metadata store of a data directory before the service starts on it; the service's statistics
  * code then reads it like any state the record's path wrote.
  *
@@ -53,7 +53,7 @@ import { LmdbMetadataStore } from '../../../src/connectors/metadata/lmdb-store.j
 import type { MetadataStore } from '../../../src/connectors/metadata/store.js';
 import type { Column } from '../../../src/model/definition.js';
 import { parseByteSize } from '../../../src/pipeline/units.js';
-import { localSlicePath } from '../../../src/storage/levels/local.js';
+import { localSlicePath } from '../../../src/levels/local.js';
 import {
   levelKeys,
   type ArchivedStatistics,
@@ -63,7 +63,7 @@ import {
   type SinkKey,
   type SliceEntry,
   type SliceState,
-} from '../../../src/storage/levels/model.js';
+} from '../../../src/levels/model.js';
 import type { Level } from '../../../src/storage/statistics.js';
 
 /** A fixture that cannot be loaded as it is; the message names the key. */

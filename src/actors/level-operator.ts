@@ -1,19 +1,19 @@
 import { join } from 'node:path';
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Logger } from '../logger.js';
-import { retryDelayMs } from '../storage/levels/conditions.js';
+import { retryDelayMs } from '../levels/conditions.js';
 import type { TableService } from '../storage/tables.js';
-import { StreamClaimedError } from '../storage/target.js';
-import { levelKeys, type FileEntry, type SliceEntry } from '../storage/levels/model.js';
-import { REFERENCE_RETENTION, type LevelRepository } from '../storage/levels/repository.js';
-import type { Staging } from '../storage/levels/staging.js';
-import { importFile } from '../storage/levels/import.js';
-import { removeLocalFiles } from '../storage/levels/local.js';
+import { SinkClaimedError } from '../storage/target.js';
+import { levelKeys, type FileEntry, type SliceEntry } from '../levels/model.js';
+import { REFERENCE_RETENTION, type LevelRepository } from '../levels/repository.js';
+import type { Staging } from '../levels/staging.js';
+import { importFile } from '../levels/import.js';
+import { removeLocalFiles } from '../levels/local.js';
 import { Actor } from './actor.js';
 import type { Metrics } from '../observability/metrics.js';
-import { parseInstanceId } from '../storage/levels/instances.js';
+import { parseInstanceId } from '../levels/instances.js';
 
-export interface StorageOperatorDeps {
+export interface LevelOperatorDeps {
   store: MetadataStore;
   levels: LevelRepository;
   tables: TableService;
@@ -42,9 +42,9 @@ type Message = { type: 'tick'; now: number };
  * reference backoff; a file that could not be imported is kept for the staging retention
  * (7 days) and then expired with a logged event.
  */
-export class StorageOperator extends Actor<Message> {
-  constructor(private readonly deps: StorageOperatorDeps) {
-    super('storage operator', deps.logger.child({ component: 'storage-operator' }));
+export class LevelOperator extends Actor<Message> {
+  constructor(private readonly deps: LevelOperatorDeps) {
+    super('level operator', deps.logger.child({ component: 'level-operator' }));
   }
 
   tick(now = Date.now()): void {
@@ -102,10 +102,10 @@ export class StorageOperator extends Actor<Message> {
         this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
         await staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
       } catch (err) {
-        if (err instanceof StreamClaimedError) {
+        if (err instanceof SinkClaimedError) {
           this.deps.metrics?.fencingRefusals.inc();
           await this.removeSliceFiles(levels.discardFile(key));
-          this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its stream over and reads its records again from the event log');
+          this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its sink over and reads its records again from the event log');
           continue;
         }
         const reason = err instanceof Error ? err.message : String(err);

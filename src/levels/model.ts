@@ -6,7 +6,7 @@
  * Statistics levels: local = writing/closing/uploading slices, staging = uploaded,
  * target = imported. Both are kept in the metadata store under the keys below.
  */
-import type { Column, SettingValue } from '../../model/definition.js';
+import type { Column, SettingValue } from '../model/definition.js';
 
 export type FileState = 'writing' | 'closing' | 'importing' | 'imported';
 export type SliceState = 'writing' | 'closing' | 'uploading' | 'uploaded' | 'imported';

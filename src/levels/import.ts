@@ -3,7 +3,7 @@
  * transaction, with the file's key as import id, so a retried import (after a crash between the
  * target's commit and the `imported` state) is a no-op.
  */
-import type { TableService } from '../tables.js';
+import type { TableService } from '../storage/tables.js';
 import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from './model.js';
 import type { Staging } from './staging.js';
 
@@ -22,8 +22,8 @@ export interface FileImportResult {
   skipped: boolean;
 }
 
-/** The prefix of the streams of a source's sinks. */
-export function sourceStreams(branchId: number, sourceId: string): string {
+/** The prefix of the paths of a source's sinks (their positions in the target). */
+export function sourceSinksPrefix(branchId: number, sourceId: string): string {
   return `${branchId}/${sourceId}/`;
 }
 
@@ -32,8 +32,8 @@ export function sourceStreams(branchId: number, sourceId: string): string {
  * retry) into the file's table in one transaction, checking that the table still has the
  * file's columns (else 400 tableSchemaMismatch and nothing changes) and that exactly the
  * file's record count is inserted. A file without records is skipped. The caller then commits
- * `fileImported`. In cluster mode `owner` is this node: the import is refused (StreamClaimedError)
- * when another node has claimed the sink's stream since.
+ * `fileImported`. In cluster mode `owner` is this node: the import is refused (SinkClaimedError)
+ * when another node has claimed the sink since.
  */
 export async function importFile(tables: TableService, staging: Staging, file: FileEntry, slices: readonly SliceEntry[], owner?: string): Promise<FileImportResult> {
   const importId = fileImportId(file);
@@ -59,7 +59,7 @@ export async function importFile(tables: TableService, staging: Staging, file: F
     newlineOnly: true,
     columns: file.columns.map((c) => c.name),
     expectedRows,
-    position: through > 0 ? { stream: sinkPath(file), through, owner } : undefined,
+    position: through > 0 ? { sink: sinkPath(file), through, owner } : undefined,
   });
   return { importId, inserted: result.inserted, duplicate: result.duplicate, skipped: false };
 }

@@ -4,9 +4,9 @@
  * local CSV: local slices are written uncompressed (the reference's production setting,
  * compression "none"), so compressed and uncompressed sizes of the compared data are equal.
  */
-import type { SettingValue } from '../../model/definition.js';
-import { effectiveSetting, type SettingFloor } from '../../pipeline/settings.js';
-import { parseByteSize, parseDuration } from '../../pipeline/units.js';
+import type { SettingValue } from '../model/definition.js';
+import { effectiveSetting, type SettingFloor } from '../pipeline/settings.js';
+import { parseByteSize, parseDuration } from '../pipeline/units.js';
 
 export interface UploadTrigger {
   count: number;

@@ -7,7 +7,7 @@
  */
 import { mkdir, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { csvRows, type Cell } from '../../pipeline/csv-rows.js';
+import { csvRows, type Cell } from '../pipeline/csv-rows.js';
 import type { SliceEntry, SliceKey } from './model.js';
 
 /** An ISO time as a file or directory name: "2000-01-01T02:00:00.000Z" -> "2000-01-01T02-00-00-000Z". */
@@ -25,7 +25,7 @@ export function localSlicePath(slice: SliceKey): string {
   return join('local', sliceDir(slice), `${fsTime(slice.openedAt)}.csv`);
 }
 
-export { csvRows, type Cell } from '../../pipeline/csv-rows.js';
+export { csvRows, type Cell } from '../pipeline/csv-rows.js';
 
 export interface SliceAppenderOptions {
   /** fdatasync after every append (sync mode "disk", the default); false: page cache only ("cache"). */

@@ -11,10 +11,10 @@
  * A slice in `closing` still accepts the commit of a batch that was in flight when it rotated;
  * from `uploading` on its length is frozen (commitBatch refuses).
  */
-import type { Column, SettingValue } from '../../model/definition.js';
-import type { KeySpace, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
+import type { Column, SettingValue } from '../model/definition.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
 import { retryDelayMs } from './conditions.js';
-import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../../pipeline/seen-offsets.js';
+import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import { localSlicePath } from './local.js';
 import { parseInstanceId, sinkInstances } from './instances.js';
 import {
