@@ -88,6 +88,11 @@ export interface SliceEntry extends SinkRef, Retry {
   lastOffset?: number;
 }
 
+/**
+ * The levels' metadata keys. Their root `storage/` is the reference's etcd layout (its
+ * `storage/file/...`, `storage/slice/...`), which the conformance fixtures read: a stored name,
+ * kept; in the code the levels are "levels", and "storage" is the Storage API.
+ */
 export const levelKeys = {
   files: (r: Omit<SinkRef, 'projectId'>) => `storage/file/${r.branchId}/${r.sourceId}/${r.sinkId}/`,
   file: (r: Omit<SinkRef, 'projectId'>, openedAt: string) => `storage/file/${r.branchId}/${r.sourceId}/${r.sinkId}/${openedAt}`,
