@@ -3,9 +3,9 @@
  * `seen` keys, byte-identical to what the runtime wrote itself before), and the cluster
  * membership (streams gained after their release, lost, forgotten with their topic).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
@@ -75,7 +75,7 @@ describe('cluster membership', () => {
   }
   const logger = { info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 
-  it('takes a stream up once its previous owner released it, and lets it go', async () => {
+  it('takes a partition up once its previous owner released it, and lets it go', async () => {
     const { log, change, acknowledged } = fakeLog();
     let release!: () => void;
     const released: string[] = [];
@@ -109,5 +109,29 @@ describe('cluster membership', () => {
     membership.released('t#1');
     expect(released).toEqual(['t#1']);
     membership.stop();
+  });
+
+  it('drops the files it still has of a sink before it claims the sink again: after the claim the fence would let a stale import through', async () => {
+    const { log } = fakeLog();
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-adopt-'));
+    dirs.push(dir);
+    const levels = new LevelRepository(lmdb());
+    // From an earlier turn on this node: a file closed, not imported, its slice's CSV on disk.
+    levels.openFile({ projectId: 1, ...sink, tableId: 'in.c-b.t', columns: [{ type: 'body', name: 'body' }], settings: [] });
+    const { closedSlice } = levels.closeFile(sink)!;
+    const localFile = join(dir, closedSlice.localPath);
+    mkdirSync(dirname(localFile), { recursive: true });
+    writeFileSync(localFile, '"{}"\n');
+    let atClaim: { files: number; localFile: boolean } | undefined;
+    const tables = {
+      claimSink: async () => {
+        atClaim = { files: levels.listFiles(sink).length, localFile: existsSync(localFile) };
+        return 40;
+      },
+    };
+    const handOver = { nodeId: 'n1', working: () => undefined };
+    const membership = new ClusterMembership({ eventLog: log, levels, tables, logger, dataDir: dir, staging: new LocalDirectoryStaging(dir), handOver: handOver as never });
+    expect(await membership.adopt(sink, 't#2', () => false, () => 0)).toBe(40);
+    expect(atClaim).toEqual({ files: 0, localFile: false });
   });
 });
