@@ -29,7 +29,7 @@ export interface MembershipEvents {
 }
 
 /**
- * Cluster mode: which partition this node works on, and their hand-over. The
+ * Cluster mode: which partitions of the topics this node works on, and their hand-over. The
  * log gives and takes partitions; a partition gained is taken up once its previous owner released it
  * (hand-over.ts), a partition lost is released by the runtime (its writers' files closed and
  * imported first). A sink taken up on this node resumes where the cluster left it (adopt), and
@@ -102,7 +102,7 @@ export class ClusterMembership {
     for (const partitionId of this.partitionIdsOf(topic)) this.owned.delete(partitionId);
   }
 
-  /** How many partition this node works on now. */
+  /** How many partitions this node works on now. */
   get size(): number {
     return this.owned.size;
   }
@@ -164,7 +164,7 @@ export class ClusterMembership {
     for (const [partitionId, offset] of through) if (this.owned.has(partitionId)) this.deps.eventLog.acknowledge(partitionId, offset);
   }
 
-  /** This node, as the owner of the sinks' partitions it claims. */
+  /** This node, as the owner of the sinks it claims. */
   private nodeId(): string {
     if (!this.deps.handOver) throw new Error('cluster mode without a hand-over: no node id to claim sinks with');
     return this.deps.handOver.nodeId;

@@ -289,7 +289,7 @@ export class StreamRuntime {
     return this.writersOf(sink).find((w) => w.failing)?.failing;
   }
 
-  /** Cluster mode: how many partition this node works on now. */
+  /** Cluster mode: how many partitions this node works on now. */
   ownedPartitionCount(): number {
     return this.membership.size;
   }
