@@ -47,7 +47,7 @@ describe('generic extractor: configuration validation', () => {
 
   it('names the features that are not supported', () => {
     expect(error(base({ authentication: { type: 'oauth2' } }))).toMatch(/unknown api.authentication.type 'oauth2'/);
-    expect(error({ parameters: { ...base().parameters, aws: {} } })).toMatch(/aws is not supported/);
+    expect(error({ parameters: { ...base().parameters, aws: {} } })).toMatch(/parameters.aws.signature.credentials must be an object/);
     expect(error(base({ authentication: { type: 'login' } }))).toMatch(/'loginRequest' is not configured/);
     expect(error(base({}, { mappings: 'x' }))).toMatch(/mappings must be an object/);
     expect(error({ parameters: { ...base().parameters, sshProxy: {} } })).toMatch(/sshProxy is not supported/);

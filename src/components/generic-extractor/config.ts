@@ -5,6 +5,7 @@
  * rejected here by name instead of being silently ignored.
  */
 import { UserError } from '../contract.js';
+import { parseAwsSignature, type AwsSignature } from './aws-signature.js';
 import { buildValues, evaluate, flattenContext, type EvaluateOptions, type FunctionContexts } from './functions.js';
 import { isObject, phpEmpty, type Json, type JsonObject } from './php.js';
 
@@ -93,6 +94,8 @@ export interface ExtractorConfig {
   caCertificate?: string;
   /** `api.#clientCertificate`: the TLS client certificate followed by its private key (PEM). */
   clientCertificate?: string;
+  /** `parameters.aws.signature.credentials`: every request is signed with AWS Signature V4. */
+  aws?: AwsSignature;
   /** Request timeout in seconds (config.http.timeout / api.http.timeout), default 300. */
   timeoutSeconds: number;
   /** Page bound per job when no forceStop.pages is configured (config.maxPages). */
@@ -256,9 +259,7 @@ export function parseConfig(root: unknown, opts: EvaluateOptions = {}): Extracto
   if (!isObject(root)) return fail('config.json must hold a JSON object');
   const parameters = root.parameters;
   if (!isObject(parameters)) return fail("'parameters' must be an object");
-  for (const key of ['sshProxy', 'aws']) {
-    if (parameters[key] !== undefined) fail(`parameters.${key} is not supported`);
-  }
+  if (parameters.sshProxy !== undefined) fail('parameters.sshProxy is not supported');
   const api = parameters.api;
   const config = parameters.config;
   if (!isObject(api)) return fail("'parameters.api' must be an object");
@@ -348,6 +349,7 @@ export function parseConfig(root: unknown, opts: EvaluateOptions = {}): Extracto
       : null,
     caCertificate: api.caCertificate as string | undefined,
     clientCertificate: api['#clientCertificate'] as string | undefined,
+    aws: parseAwsSignature(parameters.aws),
     timeoutSeconds: timeout as number,
     maxPages: maxPages as number,
     compatLevel: compatLevel as number,

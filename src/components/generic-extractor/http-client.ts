@@ -56,6 +56,8 @@ export interface HttpClientOptions {
   maxDelayMs?: number;
   connectTo?: ConnectTo;
   tls?: TlsSettings;
+  /** The headers to send instead of the request's, computed at each attempt (AWS signing: aws-signature.ts). */
+  sign?: (req: PreparedRequest) => Record<string, string>;
 }
 
 /** libcurl error numbers the reference's `retryConfig.curl.codes` speaks of. */
@@ -286,14 +288,15 @@ export class HttpClient {
     };
     for (let attempt = 0; ; attempt++) {
       if (this.opts.signal?.aborted) throw new UserError('Extraction aborted');
-      this.logRequest(req, attempt);
+      const sent = this.opts.sign ? { ...req, headers: this.opts.sign(req) } : req;
+      this.logRequest(sent, attempt);
       let status: number;
       let text: string;
       let headers: Record<string, string | string[] | undefined>;
       try {
         const res = await undiciRequest(req.url, {
           method: req.method,
-          headers: req.headers,
+          headers: sent.headers,
           body: req.body,
           dispatcher: this.agent,
           headersTimeout: this.opts.timeoutMs,

@@ -8,6 +8,7 @@
  * reason, an empty data field, retries) are shown for the first few, then summarised in one
  * line per kind when the top-level job ends; the stop reasons of the result likewise.
  */
+import { signedHeaders } from './aws-signature.js';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -359,6 +360,7 @@ async function runConfig(
     backoffBaseMs: opts.backoffBaseMs,
     connectTo: opts.connectTo,
     tls: tlsSettings(config.caCertificate, config.clientCertificate),
+    sign: config.aws && ((req) => signedHeaders(req, config.aws!, new Date(now()))),
   });
   const defaults: RequestDefaults = { baseUrl: config.baseUrl, defaultParams: config.defaultParams, headers };
   const shared: Shared = {
