@@ -50,7 +50,7 @@ describe('generic extractor: configuration validation', () => {
     expect(error({ parameters: { ...base().parameters, aws: {} } })).toMatch(/parameters.aws.signature.credentials must be an object/);
     expect(error(base({ authentication: { type: 'login' } }))).toMatch(/'loginRequest' is not configured/);
     expect(error(base({}, { mappings: 'x' }))).toMatch(/mappings must be an object/);
-    expect(error({ parameters: { ...base().parameters, sshProxy: {} } })).toMatch(/sshProxy is not supported/);
+    expect(error({ parameters: { ...base().parameters, sshProxy: {} } })).toMatch(/parameters.sshProxy.host must be a non-empty string/);
     expect(error(base({ baseUrl: { function: 'nope', args: [] } }))).toMatch(/Illegal function 'nope'/);
   });
 

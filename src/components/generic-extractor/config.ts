@@ -6,6 +6,7 @@
  */
 import { UserError } from '../contract.js';
 import { parseAwsSignature, type AwsSignature } from './aws-signature.js';
+import { parseSshProxy, type SshProxy } from './ssh-proxy.js';
 import { buildValues, evaluate, flattenContext, type EvaluateOptions, type FunctionContexts } from './functions.js';
 import { isObject, phpEmpty, type Json, type JsonObject } from './php.js';
 
@@ -96,6 +97,8 @@ export interface ExtractorConfig {
   clientCertificate?: string;
   /** `parameters.aws.signature.credentials`: every request is signed with AWS Signature V4. */
   aws?: AwsSignature;
+  /** `parameters.sshProxy`: every connection goes through this SSH server. */
+  sshProxy?: SshProxy;
   /** Request timeout in seconds (config.http.timeout / api.http.timeout), default 300. */
   timeoutSeconds: number;
   /** Page bound per job when no forceStop.pages is configured (config.maxPages). */
@@ -259,7 +262,6 @@ export function parseConfig(root: unknown, opts: EvaluateOptions = {}): Extracto
   if (!isObject(root)) return fail('config.json must hold a JSON object');
   const parameters = root.parameters;
   if (!isObject(parameters)) return fail("'parameters' must be an object");
-  if (parameters.sshProxy !== undefined) fail('parameters.sshProxy is not supported');
   const api = parameters.api;
   const config = parameters.config;
   if (!isObject(api)) return fail("'parameters.api' must be an object");
@@ -350,6 +352,7 @@ export function parseConfig(root: unknown, opts: EvaluateOptions = {}): Extracto
     caCertificate: api.caCertificate as string | undefined,
     clientCertificate: api['#clientCertificate'] as string | undefined,
     aws: parseAwsSignature(parameters.aws),
+    sshProxy: parseSshProxy(parameters.sshProxy),
     timeoutSeconds: timeout as number,
     maxPages: maxPages as number,
     compatLevel: compatLevel as number,

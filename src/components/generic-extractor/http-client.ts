@@ -23,7 +23,11 @@ import type { RetryConfig } from './config.js';
  * examples' `mock-server` host to its local mock. The request keeps its URL (Host header, TLS
  * server name and certificate check, signatures); only the connection goes elsewhere.
  */
-export type ConnectTo = (host: string, port: number, protocol: 'http:' | 'https:') => { host: string; port: number } | undefined;
+export type ConnectTo = (
+  host: string,
+  port: number,
+  protocol: 'http:' | 'https:',
+) => { host: string; port: number } | undefined | Promise<{ host: string; port: number } | undefined>;
 
 /** TLS settings of `api.caCertificate` and `api.#clientCertificate` (PEM). */
 export interface TlsSettings {
@@ -230,9 +234,11 @@ export class HttpClient {
     const connect: buildConnector.connector = connectTo
       ? (o, callback) => {
           const protocol = o.protocol === 'https:' ? 'https:' : 'http:';
-          const to = connectTo(o.hostname, Number(o.port) || (protocol === 'https:' ? 443 : 80), protocol);
-          // The TLS server name (and certificate check) stays the URL's host.
-          base(to ? { ...o, hostname: to.host, port: String(to.port), servername: o.servername ?? o.hostname } : o, callback);
+          Promise.resolve(connectTo(o.hostname, Number(o.port) || (protocol === 'https:' ? 443 : 80), protocol)).then(
+            // The TLS server name (and certificate check) stays the URL's host.
+            (to) => base(to ? { ...o, hostname: to.host, port: String(to.port), servername: o.servername ?? o.hostname } : o, callback),
+            (err: Error) => callback(err, null),
+          );
         }
       : base;
     this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 16, connect });

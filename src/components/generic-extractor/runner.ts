@@ -9,6 +9,7 @@
  * line per kind when the top-level job ends; the stop reasons of the result likewise.
  */
 import { signedHeaders } from './aws-signature.js';
+import { SshTunnel } from './ssh-tunnel.js';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -348,6 +349,8 @@ async function runConfig(
   }
   const now = opts.now ?? Date.now;
   const repeated = new RepeatedLines(opts.log);
+  // Through an SSH server: its own address may be mapped by opts.connectTo, the API's hosts are its to resolve.
+  const tunnel = config.sshProxy && (await SshTunnel.open(config.sshProxy, opts.connectTo));
   const client = new HttpClient({
     retry: config.retry,
     timeoutMs: config.timeoutSeconds * 1000,
@@ -358,7 +361,7 @@ async function runConfig(
     logRepeated: (kind, message, level) => repeated.line(`http\u0000${kind}`, message, level, 'requests'),
     signal: opts.signal,
     backoffBaseMs: opts.backoffBaseMs,
-    connectTo: opts.connectTo,
+    connectTo: tunnel ? tunnel.connectTo : opts.connectTo,
     tls: tlsSettings(config.caCertificate, config.clientCertificate),
     sign: config.aws && ((req) => signedHeaders(req, config.aws!, new Date(now()))),
   });
@@ -397,5 +400,6 @@ async function runConfig(
     }
   } finally {
     await client.close();
+    await tunnel?.close();
   }
 }

@@ -31,11 +31,14 @@ import type { ConnectTo } from '../../../src/components/generic-extractor/http-c
 import { startMockServer, type MockServer, type TlsFront } from './mock-server.js';
 import { DEFAULT_START, RECORDINGS } from './recordings.js';
 import { SKIPPED } from './skips.js';
+import { startSshProxy, type SshProxyServer } from './ssh-proxy.js';
 import { sharedPath } from '../../helpers/shared-dir.js';
 
 const DEFAULT_EXAMPLES = sharedPath('conformance/generic-extractor/examples');
 /** The reference's docker-compose services of the mock: `mock-server` and its proxies `mock-server-*`. */
 const MOCK_HOST = /^mock-server(-[a-z0-9-]+)?$/i;
+/** The reference's SSH server the tunnelling examples name (ssh-proxy.ts). */
+const SSH_PROXY_HOST = 'ssh-proxy';
 /** Virtual time one answer of the mock API takes. */
 const TICK_MS = 1000;
 /** Retries against the mock (a duplicate definition answers 500) need not wait long. */
@@ -136,6 +139,15 @@ async function tlsFrontFor(exampleDir: string, mock: MockServer): Promise<TlsFro
   });
 }
 
+/** The reference's SSH server in front of the mock, for an example whose configuration tunnels through it. */
+async function sshProxyFor(exampleDir: string, mock: MockServer): Promise<SshProxyServer | null> {
+  const config = JSON.parse(await readFile(join(exampleDir, 'config.json'), 'utf8')) as { parameters?: { sshProxy?: { '#privateKey'?: string } } };
+  const key = config.parameters?.sshProxy?.['#privateKey'];
+  if (key === undefined) return null;
+  // Behind it, the mock answers for its hosts on port 80 (the docker network of the reference's suite).
+  return startSshProxy(key, (host, port) => (MOCK_HOST.test(host) && port === 80 ? { host: '127.0.0.1', port: mock.port } : undefined));
+}
+
 async function runExample(exampleDir: string, mock: MockServer, verbose: boolean): Promise<string[]> {
   const work = await mkdtemp(join(tmpdir(), 'sluice-ge-'));
   const name = basename(exampleDir);
@@ -145,7 +157,9 @@ async function runExample(exampleDir: string, mock: MockServer, verbose: boolean
     clock += TICK_MS;
   };
   const tlsFront = await tlsFrontFor(exampleDir, mock);
+  const sshProxy = await sshProxyFor(exampleDir, mock);
   const connectTo: ConnectTo = (host, _port, protocol) => {
+    if (sshProxy && host === SSH_PROXY_HOST) return { host: '127.0.0.1', port: sshProxy.port };
     if (!MOCK_HOST.test(host)) return undefined;
     if (protocol === 'http:') return { host: '127.0.0.1', port: mock.port };
     return tlsFront ? { host: '127.0.0.1', port: tlsFront.port } : undefined;
@@ -172,10 +186,12 @@ async function runExample(exampleDir: string, mock: MockServer, verbose: boolean
       clearTimeout(timer);
     }
     const problems = await compareOutput(exampleDir, join(work, 'out', 'tables'));
+    if (sshProxy && sshProxy.channels === 0) problems.push('no request went through the SSH proxy');
     return problems.length > 0 && verbose ? [...problems, ...logs] : problems;
   } finally {
     mock.onRequest = null;
     await tlsFront?.close();
+    await sshProxy?.close();
     await rm(work, { recursive: true, force: true });
   }
 }
