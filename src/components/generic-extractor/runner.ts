@@ -351,55 +351,59 @@ async function runConfig(
   const repeated = new RepeatedLines(opts.log);
   // Through an SSH server: its own address may be mapped by opts.connectTo, the API's hosts are its to resolve.
   const tunnel = config.sshProxy && (await SshTunnel.open(config.sshProxy, opts.connectTo));
-  const client = new HttpClient({
-    retry: config.retry,
-    timeoutMs: config.timeoutSeconds * 1000,
-    ignoreErrors: config.ignoreErrors,
-    debug: config.debug,
-    secrets: secretsOf(config, raw),
-    log: opts.log,
-    logRepeated: (kind, message, level) => repeated.line(`http\u0000${kind}`, message, level, 'requests'),
-    signal: opts.signal,
-    backoffBaseMs: opts.backoffBaseMs,
-    connectTo: tunnel ? tunnel.connectTo : opts.connectTo,
-    tls: tlsSettings(config.caCertificate, config.clientCertificate),
-    sign: config.aws && ((req) => signedHeaders(req, config.aws!, new Date(now()))),
-  });
-  const defaults: RequestDefaults = { baseUrl: config.baseUrl, defaultParams: config.defaultParams, headers };
-  const shared: Shared = {
-    config,
-    client,
-    results,
-    defaults,
-    progress,
-    stopReasons,
-    log: opts.log,
-    repeated,
-    stopKinds: new Map(),
-    now,
-    onProgress: opts.onProgress,
-    signal: opts.signal,
-    pagesBound: hasPagesBound(config.pagination) ? null : config.maxPages,
-    jobCounter: 0,
-    auth: createAuthenticator({ config, client, defaults, log: opts.log, now, random: opts.random ?? randomBytes }),
-    contexts: { attr: config.attributes, time },
-  };
-  // Validate the pagination configuration before the first request.
-  createScroller(config.pagination, now);
-  // A scalar userData becomes the column `userData`, as in the reference.
-  const userParentId = phpEmpty(config.userData) ? null : isObject(config.userData) ? config.userData : { userData: config.userData };
   try {
-    for (const job of config.jobs) {
-      // Every top-level job gets a fresh scroller: counters (forceStop.pages) are per job.
-      try {
-        await new JobRun(shared, job, createScroller(config.pagination, now), [], [], userParentId).run();
-      } finally {
-        // The summaries of what its child jobs and requests repeated, before the next job (or the error).
-        repeated.flush();
+    const client = new HttpClient({
+      retry: config.retry,
+      timeoutMs: config.timeoutSeconds * 1000,
+      ignoreErrors: config.ignoreErrors,
+      debug: config.debug,
+      secrets: secretsOf(config, raw),
+      log: opts.log,
+      logRepeated: (kind, message, level) => repeated.line(`http\u0000${kind}`, message, level, 'requests'),
+      signal: opts.signal,
+      backoffBaseMs: opts.backoffBaseMs,
+      connectTo: tunnel ? tunnel.connectTo : opts.connectTo,
+      tls: tlsSettings(config.caCertificate, config.clientCertificate),
+      sign: config.aws && ((req) => signedHeaders(req, config.aws!, new Date(now()))),
+    });
+    const defaults: RequestDefaults = { baseUrl: config.baseUrl, defaultParams: config.defaultParams, headers };
+    const shared: Shared = {
+      config,
+      client,
+      results,
+      defaults,
+      progress,
+      stopReasons,
+      log: opts.log,
+      repeated,
+      stopKinds: new Map(),
+      now,
+      onProgress: opts.onProgress,
+      signal: opts.signal,
+      pagesBound: hasPagesBound(config.pagination) ? null : config.maxPages,
+      jobCounter: 0,
+      auth: createAuthenticator({ config, client, defaults, log: opts.log, now, random: opts.random ?? randomBytes }),
+      contexts: { attr: config.attributes, time },
+    };
+    // Validate the pagination configuration before the first request.
+    createScroller(config.pagination, now);
+    // A scalar userData becomes the column `userData`, as in the reference.
+    const userParentId = phpEmpty(config.userData) ? null : isObject(config.userData) ? config.userData : { userData: config.userData };
+    try {
+      for (const job of config.jobs) {
+        // Every top-level job gets a fresh scroller: counters (forceStop.pages) are per job.
+        try {
+          await new JobRun(shared, job, createScroller(config.pagination, now), [], [], userParentId).run();
+        } finally {
+          // The summaries of what its child jobs and requests repeated, before the next job (or the error).
+          repeated.flush();
+        }
       }
+    } finally {
+      await client.close();
     }
   } finally {
-    await client.close();
+    // Also when the configuration fails a check before the first request (pagination, authentication).
     await tunnel?.close();
   }
 }
