@@ -1,11 +1,10 @@
 import type { EventLog, OwnershipChange } from '../connectors/event-log/event-log.js';
 import { parsePartitionId } from '../connectors/event-log/event-log.js';
 import type { Logger } from '../logger.js';
-import { removeLocalFiles } from '../levels/local.js';
 import { sinkPath, type SinkKey } from '../levels/model.js';
 import type { LevelRepository } from '../levels/repository.js';
 import type { TableService } from '../storage/tables.js';
-import type { Staging } from '../levels/staging.js';
+import { removeSliceFiles, type Staging } from '../levels/staging.js';
 import type { PartitionHandOver } from './hand-over.js';
 
 export interface ClusterMembershipDeps {
@@ -149,9 +148,7 @@ export class ClusterMembership {
 
   /** Drops what a sink has on this node and is not imported (the next owner reads it again). */
   async discardUnimported(key: SinkKey): Promise<void> {
-    const slices = this.deps.levels.discardUnimported(key);
-    await removeLocalFiles(this.deps.dataDir, slices);
-    await this.deps.staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
+    await removeSliceFiles(this.deps.dataDir, this.deps.staging, this.deps.levels.discardUnimported(key));
   }
 
   /** The group position of each partition this node works on moves with the imports of its writers. */

@@ -6,7 +6,7 @@ import type { TableService } from '../storage/tables.js';
 import { SinkClaimedError } from '../storage/target.js';
 import { levelKeys, type FileEntry, type SliceEntry } from '../levels/model.js';
 import { REFERENCE_RETENTION, type LevelRepository } from '../levels/repository.js';
-import type { Staging } from '../levels/staging.js';
+import { removeSliceFiles, stagedPaths, type Staging } from '../levels/staging.js';
 import { importFile } from '../levels/import.js';
 import { removeLocalFiles } from '../levels/local.js';
 import { Actor } from './actor.js';
@@ -24,7 +24,7 @@ export interface LevelOperatorDeps {
   stagingRetentionMs: number;
   logger: Logger;
   /**
-   * Cluster mode: this node, the owner its imports are made for. An import of a stream another
+   * Cluster mode: this node, the owner its imports are made for. An import for a sink another
    * node has claimed since is refused by the target; the file is then dropped here (the other
    * node reads its records again from the event log).
    */
@@ -100,11 +100,11 @@ export class LevelOperator extends Actor<Message> {
         if (result.inserted > 0) this.deps.metrics?.rowsImported.inc({ table: file.tableId }, result.inserted);
         levels.fileImported(key);
         this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
-        await staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
+        await staging.remove(stagedPaths(slices));
       } catch (err) {
         if (err instanceof SinkClaimedError) {
           this.deps.metrics?.fencingRefusals.inc();
-          await this.removeSliceFiles(levels.discardFile(key));
+          await removeSliceFiles(this.deps.dataDir, staging, levels.discardFile(key));
           this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its sink over and reads its records again from the event log');
           continue;
         }
@@ -129,12 +129,6 @@ export class LevelOperator extends Actor<Message> {
         this.log.error({ file: levelKeys.file(f, f.openedAt), tableId: f.tableId, reason: f.retryReason }, 'file expired before it could be imported: its staged data is deleted');
       }
     }
-    void this.removeSliceFiles(slices);
-  }
-
-  /** Removes the local and staged files of slices whose entries are gone. */
-  private async removeSliceFiles(slices: readonly SliceEntry[]): Promise<void> {
-    await removeLocalFiles(this.deps.dataDir, slices);
-    await this.deps.staging.remove(slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : [])));
+    void removeSliceFiles(this.deps.dataDir, this.deps.staging, slices).catch((err: unknown) => this.log.warn({ err }, 'could not remove the files of expired slices'));
   }
 }

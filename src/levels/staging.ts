@@ -6,7 +6,7 @@
  * store would implement the same four calls with the same object names.
  */
 import { join } from 'node:path';
-import { fsTime, sliceDir } from './local.js';
+import { fsTime, removeLocalFiles, sliceDir } from './local.js';
 import type { SliceEntry, SliceKey } from './model.js';
 
 /**
@@ -42,4 +42,15 @@ export interface Staging {
   remove(stagingPaths: readonly string[]): Promise<void>;
   /** Removes everything staged for a sink instance (a deleted sink being purged). */
   removeSink(branchId: number, sourceId: string, instance: string): Promise<void>;
+}
+
+/** The staged objects of slices (those that have one). */
+export function stagedPaths(slices: readonly SliceEntry[]): string[] {
+  return slices.flatMap((s) => (s.stagingPath ? [s.stagingPath] : []));
+}
+
+/** Removes the local and staged files of slices whose entries are gone (a missing file is fine). */
+export async function removeSliceFiles(dataDir: string, staging: Staging, slices: readonly SliceEntry[]): Promise<void> {
+  await removeLocalFiles(dataDir, slices);
+  await staging.remove(stagedPaths(slices));
 }
