@@ -47,7 +47,9 @@ import { buildApp } from './api/app.js';
 import { createJobQueue } from './queue/index.js';
 import { resealStoredSecrets } from './queue/stored-secrets.js';
 import { Secrets } from './storage/secrets.js';
-import { checkProjectKey, ENCRYPTION_KEY_FILE, ENCRYPTION_KEY_SPACES, projectKeyId, resolveEncryptionKeys, type NodeKeys } from './storage/encryption-key.js';
+import {
+  checkProjectKey, ENCRYPTION_KEY_FILE, ENCRYPTION_KEY_SPACES, markPlainSecretsSealed, plainSecretsSealed, projectKeyId, resolveEncryptionKeys, type NodeKeys,
+} from './storage/encryption-key.js';
 import type { Services } from './services.js';
 import type { KeySpace, MetadataStore } from './connectors/metadata/store.js';
 import { ID_BLOCK_KEY_SPACES } from './connectors/metadata/kafka-metadata-log.js';
@@ -211,11 +213,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
   const queue = createJobQueue({ config, metadata, tables, secrets, logger, ids, metrics });
-  // `#` values saved before they were encrypted are encrypted now (a pass over the configurations and jobs).
-  const sealed = resealStoredSecrets(queue, secrets, 'plain');
-  if (sealed.encrypted > 0) logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text were encrypted');
-  if (sealed.unreadable.length > 0) {
-    logger.warn({ values: sealed.unreadable.length, first: sealed.unreadable.slice(0, 5) }, '# values that this node\'s key cannot decrypt: jobs that need them fail');
+  // `#` values saved before they were encrypted are encrypted at the first start with a key (a pass over the configurations and jobs).
+  if (secrets.keyId !== undefined && !plainSecretsSealed(metadata)) {
+    const sealed = resealStoredSecrets(queue, secrets, 'plain');
+    markPlainSecretsSealed(metadata);
+    logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text before encryption were encrypted');
+    if (sealed.unreadable.length > 0) {
+      logger.warn({ values: sealed.unreadable.length, first: sealed.unreadable.slice(0, 5) }, '# values that this node\'s key cannot decrypt: jobs that need them fail');
+    }
   }
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {

@@ -17,8 +17,16 @@ import { generateEncryptionKey, InvalidKeyError, parseEncryptionKey, ValueCipher
 export const ENCRYPTION_KEY_FILE = 'encryption-key';
 
 const PROJECT_KEY = 'storage/encryptionKey';
-/** The project's key id, shared by the cluster's nodes. */
-export const ENCRYPTION_KEY_SPACES: readonly KeySpace[] = [{ prefix: PROJECT_KEY, shared: true }];
+const PLAIN_SEALED = 'storage/plainSecretsSealed';
+/**
+ * The project's key id, shared by the cluster's nodes; and whether this node has encrypted what
+ * was saved before encryption existed (once per node: the pass reads every configuration,
+ * version and job, which no start should pay again).
+ */
+export const ENCRYPTION_KEY_SPACES: readonly KeySpace[] = [
+  { prefix: PROJECT_KEY, shared: true },
+  { prefix: PLAIN_SEALED, shared: false },
+];
 
 export interface NodeKeys {
   /** The key ring; undefined when the node has no key. */
@@ -91,6 +99,15 @@ export function resolveEncryptionKeys(opts: { dataDir: string; key?: Buffer; clu
 /** The project's key id as the shared metadata records it (undefined before any node had a key). */
 export function projectKeyId(store: MetadataStore): string | undefined {
   return store.get<{ keyId: string }>(PROJECT_KEY)?.keyId;
+}
+
+/** Whether this node's pass over the values saved before encryption has been done. */
+export function plainSecretsSealed(store: MetadataStore): boolean {
+  return store.get(PLAIN_SEALED) !== undefined;
+}
+
+export function markPlainSecretsSealed(store: MetadataStore): void {
+  store.transact((tx) => tx.put(PLAIN_SEALED, { at: new Date().toISOString() }));
 }
 
 /** Records `keyId` as the project's key (the first node with a key, and a rotation). */

@@ -105,6 +105,8 @@ export class Secrets {
         count.encrypted++;
         return cipher.encrypt(text);
       }
+      // At start only the key id is read: decrypting every stored value would slow every start.
+      if (mode === 'plain' && this.knownKey(text)) return text;
       let plain: string;
       try {
         plain = cipher.decrypt(text);
@@ -119,6 +121,15 @@ export class Secrets {
       count.encrypted++;
       return cipher.encrypt(plain);
     }) as T;
+  }
+
+  /** Whether the value names a key of the ring (its form is checked, not its authenticity). */
+  private knownKey(text: string): boolean {
+    try {
+      return this.cipher?.keyIds.includes(encryptedKeyId(text)) ?? false;
+    } catch {
+      return false;
+    }
   }
 
   private check(text: string, what: string, path: JsonPath): void {

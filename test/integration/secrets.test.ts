@@ -239,6 +239,35 @@ describe('jobs', () => {
   });
 });
 
+describe('values saved before encryption', () => {
+  it('are encrypted at the first start with a key, configurations, versions and jobs alike', async () => {
+    const created = await svc.call('POST', '/v2/storage/components/sluice.echo/configs', { json: { name: 'from an earlier version', configuration: { parameters: { n: 1 } } } });
+    const job = await waitJob((await svc.call('POST', '/jobs', { json: { component: 'sluice.echo', configData: { parameters: { n: 2 } } } })).json.id);
+    await svc.stop();
+    // As an earlier version stored them: the # values as sent, and no mark of the pass.
+    const store = new LmdbMetadataStore(join(svc.dataDir, 'metadata'));
+    const configKey = `storage/configs/sluice.echo/${created.json.id}`;
+    const versionKey = `storage/configVersions/sluice.echo/${created.json.id}/${'1'.padStart(10, '0')}`;
+    const jobKey = `queue/job/${job.id.padStart(15, '0')}`;
+    const legacy = { parameters: { n: 1, '#password': 'legacy-4f2c-plain' } };
+    store.transact((tx) => {
+      tx.put(configKey, { ...tx.get<any>(configKey), configuration: legacy });
+      tx.put(versionKey, { ...tx.get<any>(versionKey), configuration: legacy });
+      tx.put(jobKey, { ...tx.get<any>(jobKey), configData: { parameters: { '#old': 'legacy-job-plain' } } });
+      tx.delete('storage/plainSecretsSealed');
+    });
+    await store.close();
+    await svc.start();
+
+    const all = await texts([`/v2/storage/components/sluice.echo/configs/${created.json.id}`, `/v2/storage/components/sluice.echo/configs/${created.json.id}/versions/1`, `/jobs/${job.id}`]);
+    expect(all).not.toContain('legacy-4f2c-plain');
+    expect(all).not.toContain('legacy-job-plain');
+    expect(all.match(/KBC::ProjectSecure::/g)).toHaveLength(3);
+    const run = await waitJob((await svc.call('POST', '/jobs', { json: { component: 'sluice.echo', config: created.json.id } })).json.id);
+    expect(run.status, JSON.stringify(run.result)).toBe('success');
+  });
+});
+
 describe('the key', () => {
   it('is generated into the data directory (0600); a node with another key refuses to start; rotate-key re-encrypts everything, queued jobs included', async () => {
     const node = await TestService.start({ args: ['--job-workers', '1'] });
