@@ -88,18 +88,18 @@ export async function runSecretsCli(argv: string[], io: CliIo = process): Promis
       io.stdout.write(SECRETS_USAGE);
       return 0;
     }
-    return rotateKey(options, io);
+    try {
+      return await rotateKey(options, io);
+    } catch (err) {
+      // The serve options, or a key file that cannot be read.
+      if (err instanceof ConfigError) throw new CliError(err.message, 2);
+      throw err;
+    }
   });
 }
 
 async function rotateKey(options: RotateOptions, io: CliIo): Promise<number> {
-  let config;
-  try {
-    config = loadConfig(options.serveArgs, io.env);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, 2);
-    throw err;
-  }
+  const config = loadConfig(options.serveArgs, io.env);
   // The keys values may be encrypted with now: the configured one, or the file's (all of them,
   // when an earlier run was interrupted).
   const fromFile = config.encryptionKey ? undefined : readKeyFile(config.dataDir);
