@@ -216,6 +216,19 @@ describe('jobs', () => {
     expect(metadataFile().includes(token)).toBe(false);
   });
 
+  it('masks the plain values in what the component says (its error message, and so the job log)', async () => {
+    const plain = 'said-8e1b-plain';
+    const created = await svc.call('POST', '/jobs', {
+      json: { component: 'sluice.echo', configData: { parameters: { '#password': plain, fail: `login refused for password ${plain}` } } },
+    });
+    const job = await waitJob(created.json.id);
+    expect(job.status).toBe('error');
+    expect(job.result.message).toBe('login refused for password *****');
+    const log = await jobLog(job.runId);
+    expect(log).not.toContain(plain);
+    expect(log).toContain('login refused for password *****');
+  });
+
   it('a value encrypted with a key this node does not have fails the job with a clear message, never the plain value', async () => {
     const created = await svc.call('POST', '/v2/storage/components/sluice.echo/configs', {
       json: { name: 'restored from elsewhere', configuration: { parameters: { '#password': 'mine' } } },
