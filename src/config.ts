@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { goDurationString, parseByteSize, parseDuration } from './pipeline/units.js';
 import { DEFAULT_LIMITS } from './levels/conditions.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
+import { InvalidKeyError, parseEncryptionKey } from './model/value-cipher.js';
 
 export interface Config {
   host: string;
@@ -84,6 +85,11 @@ export interface Config {
   metricsPort?: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken?: string;
+  /**
+   * The key of the `#` values (32 bytes); undefined: `<dataDir>/encryption-key`, generated on
+   * the first start of a node without --kafka (storage/encryption-key.ts).
+   */
+  encryptionKey?: Buffer;
 }
 
 /**
@@ -207,6 +213,15 @@ const bytes = (name: string) => (raw: string): number => {
   return n;
 };
 
+const encryptionKey = (raw: string): Buffer => {
+  try {
+    return parseEncryptionKey(raw);
+  } catch (err) {
+    if (err instanceof InvalidKeyError) throw new ConfigError(`The encryption key ${err.message}.`);
+    throw err;
+  }
+};
+
 const none = (text: string) => ({ text, value: () => undefined });
 
 export const OPTIONS: Option[] = [
@@ -250,6 +265,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns', default: '10000' }),
   option({ flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own; none: only on the API listener', default: none('none') }),
   option({ flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>"; none: no token needed', default: none('none') }),
+  option({ flag: '--encryption-key', env: 'SLUICE_ENCRYPTION_KEY', key: 'encryptionKey', parse: encryptionKey, help: 'key of the encrypted # values of configurations and jobs, 32 bytes as base64 or hex (the same on every node of a cluster); unset: <data-dir>/encryption-key, generated on first start without --kafka', default: none('<data-dir>/encryption-key') }),
 ];
 
 /** The default as `sluice serve --help` shows it. */

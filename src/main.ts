@@ -18,6 +18,8 @@ describes one):
             (sluice tables export --help)
   sql       "<SELECT ...>": run a read-only query on the tables of a running server and print
             the rows as a table, CSV or JSON (sluice sql --help)
+  secrets   rotate-key: re-encrypt the stored # values with a new key, the server stopped
+            (sluice secrets --help)
 
 Options of serve (flag, environment variable, default; flags win over variables):
 ${optionsHelp()}
@@ -97,6 +99,9 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'sql':
       process.exitCode = await (await import('./cli/sql.js')).runSqlCli(rest);
+      return;
+    case 'secrets':
+      process.exitCode = await (await import('./cli/secrets.js')).runSecretsCli(rest);
       return;
     case '--version':
     case '-V':

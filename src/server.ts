@@ -45,8 +45,13 @@ import { PartitionHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
 import { createJobQueue } from './queue/index.js';
+import { resealStoredSecrets } from './queue/stored-secrets.js';
+import { Secrets } from './storage/secrets.js';
+import {
+  checkProjectKey, ENCRYPTION_KEY_FILE, ENCRYPTION_KEY_SPACES, markPlainSecretsSealed, plainSecretsSealed, projectKeyId, resolveEncryptionKeys, type NodeKeys,
+} from './storage/encryption-key.js';
 import type { Services } from './services.js';
-import type { KeySpace } from './connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from './connectors/metadata/store.js';
 import { ID_BLOCK_KEY_SPACES } from './connectors/metadata/kafka-metadata-log.js';
 import { DEFINITION_KEY_SPACES } from './definition/repository.js';
 import { TASK_KEY_SPACES } from './definition/tasks.js';
@@ -85,6 +90,7 @@ export const KEY_SPACES: readonly KeySpace[] = [
   ...HAND_OVER_KEY_SPACES,
   ...CLUSTER_ORDER_KEY_SPACES,
   ...ID_BLOCK_KEY_SPACES,
+  ...ENCRYPTION_KEY_SPACES,
 ];
 
 export interface RunningServer {
@@ -114,16 +120,40 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
   return { secret, generated: true };
 }
 
+/**
+ * The `#` values' key ring after checking it against the project's key (a node with another
+ * key refuses to start); a node without a key is told, once, what it cannot do.
+ */
+function openSecrets(keys: NodeKeys, config: Config, metadata: MetadataStore, logger: Logger): Secrets {
+  checkProjectKey(metadata, keys.cipher);
+  if (keys.source === 'generated') logger.info({ file: join(config.dataDir, ENCRYPTION_KEY_FILE), keyId: keys.cipher?.keyId }, 'encryption key of the # values generated');
+  if (!keys.cipher) {
+    logger.warn({ projectKeyId: projectKeyId(metadata) },
+      'no encryption key (SLUICE_ENCRYPTION_KEY): in cluster mode none is generated; this node refuses to save # values (503) and fails jobs that need one');
+  }
+  return new Secrets(keys.cipher);
+}
+
 /** Opens every store of the node, builds the services and the HTTP app, and listens. */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
+  // The key of the `#` values first: a key file that cannot be read ends the start at once.
+  const keys = resolveEncryptionKeys({ dataDir: config.dataDir, key: config.encryptionKey, cluster: config.kafkaBrokers !== undefined });
   const metrics = new Metrics({ version: VERSION, target: config.targetUrl ? 'postgres' : 'duckdb', eventLog: config.kafkaBrokers ? 'kafka' : 'lmdb' });
   // The target first: a database that cannot be reached ends the start at once, with one line.
   const target = await openTarget(config, logger);
   // This process in a cluster: its metadata changes, partition-group membership and hand-over marks carry it.
   const nodeId = randomUUID();
   const metadata = await openMetadataStore(config, logger, nodeId, KEY_SPACES);
+  let secrets: Secrets;
+  try {
+    secrets = openSecrets(keys, config, metadata, logger);
+  } catch (err) {
+    await metadata.close();
+    await target.close();
+    throw err;
+  }
   const project = new Project(config.projectId, config.defaultBranchId);
   // Ids no two cluster nodes can both hand out; counters in the store on a node of its own.
   const ids = metadata instanceof ReplicatedMetadataStore ? await BlockIds.start(() => metadata.reserveBlock()) : sequenceIds;
@@ -182,7 +212,16 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     sinkRetry: { attempts: SINK_WRITE_ATTEMPTS, baseMs: config.sinkRetryBaseMs },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
-  const queue = createJobQueue({ config, metadata, tables, logger, ids, metrics });
+  const queue = createJobQueue({ config, metadata, tables, secrets, logger, ids, metrics });
+  // `#` values saved before they were encrypted are encrypted at the first start with a key (a pass over the configurations and jobs).
+  if (secrets.keyId !== undefined && !plainSecretsSealed(metadata)) {
+    const sealed = resealStoredSecrets(queue, secrets, 'plain');
+    markPlainSecretsSealed(metadata);
+    logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text before encryption were encrypted');
+    if (sealed.unreadable.length > 0) {
+      logger.warn({ values: sealed.unreadable.length, first: sealed.unreadable.slice(0, 5) }, '# values that this node\'s key cannot decrypt: jobs that need them fail');
+    }
+  }
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {
     ingestSources.invalidate();

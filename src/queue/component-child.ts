@@ -7,6 +7,8 @@ import { runnableComponent } from '../components/registry.js';
 import { UserError } from '../components/contract.js';
 import type { ChildMessage, ParentMessage } from './component-protocol.js';
 
+type RunMessage = Extract<ParentMessage, { type: 'run' }>;
+
 const controller = new AbortController();
 
 function send(message: ChildMessage): Promise<void> {
@@ -16,7 +18,7 @@ function send(message: ChildMessage): Promise<void> {
   });
 }
 
-async function run(componentId: string, dataDir: string): Promise<void> {
+async function run({ componentId, dataDir, config, state }: RunMessage): Promise<void> {
   const entry = runnableComponent(componentId);
   if (!entry) {
     await send({ type: 'failed', kind: 'application', message: `The component "${componentId}" is not runnable.` });
@@ -26,6 +28,8 @@ async function run(componentId: string, dataDir: string): Promise<void> {
     const { component } = await entry.load();
     const result = await component.run({
       dataDir,
+      config,
+      state,
       signal: controller.signal,
       log: (message, level = 'info') => void send({ type: 'log', message: String(message), level }),
     });
@@ -41,7 +45,7 @@ process.on('message', (msg: ParentMessage) => {
   if (msg.type === 'abort') {
     controller.abort(new Error('The job was killed.'));
   } else if (msg.type === 'run') {
-    void run(msg.componentId, msg.dataDir).finally(() => {
+    void run(msg).finally(() => {
       // Exit even if the component left timers or sockets open.
       process.disconnect?.();
       process.exit(0);

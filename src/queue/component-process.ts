@@ -22,6 +22,10 @@ export type ComponentOutcome =
 export interface ComponentRun {
   componentId: string;
   dataDir: string;
+  /** The resolved configuration, `#` values decrypted: handed over IPC only. */
+  config: Record<string, unknown>;
+  /** The state of the previous run, `#` values decrypted: handed over IPC only. */
+  state: Record<string, unknown>;
   signal: AbortSignal;
   onLog: (message: string, level: 'info' | 'warning' | 'error') => void;
 }
@@ -117,6 +121,6 @@ export function runComponentProcess(run: ComponentRun): Promise<ComponentOutcome
 
     if (run.signal.aborted) onAbort();
     else run.signal.addEventListener('abort', onAbort, { once: true });
-    send({ type: 'run', componentId: run.componentId, dataDir: run.dataDir });
+    send({ type: 'run', componentId: run.componentId, dataDir: run.dataDir, config: run.config, state: run.state });
   });
 }

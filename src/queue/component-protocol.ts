@@ -1,7 +1,11 @@
 /** Messages between the queue (parent) and a component's worker process (child), over IPC. */
 
 export type ParentMessage =
-  | { type: 'run'; componentId: string; dataDir: string }
+  /**
+   * `config` and `state`: the job's configuration and state with their `#` values decrypted;
+   * they travel only over IPC, never through a file.
+   */
+  | { type: 'run'; componentId: string; dataDir: string; config: Record<string, unknown>; state: Record<string, unknown> }
   | { type: 'abort' };
 
 export type ChildMessage =

@@ -8,6 +8,7 @@ import type { MetadataStore } from '../connectors/metadata/store.js';
 import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
 import type { Logger } from '../logger.js';
 import { ConfigurationService } from '../storage/configurations/service.js';
+import type { Secrets } from '../storage/secrets.js';
 import { EventService } from '../storage/events.js';
 import type { TableService } from '../storage/tables.js';
 import { JobRunner } from './job-runner.js';
@@ -21,15 +22,15 @@ export interface JobQueue {
   pool: WorkerPool;
 }
 
-export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; logger: Logger; ids?: IdAllocator; metrics?: Metrics }): JobQueue {
-  const { config, metadata, tables, ids = sequenceIds } = deps;
+export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; secrets: Secrets; logger: Logger; ids?: IdAllocator; metrics?: Metrics }): JobQueue {
+  const { config, metadata, tables, secrets, ids = sequenceIds } = deps;
   const logger = deps.logger.child({ component: 'jobs' });
-  const configurations = new ConfigurationService(metadata, ids);
+  const configurations = new ConfigurationService(metadata, secrets, ids);
   const events = new EventService(metadata);
-  const jobs = new JobService(metadata, configurations, config.defaultBranchId, ids);
+  const jobs = new JobService(metadata, configurations, config.defaultBranchId, secrets, ids);
   const interrupted = jobs.recoverInterrupted();
   if (interrupted > 0) logger.warn({ interrupted }, 'jobs interrupted by the previous stop were marked as failed');
-  const runner = new JobRunner({ jobs, configurations, events, tables, dataDir: config.dataDir, logger, metrics: deps.metrics });
+  const runner = new JobRunner({ jobs, configurations, events, tables, secrets, dataDir: config.dataDir, logger, metrics: deps.metrics });
   const pool = new WorkerPool(jobs, runner, config.jobWorkers, logger);
   return { configurations, events, jobs, pool };
 }

@@ -2,6 +2,11 @@
  * Runs one job to its end: resolve what to run (configuration, rows, variables), hand each
  * resolved configuration to the component in its own process, load the output tables, and
  * store the outcome. Every failure ends the job with a status and a message; nothing escapes.
+ *
+ * The `#` values stay encrypted through resolution (reference §1.7: variables are rendered
+ * first, then the values decrypted) and in the job directory's files; they are decrypted only
+ * into the message that hands the configuration and state to the component's process, and the
+ * component's log lines and messages have them masked.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,6 +15,8 @@ import type { Logger } from '../logger.js';
 import type { ConfigurationService } from '../storage/configurations/service.js';
 import type { EventService } from '../storage/events.js';
 import type { TableService } from '../storage/tables.js';
+import { SecretUnavailableError, type Secrets } from '../storage/secrets.js';
+import { redactSecrets } from '../model/secret-values.js';
 import { UserError } from '../components/contract.js';
 import { runComponentProcess } from './component-process.js';
 import { jobDefinitions, type JsonObject } from './job-definitions.js';
@@ -27,6 +34,8 @@ export interface JobRunnerDeps {
   configurations: ConfigurationService;
   events: EventService;
   tables: TableService;
+  /** Decrypts the `#` values for the component's process. */
+  secrets: Secrets;
   dataDir: string;
   logger: Logger;
   /** Jobs by component and status, their run time, the extractor's pages and items. */
@@ -72,7 +81,7 @@ export class JobRunner {
         status = 'error';
         result = { message: INTERRUPTED, error: { type: 'application', exceptionId: exceptionId(job.id) } };
         log.runner(`Job "${job.id}" was interrupted: the service is stopping.`, 'error');
-      } else if (err instanceof UserError || err instanceof VariableResolutionError) {
+      } else if (err instanceof UserError || err instanceof VariableResolutionError || err instanceof SecretUnavailableError) {
         status = 'error';
         result = { message: err.message, error: { type: 'user', exceptionId: exceptionId(job.id) } };
         log.runner(`Job "${job.id}" ended with user error: "${err.message}"`, 'error');
@@ -125,6 +134,8 @@ export class JobRunner {
       for (const m of r.messages) log.runner(m);
       return { ...d, configuration: r.configuration, replaced: r.replaced };
     });
+    // A value that cannot be decrypted (another key, no key) fails the job before anything runs.
+    for (const def of resolved) this.reveal(def);
 
     const output: LoadedTable[] = [];
     const variables: ReplacedValue[] = [];
@@ -139,18 +150,21 @@ export class JobRunner {
       await writeFile(join(jobDir, 'config.json'), JSON.stringify(def.configuration));
       if (Object.keys(def.state).length > 0) await writeFile(join(jobDir, 'in', 'state.json'), JSON.stringify(def.state));
 
+      const revealed = new Set<string>();
+      const hide = (text: string) => redactSecrets(text, revealed);
       const outcome = await runComponentProcess({
         componentId: job.component,
         dataDir: jobDir,
+        ...this.reveal(def, revealed),
         signal,
-        onLog: (line, level) => log.component(line, level),
+        onLog: (line, level) => log.component(hide(line), level),
       });
       if (outcome.kind === 'killed') throw new Killed();
       if (outcome.kind === 'failed') {
-        if (outcome.errorType === 'user') throw new UserError(outcome.message);
-        throw new Error(outcome.message + (outcome.detail ? `\n${outcome.detail}` : ''));
+        if (outcome.errorType === 'user') throw new UserError(hide(outcome.message));
+        throw new Error(hide(outcome.message + (outcome.detail ? `\n${outcome.detail}` : '')));
       }
-      if (outcome.message) message = outcome.message;
+      if (outcome.message) message = hide(outcome.message);
       if (outcome.counters?.pages) this.deps.metrics?.extractorPages.inc(outcome.counters.pages);
       if (outcome.counters?.items) this.deps.metrics?.extractorItems.inc(outcome.counters.items);
       output.push(...await loadOutputTables({
@@ -170,7 +184,16 @@ export class JobRunner {
     };
   }
 
-  /** A component's `out/state.json` becomes the configuration's (or row's) state `component`. */
+  /** The configuration and state with their `#` values decrypted; each plain value into `revealed`. */
+  private reveal(def: { configuration: JsonObject; state: JsonObject }, revealed?: Set<string>): { config: JsonObject; state: JsonObject } {
+    const { secrets } = this.deps;
+    return { config: secrets.reveal(def.configuration, 'configuration', revealed), state: secrets.reveal(def.state, 'state', revealed) };
+  }
+
+  /**
+   * A component's `out/state.json` becomes the configuration's (or row's) state `component`
+   * (its `#` values encrypted by the configuration service, as the reference's runner does).
+   */
   private async saveState(job: Job, rowId: string | null, jobDir: string): Promise<void> {
     if (job.config === null || job.configData !== null) return;
     let text: string;

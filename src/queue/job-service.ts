@@ -1,4 +1,6 @@
 import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import { isDomainError } from '../domain-errors.js';
+import type { Secrets } from '../storage/secrets.js';
 import type { ConfigurationService } from '../storage/configurations/service.js';
 import type { Token } from '../storage/token-model.js';
 import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
@@ -23,7 +25,8 @@ const isPending = (status: JobStatus) => status === 'created' || status === 'wai
 /**
  * The queue's jobs in the metadata store: creation with the Queue API's checks, reads, search,
  * kill requests and every status change. Only this class writes jobs, and every write is a
- * transition the reference's state diagram allows.
+ * transition the reference's state diagram allows. A job's inline `configData` is stored with its
+ * `#` values encrypted, as configurations are.
  */
 export class JobService {
   private readonly createdListeners = new Set<(job: Job) => void>();
@@ -33,6 +36,7 @@ export class JobService {
     private readonly store: MetadataStore,
     private readonly configurations: ConfigurationService,
     private readonly defaultBranchId: number,
+    private readonly secrets: Secrets,
     private readonly ids: IdAllocator = sequenceIds,
   ) {}
 
@@ -67,6 +71,7 @@ export class JobService {
       storedConfiguration = config.configuration;
     }
     const variables = jobVariableSource(request, request.configData, storedConfiguration);
+    const configData = request.configData === null ? null : this.sealConfigData(request.configData);
     const job = this.store.transact((tx) => {
       const id = this.ids.next(tx, 'storage');
       const created: Job = {
@@ -79,7 +84,7 @@ export class JobService {
         mode: request.mode,
         component: request.component,
         config: request.config,
-        configData: request.configData,
+        configData,
         configRowIds: request.configRowIds,
         tag: request.tag,
         branchId: null,
@@ -97,6 +102,35 @@ export class JobService {
     });
     for (const listener of this.createdListeners) listener(job);
     return job;
+  }
+
+  /** The Queue API's envelope for the encryption's refusals (a bad encrypted value, no key). */
+  private sealConfigData(configData: Record<string, unknown>): Record<string, unknown> {
+    try {
+      return this.secrets.seal(configData, 'configData');
+    } catch (err) {
+      if (isDomainError(err)) throw new QueueError(err.kind, err.message, err.code);
+      throw err;
+    }
+  }
+
+  /**
+   * Applies `fn` to every job's `configData` in one transaction and stores what it changed (see
+   * ConfigurationService.rewriteSecrets); returns how many jobs changed; with `apply` false
+   * nothing is written.
+   */
+  rewriteSecrets(fn: (value: Record<string, unknown>, label: string) => Record<string, unknown>, apply = true): number {
+    return this.store.transact((tx) => {
+      let changed = 0;
+      for (const { key, value } of tx.list<Job>(JOB)) {
+        if (value.configData === null) continue;
+        const configData = fn(value.configData, `jobs/${value.id}/configData`);
+        if (configData === value.configData) continue;
+        if (apply) tx.put(key, { ...value, configData });
+        changed++;
+      }
+      return changed;
+    });
   }
 
   get(id: string): Job | undefined {

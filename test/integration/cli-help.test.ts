@@ -104,7 +104,7 @@ describe('sluice --help and each command', () => {
     const [help, bare] = await Promise.all([sluice(['--help']), sluice([])]);
     expect(help.code).toBe(0);
     expect(bare).toEqual(help);
-    for (const command of ['serve', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
+    for (const command of ['serve', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
     expectEveryOption(help.stdout);
   });
 
@@ -116,6 +116,8 @@ describe('sluice --help and each command', () => {
       [['kafka', 'start', '--help'], 'Usage: sluice kafka'],
       [['tables', 'export', '--help'], 'Usage: sluice tables export'],
       [['sql', '--help'], 'Usage: sluice sql'],
+      [['secrets', '--help'], 'Usage: sluice secrets rotate-key'],
+      [['secrets', 'rotate-key', '--help'], 'Usage: sluice secrets rotate-key'],
     ];
     const runs = await Promise.all(cases.map(([args]) => sluice(args)));
     runs.forEach((r, i) => {

@@ -22,8 +22,8 @@ const OBSERVABILITY = resolve('docker/compose.observability.yaml');
 const DOCKERFILE = resolve('docker/Dockerfile');
 const NODES = ['sluice-1', 'sluice-2'];
 const ALL_ROLES = ['api', 'ingest', 'sink', 'import', 'jobs'];
-/** The cluster file requires the master token from the environment (`${SLUICE_MASTER_TOKEN:?...}`). */
-const TOKEN_ENV = { SLUICE_MASTER_TOKEN: 'compose-test-token' };
+/** The cluster file requires the master token and the encryption key from the environment (`${SLUICE_MASTER_TOKEN:?...}`). */
+const TOKEN_ENV = { SLUICE_MASTER_TOKEN: 'compose-test-token', SLUICE_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64') };
 const EXPECTED_SERVICES: [string, string[]][] = [
   [SINGLE, ['sluice']],
   [CLUSTER, ['kafka', 'postgres', 'sluice-1', 'sluice-2']],
@@ -173,6 +173,7 @@ describe('docker compose files', () => {
         expect(Object.keys(config.services).sort()).toEqual(expected);
         if (file === CLUSTER) {
           expect(NODES.map((n) => environment(config.services[n]).SLUICE_MASTER_TOKEN)).toEqual([TOKEN_ENV.SLUICE_MASTER_TOKEN, TOKEN_ENV.SLUICE_MASTER_TOKEN]);
+          expect(NODES.map((n) => environment(config.services[n]).SLUICE_ENCRYPTION_KEY)).toEqual([TOKEN_ENV.SLUICE_ENCRYPTION_KEY, TOKEN_ENV.SLUICE_ENCRYPTION_KEY]);
           delete env.SLUICE_MASTER_TOKEN;
           const refused = spawnSync('docker', ['compose', '-f', file, 'config'], { encoding: 'utf8', env, timeout: 60_000 });
           expect(refused.status, 'the cluster file needs SLUICE_MASTER_TOKEN').not.toBe(0);
@@ -192,6 +193,8 @@ describe('docker compose files', () => {
         if (file === CLUSTER) {
           expect(NODES.map((n) => environment(compose.services[n]).SLUICE_MASTER_TOKEN)).toEqual([TOKEN_ENV.SLUICE_MASTER_TOKEN, TOKEN_ENV.SLUICE_MASTER_TOKEN]);
           expect(() => loadCompose(file, {}), 'the cluster file needs SLUICE_MASTER_TOKEN').toThrow(/SLUICE_MASTER_TOKEN/);
+          expect(NODES.map((n) => environment(compose.services[n]).SLUICE_ENCRYPTION_KEY)).toEqual([TOKEN_ENV.SLUICE_ENCRYPTION_KEY, TOKEN_ENV.SLUICE_ENCRYPTION_KEY]);
+          expect(() => loadCompose(file, { SLUICE_MASTER_TOKEN: 'x' }), 'the cluster file needs SLUICE_ENCRYPTION_KEY').toThrow(/SLUICE_ENCRYPTION_KEY/);
         }
       }
     }

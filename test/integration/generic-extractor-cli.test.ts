@@ -86,9 +86,9 @@ describe('sluice extractor run', () => {
     handler = offsetApi(3);
     const dir = mkdtempSync(join(tmpdir(), 'sluice-ge-it-'));
     dirs.push(dir);
-    writeFileSync(join(dir, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl, pagination: { method: 'offset', limit: 2 } }, config: { outputBucket: 'b', jobs: [{ endpoint: 'users', dataField: 'items' }] } } }));
+    const config = { parameters: { api: { baseUrl, pagination: { method: 'offset', limit: 2 } }, config: { outputBucket: 'b', jobs: [{ endpoint: 'users', dataField: 'items' }] } } };
     const log: string[] = [];
-    const result = await component.run({ dataDir: dir, log: (m) => log.push(m), signal: new AbortController().signal });
+    const result = await component.run({ dataDir: dir, config, state: {}, log: (m) => log.push(m), signal: new AbortController().signal });
     expect(component.id).toBe('keboola.ex-generic-v2');
     expect(result.message).toBe('Extracted 3 items from 2 pages into 1 table(s)');
     expect(log.some((l) => /Stop reason: users: Pagination stopped, response is smaller than limit/.test(l))).toBe(true);

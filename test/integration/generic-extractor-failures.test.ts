@@ -65,7 +65,7 @@ async function runJob(parameters: Record<string, unknown>) {
   const started = performance.now();
   let error: Error | null = null;
   try {
-    await component.run({ dataDir: dir, log: (m, level = 'info') => log.push(`${level}: ${m}`), signal: new AbortController().signal });
+    await component.run({ dataDir: dir, config: { parameters }, state: {}, log: (m, level = 'info') => log.push(`${level}: ${m}`), signal: new AbortController().signal });
   } catch (err) {
     error = err as Error;
   }

@@ -22,6 +22,8 @@ const FORMER_SHARED = [
   'definition/', 'task/', 'storage/token/', 'storage/tokenByHash/', 'storage/configs/', 'storage/configRows/',
   'storage/configVersions/', 'storage/statsReset/', 'storage/storageJob/', 'storage/fileUpload/', 'cluster/',
   'storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/',
+  // Since then: the project's encryption key id (storage/encryption-key.ts), which every node checks its key against.
+  'storage/encryptionKey',
 ];
 const FORMER_BACKGROUND = ['cluster/', 'storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
 

@@ -2,7 +2,8 @@
  * `sluice.echo`: a small real component for trying the queue and for its tests. It writes its
  * resolved parameters into the table `echo` (columns `name`, `value`: one row per leaf of
  * `parameters`, names as dotted paths, values as strings, objects as JSON) and logs a progress
- * line per row.
+ * line per row. What is under a `#` key (a secret) is written as `*****`: a job's output table
+ * never holds a secret.
  *
  * Optional parameters that steer it (all off by default):
  * - `destination`: table id for the output (a manifest is written); default: the job's bucket.
@@ -12,20 +13,27 @@
  * - `blockSeconds`: block its event loop this long (a misbehaving component; only SIGKILL stops it).
  * - `fail`: end with this user error; `crash`: exit the process abruptly.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isSecretKey, SECRET_MASK } from '../../model/secret-values.js';
 import { UserError, type Component, type ComponentContext } from '../contract.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** Leaves of a JSON value as [dotted path, string value]; arrays by index. */
-export function flatten(value: Json, prefix = ''): [string, string][] {
+/** What the table shows for a secret. */
+export const MASK = SECRET_MASK;
+
+/**
+ * Leaves of a JSON value as [dotted path, string value]; arrays by index. Every leaf under a `#`
+ * key (at any depth below it) is masked.
+ */
+export function flatten(value: Json, prefix = '', secret = false): [string, string][] {
   if (value !== null && typeof value === 'object') {
     const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
-    if (entries.length === 0) return prefix ? [[prefix, JSON.stringify(value)]] : [];
-    return entries.flatMap(([k, v]) => flatten(v, prefix ? `${prefix}.${k}` : k));
+    if (entries.length === 0) return prefix ? [[prefix, secret ? MASK : JSON.stringify(value)]] : [];
+    return entries.flatMap(([k, v]) => flatten(v, prefix ? `${prefix}.${k}` : k, secret || (!Array.isArray(value) && isSecretKey(k))));
   }
-  return [[prefix, value === null ? '' : String(value)]];
+  return [[prefix, secret ? MASK : value === null ? '' : String(value)]];
 }
 
 /** One CSV field, RFC 4180. */
@@ -45,7 +53,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export const component: Component = {
   id: 'sluice.echo',
   async run(ctx: ComponentContext) {
-    const config = JSON.parse(await readFile(join(ctx.dataDir, 'config.json'), 'utf8')) as { parameters?: Record<string, Json> };
+    const config = ctx.config as { parameters?: Record<string, Json> };
     const parameters = config.parameters ?? {};
     if (typeof parameters.sleepSeconds === 'number') {
       ctx.log(`Sleeping ${parameters.sleepSeconds} s.`);
@@ -71,7 +79,7 @@ export const component: Component = {
       }));
     }
     if (parameters.countRuns === true) {
-      const previous = await readFile(join(ctx.dataDir, 'in', 'state.json'), 'utf8').then((t) => JSON.parse(t) as { runs?: number }, () => ({ runs: 0 }));
+      const previous = ctx.state as { runs?: number };
       await writeFile(join(ctx.dataDir, 'out', 'state.json'), JSON.stringify({ runs: (previous.runs ?? 0) + 1 }));
     }
     for (const [name] of rows) ctx.log(`Parameter "${name}" written.`);

@@ -1,10 +1,12 @@
 /**
  * `keboola.ex-generic-v2`: the generic extractor as a component of the job queue (see
- * ../contract.ts). Reads `config.json` from the job directory, writes `out/tables/*.csv` with
- * manifests; progress and stop reasons go to the job log.
+ * ../contract.ts). Reads the configuration and state the queue hands over (`#` values
+ * decrypted), writes `out/tables/*.csv` with manifests; progress and stop reasons go to the job
+ * log.
  */
 import type { Component, ComponentContext, ComponentResult } from '../contract.js';
 import { runExtraction } from './runner.js';
+import type { JsonObject } from './php.js';
 
 export const COMPONENT_ID = 'keboola.ex-generic-v2';
 
@@ -19,6 +21,8 @@ export const component: Component = {
     let lastProgress = Date.now();
     const result = await runExtraction({
       dataDir: ctx.dataDir,
+      config: ctx.config,
+      state: ctx.state as JsonObject,
       log: (m, level) => ctx.log(m, level),
       signal: ctx.signal,
       onProgress: (p) => {

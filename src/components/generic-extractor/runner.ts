@@ -42,6 +42,10 @@ export interface Progress {
 
 export interface ExtractionOptions {
   dataDir: string;
+  /** The configuration; default: `dataDir/config.json` (the job queue hands it over decrypted). */
+  config?: unknown;
+  /** The previous run's state; default: `dataDir/in/state.json`. */
+  state?: JsonObject;
   log: (message: string, level?: LogLevel) => void;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
@@ -295,8 +299,8 @@ function secretsOf(config: ExtractorConfig, raw: unknown): string[] {
 
 /** Runs the extraction of `dataDir/config.json` into `dataDir/out/tables`. */
 export async function runExtraction(opts: ExtractionOptions): Promise<ExtractionResult> {
-  const raw = await readConfigFile(opts.dataDir);
-  const state = await readState(opts.dataDir);
+  const raw = opts.config ?? await readConfigFile(opts.dataDir);
+  const state = opts.state ?? await readState(opts.dataDir);
   const now = opts.now ?? Date.now;
   const currentStart = Math.floor(now() / 1000);
   const time = stateTime(state, currentStart);

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
 import { DomainError } from '../../domain-errors.js';
 import type { Token } from '../token-model.js';
+import type { Secrets } from '../secrets.js';
 import { sequenceIds, type IdAllocator } from '../id-sequence.js';
 import { canonicalJson } from './canonical-json.js';
 import {
@@ -9,7 +10,7 @@ import {
 } from './errors.js';
 import type {
   Configuration, ConfigurationInput, ConfigurationRow, ConfigurationVersion, ConfigurationWithRows, CreatorToken,
-  NewConfiguration, NewRow, RowInput, VersionInfo,
+  JsonObject, NewConfiguration, NewRow, RowInput, VersionInfo,
 } from './model.js';
 
 const CONFIG = 'storage/configs/';
@@ -59,10 +60,13 @@ function creator(token: Token): CreatorToken {
  * create is version 1, every effective change (of the configuration or one of its rows) adds a
  * version with a snapshot of the configuration and its rows, a no-op update adds none. Delete is
  * soft (a version); deleting a deleted configuration purges it. Only the default branch exists.
+ * The `#` values of configurations, rows and state are stored encrypted (`secrets`): whatever is
+ * read back, versions included, holds only their ciphertext.
  */
 export class ConfigurationService {
   constructor(
     private readonly store: MetadataStore,
+    private readonly secrets: Secrets,
     private readonly ids: IdAllocator = sequenceIds,
   ) {}
 
@@ -116,8 +120,8 @@ export class ConfigurationService {
         id,
         name: input.name,
         description: input.description ?? '',
-        configuration: input.configuration ?? {},
-        state: input.state ?? {},
+        configuration: this.secrets.seal(input.configuration ?? {}, 'configuration'),
+        state: this.secrets.seal(input.state ?? {}, 'state'),
         isDisabled: input.isDisabled ?? false,
         isDeleted: false,
         created: now,
@@ -138,10 +142,10 @@ export class ConfigurationService {
         ...config,
         name: input.name ?? config.name,
         description: input.description ?? config.description,
-        configuration: input.configuration ?? config.configuration,
+        configuration: this.sealed(input.configuration, 'configuration', config.configuration),
         isDisabled: input.isDisabled ?? config.isDisabled,
         // State is not versioned (it is the component's, not the user's).
-        state: input.state ?? config.state,
+        state: this.sealed(input.state, 'state', config.state),
       };
       if (versionedContent(next) !== versionedContent(config)) {
         next.current = this.versionInfo(config.current.version + 1, token, input.changeDescription || 'Configuration updated');
@@ -156,7 +160,8 @@ export class ConfigurationService {
   /** Replaces the component's state; state is not versioned. */
   updateState(componentId: string, id: string, state: Record<string, unknown>): ConfigurationWithRows {
     return this.store.transact((tx) => {
-      const next = { ...this.live(tx, componentId, id), state };
+      const current = this.live(tx, componentId, id);
+      const next = { ...current, state: this.secrets.seal(state, 'state', current.state) };
       tx.put(configKey(componentId, id), next);
       return { ...next, rows: this.rows(tx, componentId, id) };
     });
@@ -297,8 +302,8 @@ export class ConfigurationService {
         id: rowId,
         name: input.name ?? '',
         description: input.description ?? '',
-        configuration: input.configuration ?? {},
-        state: input.state ?? {},
+        configuration: this.secrets.seal(input.configuration ?? {}, 'configuration'),
+        state: this.secrets.seal(input.state ?? {}, 'state'),
         isDisabled: input.isDisabled ?? false,
         version: 1,
         created: now,
@@ -322,9 +327,9 @@ export class ConfigurationService {
         ...row,
         name: input.name ?? row.name,
         description: input.description ?? row.description,
-        configuration: input.configuration ?? row.configuration,
+        configuration: this.sealed(input.configuration, 'configuration', row.configuration),
         isDisabled: input.isDisabled ?? row.isDisabled,
-        state: input.state ?? row.state,
+        state: this.sealed(input.state, 'state', row.state),
       };
       if (versionedContent(next) === versionedContent(row)) {
         tx.put(rowPrefix(componentId, id) + rowId, next);
@@ -347,7 +352,7 @@ export class ConfigurationService {
       this.live(tx, componentId, id);
       const row = tx.get<StoredRow>(rowPrefix(componentId, id) + rowId);
       if (!row) throw rowNotFound(rowId);
-      const next = { ...row, state };
+      const next = { ...row, state: this.secrets.seal(state, 'state', row.state) };
       tx.put(rowPrefix(componentId, id) + rowId, next);
       return next;
     });
@@ -362,6 +367,48 @@ export class ConfigurationService {
       const next = { ...config, current: this.versionInfo(config.current.version + 1, token, `Row ${rowId} deleted`) };
       this.commitVersion(tx, next, this.rows(tx, componentId, id));
     });
+  }
+
+  /**
+   * Applies `fn` to the configuration and state of every configuration, row and version (deleted
+   * ones included) in one transaction, and stores what it changed: the pass that encrypts what
+   * was saved before encryption, and re-encrypts with a new key. `fn` gets a label of the value
+   * (`configs/<component>/<id>/configuration`) and returns the same object when nothing changed.
+   * Returns how many entries changed; with `apply` false nothing is written.
+   */
+  rewriteSecrets(fn: (value: JsonObject, label: string) => JsonObject, apply = true): number {
+    return this.store.transact((tx) => {
+      let changed = 0;
+      const update = <T extends object>(key: string, value: T, next: T) => {
+        if (next === value) return;
+        if (apply) tx.put(key, next);
+        changed++;
+      };
+      const label = (key: string, field: string) => `${key.replace(/^storage\//, '')}/${field}`;
+      const ofRow = <R extends ConfigurationRow>(key: string, row: R): R => {
+        const configuration = fn(row.configuration, label(key, 'configuration'));
+        const state = fn(row.state, label(key, 'state'));
+        return configuration === row.configuration && state === row.state ? row : { ...row, configuration, state };
+      };
+      for (const { key, value } of tx.list<Configuration>(CONFIG)) {
+        const configuration = fn(value.configuration, label(key, 'configuration'));
+        const state = fn(value.state, label(key, 'state'));
+        update(key, value, configuration === value.configuration && state === value.state ? value : { ...value, configuration, state });
+      }
+      for (const { key, value } of tx.list<StoredRow>(ROW)) update(key, value, ofRow(key, value));
+      for (const { key, value } of tx.list<ConfigurationVersion>(VERSION)) {
+        const configuration = fn(value.configuration, label(key, 'configuration'));
+        const rows = value.rows.map((row) => ofRow(`${key}/rows/${row.id}`, row));
+        const same = configuration === value.configuration && rows.every((r, i) => r === value.rows[i]);
+        update(key, value, same ? value : { ...value, configuration, rows });
+      }
+      return changed;
+    });
+  }
+
+  /** A new value of a field, sealed against the stored one; the stored one when none is given. */
+  private sealed(value: JsonObject | undefined, what: string, stored: JsonObject): JsonObject {
+    return value === undefined ? stored : this.secrets.seal(value, what, stored);
   }
 
   private live(reader: MetadataReader, componentId: string, id: string): Configuration {
