@@ -182,7 +182,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     sinkRetry: { attempts: SINK_WRITE_ATTEMPTS, baseMs: config.sinkRetryBaseMs },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
-  const queue = createJobQueue({ config, metadata, tables, logger, ids, metrics });
+  const queue = createJobQueue({ config, metadata, tables, tokens, logger, ids, metrics });
   // A finished management task may have changed definitions: ingestion and actors follow at once.
   tasks.onFinished(() => {
     ingestSources.invalidate();
