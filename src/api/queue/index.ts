@@ -124,7 +124,7 @@ export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { token
       summary: 'Search jobs',
       description: 'Filters (each may repeat as x[]): id, runId, branchId, tokenId, tokenDescription, component/componentId, ' +
         'config/configId, configRowIds, mode, status, type, parentRunId, createdTimeFrom/To, startTimeFrom/To, endTimeFrom/To, ' +
-        'durationSecondsFrom/To; offset (0), limit (100), sortBy (id), sortOrder (desc).',
+        'durationSecondsFrom/To; offset (0), limit (100), sortBy (id), sortOrder (desc). Only jobs of components the token has access to.',
       response: { 200: { type: 'array', items: jobSchema }, ...errorResponses },
     },
   };

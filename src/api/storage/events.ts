@@ -78,7 +78,8 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     schema: {
       tags: TAGS,
       summary: 'List events, newest first',
-      description: 'Filters: runId, component, configurationId, sinceId, maxId, q; paging: limit (default 100, max 10000), offset, sortOrder (desc|asc).',
+      description: 'Filters: runId, component, configurationId, sinceId, maxId, q; paging: limit (default 100, max 10000), offset, sortOrder (desc|asc). ' +
+        'Only the events of components the token has access to (a job\'s by the job\'s component).',
       querystring: {
         type: 'object',
         properties: { runId: str, component: str, configurationId: str, sinceId: str, maxId: str, q: str, limit: str, offset: str, sortOrder: str },
@@ -118,6 +119,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     schema: {
       tags: TAGS,
       summary: 'Create an event',
+      description: 'Attributed to the token (token: {id, name}). The component must be one the token may write, not job-runner; a runId must be a job the token may see (403 otherwise).',
       body: {
         type: 'object',
         required: ['message', 'component'],

@@ -8,7 +8,7 @@ import { SinkNotAvailableError } from '../../actors/sink-recovery.js';
 import { OrderFailedError } from '../../actors/cluster-orders.js';
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
-import { requireSourceRead, requireSourceWrite } from './source-scopes.js';
+import { RAW_RECORDS_RIGHTS, requireSourceRead, requireSourceWrite } from './source-scopes.js';
 import { recordView } from './views.js';
 
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
@@ -32,6 +32,7 @@ export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (ap
     schema: {
       tags,
       summary: 'Records the sink could not map: how many are failed now (not written since) and the most recent ones with reason and raw record',
+      description: RAW_RECORDS_RIGHTS,
       querystring: { type: 'object', properties: { limit: { type: 'string', description: 'How many recent failures (1 to 1000, default 100).' } } },
       response: { 200: looseObject('MappingFailures') },
     },

@@ -9,7 +9,7 @@ import { partitionIdOf, type EventLog, type LoggedRecord } from '../../connector
 import { toFailureRecord } from '../../storage/mapping-failures.js';
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
-import { requireSourceRead } from './source-scopes.js';
+import { RAW_RECORDS_RIGHTS, requireSourceRead } from './source-scopes.js';
 import { recordView } from './views.js';
 
 type Params = { branchId: string; sourceId: string };
@@ -41,6 +41,7 @@ export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> =
     schema: {
       tags: ['sources'],
       summary: 'The newest records of the source\'s event log (Sluice\'s own, read-only; samples for the console\'s preview)',
+      description: RAW_RECORDS_RIGHTS,
       querystring: { type: 'object', properties: { limit: { type: 'string', description: `How many records (1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}).` } } },
       response: { 200: looseObject('RecentRecords: {records: [{offset, receivedAt, ip, headers, body, bodyEncoding}]}, newest first') },
     },

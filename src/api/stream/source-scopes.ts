@@ -12,6 +12,9 @@ import { bucketOf } from '../../definition/sink-lifecycle.js';
 import { canReadAllBuckets, canWriteAllBuckets, canReadBucket, canWriteBucket } from '../../storage/token-scopes.js';
 import { ApiError } from '../errors.js';
 
+/** What the documentation of the raw-record routes (records, failures) says of their rights. */
+export const RAW_RECORDS_RIGHTS = 'Needs read on the buckets of all the source\'s sinks (403 otherwise). The senders\' Authorization, Cookie, Proxy-Authorization and X-StorageApi-Token headers are answered as "*****".';
+
 /** The buckets the sinks write to, each once, in the sinks' order. */
 export function bucketsOfSinks(sinks: readonly Sink[]): string[] {
   return [...new Set(sinks.map((s) => bucketOf(s.table.tableId)))];

@@ -19,6 +19,7 @@ type SourceParams = BranchParams & { sourceId: string };
 type VersionParams = SourceParams & { versionNumber: string };
 
 const tags = ['sources'];
+const SECRET_RIGHTS = 'The fields that carry the ingestion secret (http.url, otlp.url, otlp.secret) are answered only to tokens with write on the buckets of all the source\'s sinks.';
 
 export interface SourceRoutesOptions {
   project: Project;
@@ -49,7 +50,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   });
 
   app.get<{ Params: BranchParams; Querystring: PagingQuery }>('/branches/:branchId/sources', {
-    schema: { tags, summary: 'List sources', querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
+    schema: { tags, summary: 'List sources', description: SECRET_RIGHTS, querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
   }, async (req) => listSources(requireToken(req), req.params.branchId, req.query, false));
 
   app.get<{ Params: BranchParams; Querystring: PagingQuery }>('/branches/:branchId/sources/deleted', {
@@ -64,7 +65,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   }
 
   app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId', {
-    schema: { tags, summary: 'Get a source', response: { 200: looseObject('Source') } },
+    schema: { tags, summary: 'Get a source', description: SECRET_RIGHTS, response: { 200: looseObject('Source') } },
   }, async (req) => view(requireToken(req), sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId)));
 
   app.patch<{ Params: SourceParams; Body: SourceUpdate }>('/branches/:branchId/sources/:sourceId', {

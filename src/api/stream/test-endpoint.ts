@@ -35,6 +35,7 @@ export const testEndpointRoutes: FastifyPluginAsync<TestEndpointRoutesOptions> =
     schema: {
       tags: ['sources'],
       summary: 'Render a sample payload through every sink mapping of the source; nothing is stored',
+      description: 'Any token with read on the buckets of all the source\'s sinks (403 otherwise).',
       querystring: { type: 'object', properties: { signal: { type: 'string', enum: SIGNALS, description: 'OTLP sources: the routing signal (default logs)' } } },
       response: { 200: looseObject('TestResult') },
     },
