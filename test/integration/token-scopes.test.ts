@@ -107,6 +107,14 @@ describe('a source\'s ingestion secret', () => {
     expect(listed.find((s: any) => s.sourceId === 'mixed').http).toEqual({});
     // A source without sinks belongs to no bucket: only the tokens that see every bucket.
     expect((await svc.call('GET', `${B()}/sources/empty`, { token: shopWriter.token })).json.http).toEqual({});
+    // A deleted source has no sinks left to judge by: the same.
+    expect((await svc.task('POST', `${B()}/sources`, { json: { name: 'Gone', type: 'http' } })).status).toBe('success');
+    await createSink('gone', 'raw', 'in.c-shop.gone', [{ type: 'body', name: 'body' }]);
+    expect((await svc.task('DELETE', `${B()}/sources/gone`)).status).toBe('success');
+    const deleted = await svc.call('GET', `${B()}/sources/deleted`, { token: shopWriter.token });
+    expect(deleted.status).toBe(200);
+    expect(deleted.json.sources.find((s: any) => s.sourceId === 'gone').http).toEqual({});
+    expect((await svc.call('GET', `${B()}/sources/deleted`, { token: manager.token })).json.sources.find((s: any) => s.sourceId === 'gone').http.url).toMatch(/\/[0-9a-zA-Z]{48}$/);
     for (const token of [manager.token, MASTER_TOKEN]) {
       for (const id of ['mixed', 'empty']) {
         expect((await svc.call('GET', `${B()}/sources/${id}`, { token })).json.http.url).toMatch(/\/[0-9a-zA-Z]{48}$/);
