@@ -212,7 +212,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     sinkRetry: { attempts: SINK_WRITE_ATTEMPTS, baseMs: config.sinkRetryBaseMs },
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
-  const queue = createJobQueue({ config, metadata, tables, secrets, logger, ids, metrics });
+  const queue = createJobQueue({ config, metadata, tables, secrets, tokens, logger, ids, metrics });
   // `#` values saved before they were encrypted are encrypted at the first start with a key (a pass over the configurations and jobs).
   if (secrets.keyId !== undefined && !plainSecretsSealed(metadata)) {
     const sealed = resealStoredSecrets(queue, secrets, 'plain');

@@ -127,6 +127,7 @@ export async function buildApp(services: AppServices): Promise<FastifyInstance> 
       sql: services.sql,
       configurations: services.configurations,
       events: services.events,
+      jobs: services.jobs,
     });
     // Signed file downloads: no token (the URL is the permission), in the Storage envelope.
     await app.register(fileDownloadRoutes, { files, prefix: '/v2/storage' });

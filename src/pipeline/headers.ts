@@ -123,3 +123,21 @@ export function headerStr(entries: ReadonlyArray<readonly [string, string]>): st
   lines.sort();
   return lines.join('');
 }
+
+/** Headers that carry the sender's credentials (lower case): never answered as they came. */
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-storageapi-token']);
+
+/** What a credential header's value is answered as. */
+export const MASKED_HEADER_VALUE = '*****';
+
+/**
+ * The headers with the values of `Authorization`, `Cookie`, `Proxy-Authorization` and
+ * `X-StorageApi-Token` replaced by MASKED_HEADER_VALUE, for answers that show raw records (recent
+ * records, mapping failures). The record itself, and what its mapping renders, keep the value.
+ * Names are compared without regard to case: a map from an older log entry may not be canonical.
+ */
+export function maskCredentialHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) out[name] = CREDENTIAL_HEADERS.has(name.toLowerCase()) ? MASKED_HEADER_VALUE : value;
+  return out;
+}

@@ -11,6 +11,7 @@ import { ConfigurationService } from '../storage/configurations/service.js';
 import type { Secrets } from '../storage/secrets.js';
 import { EventService } from '../storage/events.js';
 import type { TableService } from '../storage/tables.js';
+import type { TokenService } from '../storage/tokens.js';
 import { JobRunner } from './job-runner.js';
 import { JobService } from './job-service.js';
 import { WorkerPool } from './worker-pool.js';
@@ -22,15 +23,24 @@ export interface JobQueue {
   pool: WorkerPool;
 }
 
-export function createJobQueue(deps: { config: Config; metadata: MetadataStore; tables: TableService; secrets: Secrets; logger: Logger; ids?: IdAllocator; metrics?: Metrics }): JobQueue {
-  const { config, metadata, tables, secrets, ids = sequenceIds } = deps;
+export function createJobQueue(deps: {
+  config: Config;
+  metadata: MetadataStore;
+  tables: TableService;
+  secrets: Secrets;
+  tokens: Pick<TokenService, 'get'>;
+  logger: Logger;
+  ids?: IdAllocator;
+  metrics?: Metrics;
+}): JobQueue {
+  const { config, metadata, tables, secrets, tokens, ids = sequenceIds } = deps;
   const logger = deps.logger.child({ component: 'jobs' });
   const configurations = new ConfigurationService(metadata, secrets, ids);
   const events = new EventService(metadata);
   const jobs = new JobService(metadata, configurations, config.defaultBranchId, secrets, ids);
   const interrupted = jobs.recoverInterrupted();
   if (interrupted > 0) logger.warn({ interrupted }, 'jobs interrupted by the previous stop were marked as failed');
-  const runner = new JobRunner({ jobs, configurations, events, tables, secrets, dataDir: config.dataDir, logger, metrics: deps.metrics });
+  const runner = new JobRunner({ jobs, configurations, events, tables, secrets, tokens, dataDir: config.dataDir, logger, metrics: deps.metrics });
   const pool = new WorkerPool(jobs, runner, config.jobWorkers, logger);
   return { configurations, events, jobs, pool };
 }

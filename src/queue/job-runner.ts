@@ -17,6 +17,9 @@ import type { EventService } from '../storage/events.js';
 import type { TableService } from '../storage/tables.js';
 import { SecretUnavailableError, type Secrets } from '../storage/secrets.js';
 import { redactSecrets } from '../model/secret-values.js';
+import { isExpired, type TokenService } from '../storage/tokens.js';
+import type { Token } from '../storage/token-model.js';
+import { canReadComponent } from '../storage/configurations/permissions.js';
 import { UserError } from '../components/contract.js';
 import { runComponentProcess } from './component-process.js';
 import { jobDefinitions, type JsonObject } from './job-definitions.js';
@@ -36,6 +39,8 @@ export interface JobRunnerDeps {
   tables: TableService;
   /** Decrypts the `#` values for the component's process. */
   secrets: Secrets;
+  /** The job runs with the rights of the token that created it (job.token). */
+  tokens: Pick<TokenService, 'get'>;
   dataDir: string;
   logger: Logger;
   /** Jobs by component and status, their run time, the extractor's pages and items. */
@@ -116,6 +121,7 @@ export class JobRunner {
 
   private async execute(job: Job, jobDir: string, log: JobLog, signal: AbortSignal): Promise<JobResult> {
     const { configurations } = this.deps;
+    const token = this.tokenOf(job);
     const config = job.config !== null ? configurations.find(job.component, job.config) : undefined;
     if (job.configData === null && !config) throw new UserError(`Configuration "${job.config}" not found`);
     const definitions = jobDefinitions(config, job.configData, job.configRowIds);
@@ -130,7 +136,7 @@ export class JobRunner {
         configuration: d.configuration,
         variableValuesId: job.variableValuesId,
         variableValuesData: job.variableValuesData,
-      }, this.variablesStore());
+      }, this.variablesStore(token));
       for (const m of r.messages) log.runner(m);
       return { ...d, configuration: r.configuration, replaced: r.replaced };
     });
@@ -168,7 +174,7 @@ export class JobRunner {
       if (outcome.counters?.pages) this.deps.metrics?.extractorPages.inc(outcome.counters.pages);
       if (outcome.counters?.items) this.deps.metrics?.extractorItems.inc(outcome.counters.items);
       output.push(...await loadOutputTables({
-        jobDir, tables: this.deps.tables, componentId: job.component, configId: job.config, signal,
+        jobDir, tables: this.deps.tables, componentId: job.component, configId: job.config, token, signal,
       }));
       await this.saveState(job, def.rowId, jobDir);
     }
@@ -213,10 +219,31 @@ export class JobRunner {
     else configs.updateRowState(job.component, job.config, rowId, { component: state });
   }
 
-  private variablesStore(): VariablesStore {
+  /**
+   * The token that created the job, as it is now: the job has its rights (its output tables, the
+   * variables it reads). A token deleted or expired since leaves the job none.
+   */
+  private tokenOf(job: Job): Token {
+    const token = this.deps.tokens.get(job.token.id);
+    if (!token || isExpired(token)) {
+      throw new UserError(`The token "${job.token.description}" (id ${job.token.id}) that created the job has been deleted or has expired: the job runs with its rights, so it cannot run.`);
+    }
+    return token;
+  }
+
+  /** The variables are read with the job's token: without access to keboola.variables, none. */
+  private variablesStore(token: Token): VariablesStore {
     const configs = this.deps.configurations;
+    const readable = () => {
+      if (!canReadComponent(token, VARIABLES_COMPONENT)) {
+        throw new VariableResolutionError(`Variable configuration cannot be read: the token that created the job has no access to the component "${VARIABLES_COMPONENT}".`);
+      }
+    };
     return {
-      variablesConfiguration: (id) => configs.find(VARIABLES_COMPONENT, id)?.configuration,
+      variablesConfiguration: (id) => {
+        readable();
+        return configs.find(VARIABLES_COMPONENT, id)?.configuration;
+      },
       valuesRow: (variablesId, rowId) => configs.findRow(VARIABLES_COMPONENT, variablesId, rowId)?.configuration,
     };
   }

@@ -137,6 +137,12 @@ export class JobService {
     return /^\d{1,15}$/.test(id) ? this.store.get<Job>(jobKey(id)) : undefined;
   }
 
+  /** The job whose run id is `runId` (`<id>`, or `<parent run id>.<id>`), or undefined. */
+  byRunId(runId: string): Job | undefined {
+    const job = this.get(runId.slice(runId.lastIndexOf('.') + 1));
+    return job?.runId === runId ? job : undefined;
+  }
+
   require(id: string): Job {
     const job = this.get(id);
     if (!job) throw jobNotFound(id);

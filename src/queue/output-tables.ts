@@ -2,7 +2,8 @@
  * Loads a finished component's output tables into Storage (the contract in
  * src/components/contract.ts): every `out/tables/<name>.csv` (header row, RFC 4180) goes to the
  * table its manifest names, or to `in.c-<component>-<config>.<name>`; a full load replaces the
- * table, an incremental one appends (the columns must match).
+ * table, an incremental one appends (the columns must match). Tables are written with the rights
+ * of the token that created the job, checked for all of them before any is written.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, readdir, readFile, rm, stat } from 'node:fs/promises';
@@ -11,6 +12,8 @@ import { pipeline } from 'node:stream/promises';
 import { UserError } from '../components/contract.js';
 import { DomainError } from '../domain-errors.js';
 import { parseTableId, validateColumns, type TableService } from '../storage/tables.js';
+import type { Token } from '../storage/token-model.js';
+import { canWriteBucket, seesAllBuckets } from '../storage/token-scopes.js';
 
 export interface LoadedTable {
   id: string;
@@ -94,11 +97,21 @@ async function readManifest(dir: string, file: string): Promise<Manifest> {
   return {};
 }
 
+/** One output file and the table it goes to. */
+interface PlannedTable {
+  file: string;
+  path: string;
+  tableId: string;
+  incremental: boolean;
+}
+
 export async function loadOutputTables(opts: {
   jobDir: string;
   tables: TableService;
   componentId: string;
   configId: string | null;
+  /** The token that created the job: its tables are written with its rights. */
+  token: Token;
   signal?: AbortSignal;
 }): Promise<LoadedTable[]> {
   const dir = join(opts.jobDir, 'out', 'tables');
@@ -108,20 +121,26 @@ export async function loadOutputTables(opts: {
   } catch {
     return [];
   }
-  const loaded: LoadedTable[] = [];
+  const planned: PlannedTable[] = [];
   for (const file of files) {
-    if (opts.signal?.aborted) break;
     const path = join(dir, file);
     if (!(await stat(path)).isFile()) continue;
     const manifest = await readManifest(dir, file);
     const tableId = manifest.destination || `${defaultBucket(opts.componentId, opts.configId)}.${file.replace(/\.csv$/, '')}`;
+    planned.push({ file, path, tableId, incremental: manifest.incremental === true });
+  }
+  // Every destination is checked before anything is written: a refused one writes nothing.
+  await checkWriteRights(opts.token, planned, opts.tables);
+  const loaded: LoadedTable[] = [];
+  for (const { file, path, tableId, incremental } of planned) {
+    if (opts.signal?.aborted) break;
     const { columns, dataOffset } = await readCsvHeader(path);
     const size = (await stat(path)).size;
     try {
       // Checked before a full load drops the old table, so that bad output does not lose it.
       parseTableId(tableId);
       validateColumns(columns);
-      if (manifest.incremental !== true && (await opts.tables.findTable(tableId))) await opts.tables.dropTable(tableId);
+      if (!incremental && (await opts.tables.findTable(tableId))) await opts.tables.dropTable(tableId);
       await opts.tables.ensureTable(tableId, columns, { 'sluice.source': `component ${opts.componentId}` });
       let rows = 0;
       if (size > dataOffset) {
@@ -139,4 +158,29 @@ export async function loadOutputTables(opts: {
     }
   }
   return loaded;
+}
+
+/**
+ * The job writes with the rights of the token that created it: write on each destination's
+ * bucket (the master token and canManageBuckets tokens have it on all), and a bucket that does
+ * not exist yet only for those that may create buckets (canManageBuckets, master).
+ */
+async function checkWriteRights(token: Token, planned: readonly PlannedTable[], tables: TableService): Promise<void> {
+  if (planned.length === 0 || seesAllBuckets(token)) return;
+  const existing = new Set((await tables.listBuckets()).map((b) => b.id));
+  for (const { file, tableId } of planned) {
+    let bucketId: string;
+    try {
+      bucketId = parseTableId(tableId).bucket.id;
+    } catch (err) {
+      throw new UserError(`Cannot load the output table "${file}" into "${tableId}": ${(err as Error).message}`);
+    }
+    const who = `the token "${token.description}" (id ${token.id}) that created the job`;
+    if (!existing.has(bucketId)) {
+      throw new UserError(`Cannot load the output table "${file}" into "${tableId}": the bucket "${bucketId}" does not exist and ${who} may not create buckets (that needs canManageBuckets).`);
+    }
+    if (!canWriteBucket(token, bucketId)) {
+      throw new UserError(`Cannot load the output table "${file}" into "${tableId}": ${who} has no write permission on the bucket "${bucketId}".`);
+    }
+  }
 }

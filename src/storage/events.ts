@@ -20,6 +20,8 @@ export interface StorageEvent {
   params: Record<string, unknown>;
   results: Record<string, unknown>;
   performance: Record<string, unknown>;
+  /** The token that posted the event through the API (`POST /v2/storage/events`); absent on the job runner's own lines. */
+  token?: { id: string; name: string };
 }
 
 export type NewEvent = Pick<StorageEvent, 'message' | 'component' | 'type'> & Partial<Omit<StorageEvent, 'id' | 'uuid' | 'created'>>;
@@ -36,6 +38,8 @@ export interface EventFilter {
   limit?: number;
   offset?: number;
   sortOrder?: 'asc' | 'desc';
+  /** Only events this returns true for (the reader's token scope); paging counts only those. */
+  visible?: (event: StorageEvent) => boolean;
 }
 
 const EVENT = 'storage/event/';
@@ -110,7 +114,8 @@ export class EventService {
       (filter.configurationId === undefined || e.configurationId === filter.configurationId) &&
       (filter.sinceId === undefined || Number(e.id) > Number(filter.sinceId)) &&
       (filter.maxId === undefined || Number(e.id) <= Number(filter.maxId)) &&
-      (q === undefined || e.message.toLowerCase().includes(q));
+      (q === undefined || e.message.toLowerCase().includes(q)) &&
+      (filter.visible === undefined || filter.visible(e));
     const page: StorageEvent[] = [];
     let skipped = 0;
     for (const event of this.candidates(filter, desc)) {

@@ -21,7 +21,8 @@ beforeAll(async () => {
   svc = await TestService.start({ args: ['--check-interval', '100ms'] });
   browser = await launchBrowser();
   expect((await svc.task('POST', `${B()}/sources`, { json: { name: 'Shop', type: 'http' } })).status).toBe('success');
-  const token = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'viewer', bucketPermissions: {} } });
+  // Read on the sinks' bucket: the preview renders through the test endpoint, which needs it.
+  const token = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'viewer', bucketPermissions: { 'in.c-shop': 'read' } } });
   expect(token.status).toBe(201);
   readOnlyToken = token.json.token;
 }, 60_000);
@@ -232,7 +233,7 @@ describe('the sink pages', () => {
     expect(await page.getByRole('button').filter({ hasText: /save|create|add column|up|down|remove|delete|disable|enable/i }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /move|remove|save|delete|disable/i }).count()).toBe(0);
 
-    // The preview needs no write permission.
+    // The preview needs read on the sinks' buckets, no write permission.
     await page.getByRole('link', { name: 'Preview' }).click();
     await page.getByLabel(/^Event body/).fill('{"user": {"id": 1, "name": "Cy"}, "action": "view"}');
     await expect.poll(() => previewValue(page, 'label').textContent(), WAIT).toBe('Cy view');

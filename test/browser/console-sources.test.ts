@@ -262,7 +262,9 @@ describe('the source pages', () => {
 
     await p.goto(at('sources/orders'));
     await p.getByRole('heading', { level: 1, name: 'Orders', exact: true }).waitFor(WAIT);
-    expect(await p.locator('#src-url').textContent()).toBe(await sourceUrl('orders'));
+    // No write on the source's buckets: no ingestion URL, and a note that says why.
+    expect(await p.locator('#src-no-secret').textContent()).toMatch(/shown only to tokens that may write to the buckets of all the source's sinks/);
+    expect(await p.locator('#src-url').count()).toBe(0);
     await expect.poll(async () => (await rowCells(p, 'Sinks', 'Raw'))[2], WAIT).toBe('in.c-orders.raw');
     expect(await p.getByRole('button', { name: writes }).count()).toBe(0);
     expect(await p.getByRole('link', { name: 'New sink' }).count()).toBe(0);

@@ -143,7 +143,8 @@ describe('a sink\'s statistics and mapping failures in the console', () => {
   }, 60_000);
 
   it('shows a read-only token the statistics and the failures, without Reprocess, Replay or Clear', async () => {
-    const created = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'viewer', bucketPermissions: {} } });
+    // Read on the sink's bucket: the failures show raw records, which need it.
+    const created = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'viewer', bucketPermissions: { 'in.c-shop': 'read' } } });
     expect(created.status).toBe(201);
     const viewer = await openPage(browser);
     try {

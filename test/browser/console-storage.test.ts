@@ -124,6 +124,15 @@ describe('the console\'s storage pages', () => {
     expect(api.json.status).toBe('success');
     await screenshot(page, 'job');
 
+    // A line posted through the API says who posted it: it cannot pass for one of the job's own.
+    const posted = await svc.call('POST', '/v2/storage/events', { json: { component: 'sluice.echo', message: 'A note from outside.', runId: api.json.runId } });
+    expect(posted.status).toBe(201);
+    await page.reload();
+    const note = log.getByRole('row').filter({ hasText: 'A note from outside.' });
+    await note.waitFor(WAIT);
+    expect(await note.textContent()).toContain('posted by token Master Token (1)');
+    expect(await log.getByRole('row').filter({ hasText: 'Parameter "a" written.' }).textContent()).not.toContain('posted by');
+
     // The list shows it, newest first, and filters by status.
     await page.goto(`${svc.server.address}/console/#/jobs?status=success`);
     await page.getByRole('link', { name: jobId, exact: true }).waitFor(WAIT);

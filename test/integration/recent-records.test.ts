@@ -49,12 +49,22 @@ describe('recent records of a source', () => {
     expect(two.json.records.map((r: { offset: number }) => r.offset)).toEqual([4, 3]);
   });
 
-  it('may be read by a read-only token', async () => {
-    const token = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'viewer', bucketPermissions: {} } });
-    expect(token.status).toBe(201);
-    const res = await svc.call('GET', `${B()}/sources/shop/records?limit=1`, { token: token.json.token });
+  it('may be read by a token with read on the buckets of all the source\'s sinks, not by others', async () => {
+    const viewer = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'viewer', bucketPermissions: {} } });
+    expect(viewer.status).toBe(201);
+    // Without sinks the records belong to no bucket: only the tokens that see every bucket.
+    expect((await svc.call('GET', `${B()}/sources/shop/records?limit=1`, { token: viewer.json.token })).status).toBe(403);
+    const sink = await svc.task('POST', `${B()}/sources/shop/sinks`, {
+      json: { name: 'Raw', type: 'table', table: { type: 'keboola', tableId: 'in.c-shop.raw', mapping: { columns: [{ type: 'body', name: 'body' }] } } },
+    });
+    expect(sink.status).toBe('success');
+    const reader = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'reader', bucketPermissions: { 'in.c-shop': 'read' } } });
+    const res = await svc.call('GET', `${B()}/sources/shop/records?limit=1`, { token: reader.json.token });
     expect(res.status).toBe(200);
     expect(res.json.records).toHaveLength(1);
+    const refused = await svc.call('GET', `${B()}/sources/shop/records?limit=1`, { token: viewer.json.token });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toBe('stream.api.forbidden');
   });
 
   it('bounds the limit to 1..20', async () => {

@@ -2,8 +2,10 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { TokenService } from '../../storage/tokens.js';
 import type { JobService } from '../../queue/job-service.js';
-import { canWriteComponent } from '../../storage/configurations/permissions.js';
-import { QueueError } from '../../queue/errors.js';
+import { canReadComponent, canWriteComponent } from '../../storage/configurations/permissions.js';
+import type { Token } from '../../storage/token-model.js';
+import type { Job } from '../../queue/job-model.js';
+import { QueueError, jobNotFound } from '../../queue/errors.js';
 import { jobJson } from '../../queue/job-json.js';
 import { searchJobs, type SearchQuery } from '../../queue/job-search.js';
 import { requireToken, tokenFromRequest } from '../auth.js';
@@ -65,6 +67,16 @@ export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { token
   });
   const ctx = { queueUrl: config.publicQueueUrl, projectId: config.projectId };
   const show = (job: Parameters<typeof jobJson>[0]) => jobJson(job, ctx);
+  /**
+   * A job the token may see: one of a component it has access to (reference §2.6). Any other job
+   * is answered as missing, as the filtered lists do not show it either: its existence (ids are
+   * sequential) and component stay hidden.
+   */
+  const visibleJob = (token: Token, jobId: string): Job => {
+    const job = jobs.require(jobId);
+    if (!canReadComponent(token, job.component)) throw jobNotFound(jobId);
+    return job;
+  };
 
   app.post('/jobs', {
     schema: {
@@ -89,7 +101,7 @@ export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { token
 
   app.get<{ Params: { jobId: string } }>('/jobs/:jobId', {
     schema: { tags: TAGS, summary: 'Job detail (poll it to follow progress)', params: jobParams, response: { 200: jobSchema, ...errorResponses } },
-  }, async (req) => show(jobs.require(req.params.jobId)));
+  }, async (req) => show(visibleJob(requireToken(req), req.params.jobId)));
 
   app.post<{ Params: { jobId: string } }>('/jobs/:jobId/kill', {
     schema: {
@@ -100,8 +112,9 @@ export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { token
       response: { 202: jobSchema, ...errorResponses },
     },
   }, async (req, reply) => {
-    const job = jobs.require(req.params.jobId);
-    if (!canWriteComponent(requireToken(req), job.component)) throw new QueueError('forbidden', "You don't have access to the resource.");
+    const token = requireToken(req);
+    const job = visibleJob(token, req.params.jobId);
+    if (!canWriteComponent(token, job.component)) throw new QueueError('forbidden', "You don't have access to the resource.");
     return reply.status(202).send(show(jobs.kill(job.id)));
   });
 
@@ -111,11 +124,16 @@ export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { token
       summary: 'Search jobs',
       description: 'Filters (each may repeat as x[]): id, runId, branchId, tokenId, tokenDescription, component/componentId, ' +
         'config/configId, configRowIds, mode, status, type, parentRunId, createdTimeFrom/To, startTimeFrom/To, endTimeFrom/To, ' +
-        'durationSecondsFrom/To; offset (0), limit (100), sortBy (id), sortOrder (desc).',
+        'durationSecondsFrom/To; offset (0), limit (100), sortBy (id), sortOrder (desc). Only jobs of components the token has access to.',
       response: { 200: { type: 'array', items: jobSchema }, ...errorResponses },
     },
   };
-  const handler = async (req: FastifyRequest) => searchJobs(jobs.all(), req.query as SearchQuery).map(show);
+  // Filtered before the search pages them: a page holds only jobs the token may see.
+  const handler = async (req: FastifyRequest) => {
+    const token = requireToken(req);
+    const visible = jobs.all().filter((job) => canReadComponent(token, job.component));
+    return searchJobs(visible, req.query as SearchQuery).map(show);
+  };
   app.get('/search/jobs', search, handler);
   app.get('/jobs', { schema: { ...search.schema, summary: 'List jobs (deprecated; same as /search/jobs)' } }, handler);
 };

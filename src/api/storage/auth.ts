@@ -3,6 +3,7 @@ import type { TokenService } from '../../storage/tokens.js';
 import type { Token } from '../../storage/token-model.js';
 import { tokenFromRequest } from '../auth.js';
 import { accessDenied, tokenInvalid } from './envelope.js';
+import { canReadBucket } from '../../storage/token-scopes.js';
 
 /** Storage API authentication: every route needs a valid, unexpired X-StorageApi-Token. */
 export function storageAuthHook(tokens: Pick<TokenService, 'authenticateCaughtUp'>) {
@@ -14,20 +15,9 @@ export function storageAuthHook(tokens: Pick<TokenService, 'authenticateCaughtUp
   };
 }
 
-/** The master token and tokens with canManageBuckets see and manage every bucket. */
-export function seesAllBuckets(token: Token): boolean {
-  return token.isMasterToken || token.canManageBuckets;
-}
-
-/** The token's permission on a bucket: "manage" for bucket managers, else its own grant. */
-export function bucketPermission(token: Token, bucketId: string): 'manage' | 'write' | 'read' | undefined {
-  if (seesAllBuckets(token)) return 'manage';
-  return token.bucketPermissions[bucketId];
-}
-
 /** 403 accessDenied unless the token may read the bucket. */
 export function requireBucketRead(token: Token, bucketId: string): void {
-  if (bucketPermission(token, bucketId) === undefined) throw accessDenied();
+  if (!canReadBucket(token, bucketId)) throw accessDenied();
 }
 
 /** 403 accessDenied unless the token may manage tokens (the master token). */

@@ -4,7 +4,7 @@ import type { Token } from '../../storage/token-model.js';
 import { isExpired } from '../../storage/tokens.js';
 import type { Bucket, Table, TableService } from '../../storage/tables.js';
 import { parseBucketId } from '../../storage/tables.js';
-import { seesAllBuckets } from './auth.js';
+import { seesAllBuckets } from '../../storage/token-scopes.js';
 
 /** Keboola's Storage date format: "2017-02-14T14:38:26+0000" (we keep UTC). */
 export function storageDate(iso: string): string;

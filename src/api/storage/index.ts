@@ -31,7 +31,7 @@ export type StorageApiOptions = TokenRoutesOptions &
  * they share its hook, error handler and not-found handler (one per prefix in fastify).
  */
 export const storageApi: FastifyPluginAsync<StorageApiOptions> = async (app, opts) => {
-  const { tokens, tables, project, exports, storageJobs, files, sql, configurations, events, config } = opts;
+  const { tokens, tables, project, exports, storageJobs, files, sql, configurations, events, jobs, config } = opts;
   answerErrorsWith(app, storageErrors);
   app.addHook('onRequest', storageAuthHook(tokens));
   app.setNotFoundHandler((req, reply) => storageNotFound(req, reply));
@@ -42,6 +42,6 @@ export const storageApi: FastifyPluginAsync<StorageApiOptions> = async (app, opt
   // Configurations and events exist under /v2/storage and /v2/storage/branch/{branchId}.
   for (const prefix of ['', '/branch/:branchId']) {
     await app.register(configurationRoutes, { configurations, project, prefix });
-    await app.register(eventRoutes, { project, events, prefix });
+    await app.register(eventRoutes, { project, events, jobs, prefix });
   }
 };

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { SqlService } from '../../storage/sql.js';
 import { requireToken } from '../auth.js';
-import { bucketPermission } from './auth.js';
+import { bucketPermission } from '../../storage/token-scopes.js';
 import { errorResponses } from './schemas.js';
 
 const sqlBody = {

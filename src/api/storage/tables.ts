@@ -5,7 +5,8 @@ import type { Bucket, TableService } from '../../storage/tables.js';
 import { parseBucketId, parseTableId } from '../../storage/tables.js';
 import { requireToken } from '../auth.js';
 import { StorageValidationError } from './envelope.js';
-import { bucketPermission, requireBucketRead } from './auth.js';
+import { requireBucketRead } from './auth.js';
+import { bucketPermission } from '../../storage/token-scopes.js';
 import { bucketJson, tableJson } from './format.js';
 import { bucketSchema, errorResponses, tableSchema } from './schemas.js';
 

@@ -7,6 +7,9 @@ import { ApiError } from '../errors.js';
 import { SinkNotAvailableError } from '../../actors/sink-recovery.js';
 import { OrderFailedError } from '../../actors/cluster-orders.js';
 import { looseObject } from './schemas.js';
+import { requireToken } from '../auth.js';
+import { RAW_RECORDS_RIGHTS, requireSourceRead, requireSourceWrite } from './source-scopes.js';
+import { recordView } from './views.js';
 
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
 const tags = ['sinks'];
@@ -29,12 +32,15 @@ export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (ap
     schema: {
       tags,
       summary: 'Records the sink could not map: how many are failed now (not written since) and the most recent ones with reason and raw record',
+      description: RAW_RECORDS_RIGHTS,
       querystring: { type: 'object', properties: { limit: { type: 'string', description: 'How many recent failures (1 to 1000, default 100).' } } },
       response: { 200: looseObject('MappingFailures') },
     },
   }, async (req) => {
     const branchId = project.resolveBranch(req.params.branchId);
     const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    // A failure is the source's raw record: the same right as the source's records.
+    requireSourceRead(requireToken(req), sink.sourceId, sinks.list(branchId, sink.sourceId, false), 'read the mapping failures of');
     const raw = req.query.limit ?? '100';
     const limit = Number(raw);
     if (!/^\d+$/.test(raw) || limit < 1 || limit > 1000) throw new ApiError(400, 'invalidRange', `Limit must be between 1 and 1000, got "${raw}".`);
@@ -42,7 +48,7 @@ export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (ap
     // Both cover every partition instance of the sink (one writer per partition of its topic).
     // `count` is every record failed now; the list the newest `limit` of the 1000 kept per
     // instance: with fewer failed records than `limit`, count equals the list's length.
-    return { count: failures.count(key), failures: failures.recent(key, limit) };
+    return { count: failures.count(key), failures: failures.recent(key, limit).map((f) => ({ ...f, record: recordView(f.record) })) };
   });
 
   app.post<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/failures/reprocess', {
@@ -54,6 +60,8 @@ export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (ap
   }, async (req) => {
     const branchId = project.resolveBranch(req.params.branchId);
     const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    // Only the master token gets here (streamAuthHook); the rule holds should that ever widen.
+    requireSourceWrite(requireToken(req), sink.sourceId, sinks.list(branchId, sink.sourceId, false), 'reprocess the records of');
     if (sink.disabled) throw new ApiError(409, 'sinkDisabled', `Sink "${sink.sinkId}" is disabled: enable it before reprocessing its failed records.`);
     await runtime.reconcile();
     try {

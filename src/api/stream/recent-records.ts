@@ -2,11 +2,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Project } from '../../storage/project.js';
 import type { SourceService } from '../../definition/sources.js';
+import type { SinkService } from '../../definition/sinks.js';
 import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { ApiError } from '../errors.js';
 import { partitionIdOf, type EventLog, type LoggedRecord } from '../../connectors/event-log/event-log.js';
 import { toFailureRecord } from '../../storage/mapping-failures.js';
 import { looseObject } from './schemas.js';
+import { requireToken } from '../auth.js';
+import { RAW_RECORDS_RIGHTS, requireSourceRead } from './source-scopes.js';
+import { recordView } from './views.js';
 
 type Params = { branchId: string; sourceId: string };
 
@@ -16,6 +20,7 @@ const DEFAULT_LIMIT = 5;
 export interface RecentRecordRoutesOptions {
   project: Project;
   sources: SourceService;
+  sinks: Pick<SinkService, 'list'>;
   eventLog: Pick<EventLog, 'headOffset' | 'tailOffset' | 'fetch'>;
   runtime: Pick<StreamRuntime, 'topicOf'>;
   config: Pick<Config, 'kafkaBrokers' | 'kafkaPartitions'>;
@@ -25,22 +30,25 @@ export interface RecentRecordRoutesOptions {
  * GET .../sources/{sourceId}/records?limit=N (Sluice's own, read-only; the console's live
  * preview offers them as samples): the newest records of the source's event log, newest first,
  * each with its offset, receive time, client IP, headers and body (UTF-8 text, or base64 when
- * the body is not valid UTF-8: `bodyEncoding`). Any token that may read the source may read
- * them; the source's secret is not part of a record. Reads through the EventLog port (`fetch`),
- * so it neither moves nor waits for the sinks' reading.
+ * the body is not valid UTF-8: `bodyEncoding`). A token needs read on the buckets of all the
+ * source's sinks (source-scopes.ts); the senders' credential headers are masked and the source's
+ * secret is not part of a record. Reads through the EventLog port (`fetch`), so it neither moves
+ * nor waits for the sinks' reading.
  */
-export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> = async (app, { project, sources, eventLog, runtime, config }) => {
+export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> = async (app, { project, sources, sinks, eventLog, runtime, config }) => {
 
   app.get<{ Params: Params; Querystring: { limit?: string } }>('/branches/:branchId/sources/:sourceId/records', {
     schema: {
       tags: ['sources'],
       summary: 'The newest records of the source\'s event log (Sluice\'s own, read-only; samples for the console\'s preview)',
+      description: RAW_RECORDS_RIGHTS,
       querystring: { type: 'object', properties: { limit: { type: 'string', description: `How many records (1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}).` } } },
       response: { 200: looseObject('RecentRecords: {records: [{offset, receivedAt, ip, headers, body, bodyEncoding}]}, newest first') },
     },
   }, async (req) => {
     const branchId = project.resolveBranch(req.params.branchId);
     const source = sources.get(branchId, req.params.sourceId);
+    requireSourceRead(requireToken(req), source.sourceId, sinks.list(branchId, source.sourceId, false), 'read the records of');
     const raw = req.query.limit ?? String(DEFAULT_LIMIT);
     const limit = Number(raw);
     if (!/^\d+$/.test(raw) || limit < 1 || limit > MAX_LIMIT) {
@@ -66,7 +74,7 @@ export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> =
       records: found.slice(0, limit).map(({ partition, logged }) => ({
         offset: logged.offset,
         ...(partitions > 1 ? { partition } : {}),
-        ...toFailureRecord(logged.record),
+        ...recordView(toFailureRecord(logged.record)),
       })),
     };
   });

@@ -6,6 +6,8 @@ import { lockKey } from '../../definition/sources.js';
 import { TaskFailure, type TaskRunner } from '../../definition/tasks.js';
 import { ApiError } from '../errors.js';
 import { looseObject } from './schemas.js';
+import { requireToken } from '../auth.js';
+import { requireSourceWrite } from './source-scopes.js';
 
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
 interface ReplayBody {
@@ -50,6 +52,8 @@ export const replayRoutes: FastifyPluginAsync<ReplayRoutesOptions> = async (app,
   }, async (req, reply) => {
     const branchId = project.resolveBranch(req.params.branchId);
     const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    // Only the master token gets here (streamAuthHook); the rule holds should that ever widen.
+    requireSourceWrite(requireToken(req), sink.sourceId, sinks.list(branchId, sink.sourceId, false), 'replay the records of');
     const since = new Date(req.body.since);
     if (!/^\d{4}-\d{2}-\d{2}T/.test(req.body.since) || Number.isNaN(since.getTime())) {
       throw new ApiError(400, 'invalidSince', `Invalid "since" time "${req.body.since}": expected RFC 3339, e.g. 2026-11-20T00:00:00Z.`);

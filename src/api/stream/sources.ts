@@ -5,6 +5,11 @@ import type { IngestSources } from '../ingest/index.js';
 import { requireToken } from '../auth.js';
 import { paginate } from '../../definition/repository.js';
 import type { SourceCreate, SourceService, SourceUpdate } from '../../definition/sources.js';
+import type { SinkService } from '../../definition/sinks.js';
+import type { Source } from '../../model/definition.js';
+import type { Token } from '../../storage/token-model.js';
+import { seesAllBuckets } from '../../storage/token-scopes.js';
+import { showsSourceSecret } from './source-scopes.js';
 import { byToken, sourceView, versionView, type SourceViewConfig } from './views.js';
 import { looseObject, sourceCreateSchema, sourceUpdateSchema, taskResponse } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
@@ -14,19 +19,28 @@ type SourceParams = BranchParams & { sourceId: string };
 type VersionParams = SourceParams & { versionNumber: string };
 
 const tags = ['sources'];
+const SECRET_RIGHTS = 'The fields that carry the ingestion secret (http.url, otlp.url, otlp.secret) are answered only to tokens with write on the buckets of all the source\'s sinks.';
 
 export interface SourceRoutesOptions {
   project: Project;
   sources: SourceService;
+  /** The sinks of a source decide who sees its secret (source-scopes.ts). */
+  sinks: Pick<SinkService, 'list'>;
   /** The ingestion lookup: a rotated secret stops working at once. */
   ingestSources: Pick<IngestSources, 'invalidate'>;
   config: SourceViewConfig & Pick<Config, 'publicApiUrl'>;
 }
 
 /** Sources: create, list, get, update, delete, undelete, disable, enable, secret, versions. */
-export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app, { project, sources, ingestSources, config }) => {
+export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app, { project, sources, sinks, ingestSources, config }) => {
   const api = config.publicApiUrl;
   const by = (req: Parameters<typeof requireToken>[0]) => byToken(requireToken(req));
+  /**
+   * The source as this token may see it: the secret only with write on all its sinks' buckets.
+   * A deleted source has no sinks to judge by: only bucket managers see its secret.
+   */
+  const view = (token: Token, s: Source) =>
+    sourceView(s, config, seesAllBuckets(token) || (!s.deleted && showsSourceSecret(token, sinks.list(s.branchId, s.sourceId, false))));
 
   app.post<{ Params: BranchParams; Body: SourceCreate }>('/branches/:branchId/sources', {
     schema: { tags, summary: 'Create a source (asynchronous task)', body: sourceCreateSchema, response: taskResponse },
@@ -36,23 +50,23 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   });
 
   app.get<{ Params: BranchParams; Querystring: PagingQuery }>('/branches/:branchId/sources', {
-    schema: { tags, summary: 'List sources', querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
-  }, async (req) => listSources(req.params.branchId, req.query, false));
+    schema: { tags, summary: 'List sources', description: SECRET_RIGHTS, querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
+  }, async (req) => listSources(requireToken(req), req.params.branchId, req.query, false));
 
   app.get<{ Params: BranchParams; Querystring: PagingQuery }>('/branches/:branchId/sources/deleted', {
     schema: { tags, summary: 'List deleted sources', querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
-  }, async (req) => listSources(req.params.branchId, req.query, true));
+  }, async (req) => listSources(requireToken(req), req.params.branchId, req.query, true));
 
-  function listSources(branchParam: string, query: PagingQuery, deleted: boolean) {
+  function listSources(token: Token, branchParam: string, query: PagingQuery, deleted: boolean) {
     const branchId = project.resolveBranch(branchParam);
     const limit = parseLimit(query.limit);
     const { items, page } = paginate(sources.list(branchId, deleted), (s) => s.sourceId, query.afterId ?? '', limit);
-    return { projectId: project.id, branchId, page, sources: items.map((s) => sourceView(s, config)) };
+    return { projectId: project.id, branchId, page, sources: items.map((s) => view(token, s)) };
   }
 
   app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId', {
-    schema: { tags, summary: 'Get a source', response: { 200: looseObject('Source') } },
-  }, async (req) => sourceView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId), config));
+    schema: { tags, summary: 'Get a source', description: SECRET_RIGHTS, response: { 200: looseObject('Source') } },
+  }, async (req) => view(requireToken(req), sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId)));
 
   app.patch<{ Params: SourceParams; Body: SourceUpdate }>('/branches/:branchId/sources/:sourceId', {
     schema: { tags, summary: 'Update a source (asynchronous task); sinks are not touched', body: sourceUpdateSchema, response: taskResponse },
@@ -91,7 +105,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
   }, async (req) => {
     const rotated = sources.rotateSecret(project.resolveBranch(req.params.branchId), req.params.sourceId, by(req));
     ingestSources.invalidate(); // the old secret stops working at once
-    return sourceView(rotated, config);
+    return view(requireToken(req), rotated);
   });
 
   app.get<{ Params: SourceParams; Querystring: PagingQuery }>('/branches/:branchId/sources/:sourceId/versions', {

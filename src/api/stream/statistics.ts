@@ -7,6 +7,8 @@ import type { StatisticsService } from '../../storage/statistics.js';
 import type { MappingFailures } from '../../storage/mapping-failures.js';
 import { paginate } from '../../definition/repository.js';
 import { sinkView, sourceView, type SourceViewConfig } from './views.js';
+import { showsSourceSecret } from './source-scopes.js';
+import { requireToken } from '../auth.js';
 import { looseObject } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, type PagingQuery } from './params.js';
 
@@ -87,6 +89,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
   app.get<{ Params: { branchId: string }; Querystring: PagingQuery }>('/branches/:branchId/aggregation/sources', {
     schema: { tags, summary: 'Sources with their sinks and the sinks\' statistics (for UIs)', querystring: pagingQuerySchema, response: { 200: looseObject('AggregatedSourcesResult') } },
   }, async (req) => {
+    const token = requireToken(req);
     const branchId = project.resolveBranch(req.params.branchId);
     const limit = parseLimit(req.query.limit);
     await runtime.settled();
@@ -95,17 +98,20 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
       projectId: project.id,
       branchId,
       page,
-      sources: items.map((source) => ({
-        ...sourceView(source, config),
-        sinks: sinks.list(branchId, source.sourceId, false).map((sink) => ({
-          ...sinkView(sink),
-          statistics: {
-            ...statistics.sinkTotal(branchId, sink.sourceId, sink.sinkId),
-            // As the reference: the sink's 50 latest files, newest first.
-            files: statistics.recentFiles(branchId, sink.sourceId, sink.sinkId),
-          },
-        })),
-      })),
+      sources: items.map((source) => {
+        const sourceSinks = sinks.list(branchId, source.sourceId, false);
+        return {
+          ...sourceView(source, config, showsSourceSecret(token, sourceSinks)),
+          sinks: sourceSinks.map((sink) => ({
+            ...sinkView(sink),
+            statistics: {
+              ...statistics.sinkTotal(branchId, sink.sourceId, sink.sinkId),
+              // As the reference: the sink's 50 latest files, newest first.
+              files: statistics.recentFiles(branchId, sink.sourceId, sink.sinkId),
+            },
+          })),
+        };
+      }),
     };
   });
 };

@@ -8,6 +8,8 @@ import { acceptsSignal, SIGNALS, type Signal } from '../../model/definition.js';
 import { createRecordContext, MappingError, testEndpointIp } from '../../pipeline/columns/index.js';
 import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/headers.js';
 import { looseObject } from './schemas.js';
+import { requireToken } from '../auth.js';
+import { requireSourceRead } from './source-scopes.js';
 
 type Params = { branchId: string; sourceId: string };
 
@@ -20,8 +22,10 @@ export interface TestEndpointRoutesOptions {
 
 /**
  * POST .../sources/{sourceId}/test: renders the raw payload through every sink mapping of the
- * source, exactly as ingestion would, and stores nothing. The body is taken as raw bytes
- * whatever its content type, so this plugin has its own catch-all body parser.
+ * source, exactly as ingestion would, and stores nothing. Any token with read on the buckets of
+ * all the source's sinks may call it (it writes nothing, so the hook's master-only rule for
+ * writes does not apply). The body is taken as raw bytes whatever its content type, so this
+ * plugin has its own catch-all body parser.
  */
 export const testEndpointRoutes: FastifyPluginAsync<TestEndpointRoutesOptions> = async (app, { project, sources, sinks, mappings }) => {
   app.removeAllContentTypeParsers();
@@ -31,21 +35,23 @@ export const testEndpointRoutes: FastifyPluginAsync<TestEndpointRoutesOptions> =
     schema: {
       tags: ['sources'],
       summary: 'Render a sample payload through every sink mapping of the source; nothing is stored',
+      description: 'Any token with read on the buckets of all the source\'s sinks (403 otherwise).',
       querystring: { type: 'object', properties: { signal: { type: 'string', enum: SIGNALS, description: 'OTLP sources: the routing signal (default logs)' } } },
       response: { 200: looseObject('TestResult') },
     },
   }, async (req) => {
     const branchId = project.resolveBranch(req.params.branchId);
     const source = sources.get(branchId, req.params.sourceId);
+    const sourceSinks = sinks.list(branchId, source.sourceId, false);
+    // The answer shows what every sink would write: read on all their buckets, checked first.
+    requireSourceRead(requireToken(req), source.sourceId, sourceSinks, 'test the mappings of');
     const signal: Signal | '' = source.type === 'otlp' ? ((req.query.signal as Signal | undefined) ?? 'logs') : '';
     const headers = headersFromRaw(req.raw.rawHeaders, TEST_ENDPOINT_OMITTED_HEADERS);
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const ctx = createRecordContext({ receivedAt: new Date(), ip: testEndpointIp(headers, req.socket.remoteAddress), headers, body, signal });
 
     // Disabled sinks are rendered too, as in the reference; signal filters apply to OTLP only.
-    const targets = sinks
-      .list(branchId, source.sourceId, false)
-      .filter((s) => acceptsSignal(s, signal));
+    const targets = sourceSinks.filter((s) => acceptsSignal(s, signal));
     const rendered = await Promise.all(
       targets.map(async (sink) => {
         const mapping = await mappings.get(sink);

@@ -2,6 +2,8 @@ import type { Config } from '../../config.js';
 import type { At, By, Column, Sink, Source, Version } from '../../model/definition.js';
 import type { Token } from '../../storage/token-model.js';
 import { kafkaTopicName } from '../../connectors/event-log/kafka-topics.js';
+import type { MappingFailure } from '../../storage/mapping-failures.js';
+import { maskCredentialHeaders } from '../../pipeline/headers.js';
 
 /** The `by` block of versions and timestamps: who called the API. */
 export function byToken(token: Token): By {
@@ -34,12 +36,18 @@ function lifecycle(e: Source | Sink): Record<string, unknown> {
 /** What a source's view shows of the configuration: its ingestion URLs and Kafka topic. */
 export type SourceViewConfig = Pick<Config, 'publicIngestUrl' | 'kafkaBrokers' | 'kafkaTopicPrefix' | 'kafkaTopics'>;
 
-export function sourceView(s: Source, config: SourceViewConfig): Record<string, unknown> {
+/**
+ * A source as the API answers it. Without `withSecret` (a token that may not write to every
+ * bucket the source's sinks fill: source-scopes.ts) the fields that carry the ingestion secret
+ * are left out: `http.url`, `otlp.url` and `otlp.secret` (`otlp.baseUrl` stays).
+ */
+export function sourceView(s: Source, config: SourceViewConfig, withSecret: boolean): Record<string, unknown> {
   const base = `${config.publicIngestUrl}`;
+  const otlpBase = `${base}/otlp/${s.projectId}/${s.sourceId}`;
   const transport =
     s.type === 'otlp'
-      ? { otlp: { url: `${base}/otlp/${s.projectId}/${s.sourceId}/${s.secret}`, baseUrl: `${base}/otlp/${s.projectId}/${s.sourceId}`, secret: s.secret } }
-      : { http: { url: `${base}/stream/${s.projectId}/${s.sourceId}/${s.secret}` } };
+      ? { otlp: withSecret ? { url: `${otlpBase}/${s.secret}`, baseUrl: otlpBase, secret: s.secret } : { baseUrl: otlpBase } }
+      : { http: withSecret ? { url: `${base}/stream/${s.projectId}/${s.sourceId}/${s.secret}` } : {} };
   return {
     projectId: s.projectId,
     branchId: s.branchId,
@@ -82,4 +90,12 @@ export function sinkView(s: Sink): Record<string, unknown> {
     ...(s.allowedSignals && s.allowedSignals.length > 0 ? { allowedSignals: s.allowedSignals } : {}),
     ...lifecycle(s),
   };
+}
+
+/**
+ * A raw record as the API answers it (recent records, mapping failures): as kept, with the
+ * senders' credential headers masked (pipeline/headers.ts).
+ */
+export function recordView(r: MappingFailure['record']): MappingFailure['record'] {
+  return { ...r, headers: maskCredentialHeaders(r.headers) };
 }

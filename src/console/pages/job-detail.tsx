@@ -15,6 +15,8 @@ interface StorageEvent {
   component: string;
   message: string;
   created: string;
+  /** Set on an event a token posted through the API (not a line of the job itself). */
+  token?: { id: string; name: string };
 }
 
 export function JobPage({ jobId }: { jobId: string }) {
@@ -198,7 +200,7 @@ function JobLog({ runId, finished }: { runId: string; finished: boolean }) {
                 <tr key={e.id} class={e.type}>
                   <td><Time iso={e.created} /></td>
                   <td><span class={`badge ${e.type === 'error' ? 'bad' : e.type === 'warn' ? 'off' : e.type === 'success' ? 'on' : ''}`}>{e.type}</span></td>
-                  <td><code>{e.component}</code></td>
+                  <td><code>{e.component}</code>{e.token && <span class="muted"> posted by token {e.token.name} ({e.token.id})</span>}</td>
                   <td class="message">{e.message}</td>
                 </tr>
               ))}

@@ -32,8 +32,9 @@ export interface Source {
   type: 'http' | 'otlp' | string;
   name: string;
   description?: string;
-  http?: { url: string };
-  otlp?: { url: string; baseUrl: string; secret: string };
+  /** Without url (otlp: url and secret) for a token that may not see the ingestion secret. */
+  http?: { url?: string };
+  otlp?: { url?: string; baseUrl: string; secret?: string };
   kafka?: { topic: string };
   version: VersionInfo;
   created: At;

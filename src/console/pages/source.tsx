@@ -120,9 +120,22 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Shown instead of the secret-bearing URL to a token the API does not give the secret. */
+const NO_SECRET = 'The ingestion secret is shown only to tokens that may write to the buckets of all the source\'s sinks.';
+
 function Ingestion({ source }: { source: Source }) {
   if (source.otlp) {
     const { url, baseUrl } = source.otlp;
+    if (url === undefined) {
+      return (
+        <section class="panel" aria-labelledby="src-ingestion">
+          <h2 id="src-ingestion">Ingestion (OTLP/HTTP)</h2>
+          <CopyLine label="OTLP base URL" value={baseUrl} id="src-otlp-base-url" />
+          <p class="hint" id="src-no-secret">{NO_SECRET}</p>
+          {source.kafka && <CopyLine label="Kafka topic" value={source.kafka.topic} id="src-kafka-topic" />}
+        </section>
+      );
+    }
     const env = `export OTEL_EXPORTER_OTLP_ENDPOINT=${shellQuote(url)}\nexport OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`;
     const collector = `exporters:\n  otlphttp:\n    endpoint: ${url}`;
     const curl = `curl -X POST ${shellQuote(`${url}/v1/logs`)} -H 'Content-Type: application/json' -d '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"hello"}}]}]}]}'`;
@@ -140,7 +153,16 @@ function Ingestion({ source }: { source: Source }) {
       </section>
     );
   }
-  const url = source.http?.url ?? '';
+  const url = source.http?.url;
+  if (url === undefined) {
+    return (
+      <section class="panel" aria-labelledby="src-ingestion">
+        <h2 id="src-ingestion">Ingestion (HTTP)</h2>
+        <p class="hint" id="src-no-secret">{NO_SECRET}</p>
+        {source.kafka && <CopyLine label="Kafka topic" value={source.kafka.topic} id="src-kafka-topic" />}
+      </section>
+    );
+  }
   const curl = `curl -X POST ${shellQuote(url)} -H 'Content-Type: application/json' -d '{"hello":"world"}'`;
   return (
     <section class="panel" aria-labelledby="src-ingestion">
