@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, isAbsolute } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
@@ -19,6 +19,7 @@ import { Metrics } from './observability/metrics.js';
 import { MeteredEventLog } from './observability/metered-event-log.js';
 import { refreshGauges } from './observability/gauges.js';
 import { VERSION } from './version.js';
+import { makePrivate } from './data-dir.js';
 import { startMetricsListener } from './observability/metrics-listener.js';
 import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
@@ -114,10 +115,21 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
   return { secret, generated: true };
 }
 
+/** The paths that are not inside `dir` (the data directory's own are made private with it). */
+function outside(dir: string, paths: string[]): string[] {
+  return paths.filter((p) => {
+    const rel = relative(dir, p);
+    return rel.startsWith('..') || isAbsolute(rel);
+  });
+}
+
 /** Opens every store of the node, builds the services and the HTTP app, and listens. */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const privateModes = makePrivate(config.dataDir, outside(config.dataDir, [config.targetPath, `${config.targetPath}.wal`]));
+  if (privateModes.changed > 0) logger.info({ changed: privateModes.changed, dataDir: config.dataDir }, 'group and other rights removed from the data directory\'s entries');
+  if (privateModes.failed.length > 0) logger.warn({ failed: privateModes.failed.slice(0, 10), count: privateModes.failed.length }, 'could not make some entries of the data directory private');
   const metrics = new Metrics({ version: VERSION, target: config.targetUrl ? 'postgres' : 'duckdb', eventLog: config.kafkaBrokers ? 'kafka' : 'lmdb' });
   // The target first: a database that cannot be reached ends the start at once, with one line.
   const target = await openTarget(config, logger);
