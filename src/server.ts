@@ -45,6 +45,7 @@ import { StreamRuntime } from './actors/stream-runtime.js';
 import { PartitionHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
+import { HttpServers, httpLimits } from './api/http-server.js';
 import { createJobQueue } from './queue/index.js';
 import type { Services } from './services.js';
 import type { KeySpace } from './connectors/metadata/store.js';
@@ -227,10 +228,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   // Roles (README "Cluster mode"); a node without --kafka has them all.
   if (config.roles.has('sink')) runtime.start();
   if (config.roles.has('jobs')) queue.pool.start();
-  const app = await buildApp(services);
+  // Both listeners with the same timeouts, and one connection cap for the two (they share the descriptors).
+  const servers = new HttpServers(httpLimits(config), logger);
+  const app = await buildApp(services, servers);
   const address = await app.listen({ host: config.host, port: config.port });
   // GET /metrics on a port of its own too (--metrics-port), e.g. one not exposed to clients.
-  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken);
+  const metricsListener = config.metricsPort === undefined
+    ? undefined
+    : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken, (listener) => servers.createServer(listener));
   if (master.generated) {
     // Printed once, on the first start; afterwards it is only in <dataDir>/master-token.
     process.stdout.write(`\nMaster token (saved to ${join(config.dataDir, MASTER_TOKEN_FILE)}): ${master.secret}\n\n`);
