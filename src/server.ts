@@ -240,7 +240,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // Printed once, on the first start; afterwards it is only in <dataDir>/master-token.
     process.stdout.write(`\nMaster token (saved to ${join(config.dataDir, MASTER_TOKEN_FILE)}): ${master.secret}\n\n`);
   }
-  logger.info({ address, metricsAddress: metricsListener?.address, version: VERSION, target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
+  logger.info({ address, metricsAddress: metricsListener?.address, maxConnections: servers.limits.maxConnections, version: VERSION, target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
 
   let closing: Promise<void> | undefined;
   return {

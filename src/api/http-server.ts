@@ -42,8 +42,14 @@ export interface HttpLimits {
 
 /** The limits of the configuration; --max-connections unset: sized from the open-files limit. */
 export function httpLimits(config: Pick<Config, 'headersTimeoutMs' | 'bodyIdleTimeoutMs' | 'bodyMinRate' | 'maxConnections'>): HttpLimits {
-  const { headersTimeoutMs, bodyIdleTimeoutMs, bodyMinRate } = config;
-  return { headersTimeoutMs, bodyIdleTimeoutMs, bodyMinRate, maxConnections: config.maxConnections ?? defaultMaxConnections() };
+  const { bodyIdleTimeoutMs, bodyMinRate } = config;
+  return {
+    // Node's server takes whole milliseconds ("1.5ms" is a valid duration).
+    headersTimeoutMs: Math.ceil(config.headersTimeoutMs),
+    bodyIdleTimeoutMs,
+    bodyMinRate,
+    maxConnections: config.maxConnections ?? defaultMaxConnections(),
+  };
 }
 
 /** What the servers log: refused connections (throttled) and dropped requests. */
@@ -109,11 +115,6 @@ export class HttpServers {
     private readonly log?: HttpServerLog,
   ) {
     this.checkIntervalMs = checkIntervalOf(limits);
-  }
-
-  /** Connections open now, over all the servers (refused ones not counted). */
-  get openConnections(): number {
-    return this.open;
   }
 
   createServer(listener: RequestListener): Server {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultMaxConnections, FALLBACK_OPEN_FILES, openFilesLimit, parseOpenFilesLimit } from '../../src/api/open-files.js';
-import { checkIntervalOf } from '../../src/api/http-server.js';
+import { checkIntervalOf, httpLimits, HttpServers } from '../../src/api/http-server.js';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds
@@ -33,5 +33,19 @@ describe('how often the timeouts are checked', () => {
     expect(checkIntervalOf({ headersTimeoutMs: 30_000, bodyIdleTimeoutMs: 2_000 })).toBe(500);
     expect(checkIntervalOf({ headersTimeoutMs: 100, bodyIdleTimeoutMs: 0 })).toBe(50);
     expect(checkIntervalOf({ headersTimeoutMs: 0, bodyIdleTimeoutMs: 0 })).toBe(30_000);
+  });
+});
+
+describe('the limits of the configuration', () => {
+  it('take the flags as given, size an unset cap from the open-files limit, and make servers with any of them off', () => {
+    expect(httpLimits({ headersTimeoutMs: 1.5, bodyIdleTimeoutMs: 2_000, bodyMinRate: 0, maxConnections: 0 }))
+      .toEqual({ headersTimeoutMs: 2, bodyIdleTimeoutMs: 2_000, bodyMinRate: 0, maxConnections: 0 });
+    expect(httpLimits({ headersTimeoutMs: 0, bodyIdleTimeoutMs: 0, bodyMinRate: 500, maxConnections: undefined }).maxConnections).toBe(defaultMaxConnections());
+    for (const limits of [httpLimits({ headersTimeoutMs: 0, bodyIdleTimeoutMs: 0, bodyMinRate: 0, maxConnections: 0 }), httpLimits({ headersTimeoutMs: 1.5, bodyIdleTimeoutMs: 1, bodyMinRate: 1, maxConnections: 1 })]) {
+      const server = new HttpServers(limits).createServer(() => undefined);
+      expect(server.headersTimeout).toBe(limits.headersTimeoutMs);
+      expect(server.requestTimeout).toBe(0);
+      expect(server.listenerCount('connection')).toBe(1);
+    }
   });
 });
