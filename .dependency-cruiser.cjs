@@ -8,7 +8,7 @@
  *   services  definition/ (sources, sinks, versions, tasks), storage/, levels/, queue/, components/
  *   runtime   actors/
  *   api       api/
- *   top       main.ts, server.ts, services.ts, cli/, tools/ (development tools main.ts runs)
+ *   top       main.ts, server.ts, services.ts, data-dir.ts, cli/, tools/ (development tools main.ts runs)
  * Checked by `npm run lint` (depcruise src).
  */
 module.exports = {
@@ -60,7 +60,7 @@ module.exports = {
       comment: 'The composition root (server.ts, services.ts, main.ts, cli/) and the development tools (tools/) are imported by nobody below it.',
       severity: 'error',
       from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
-      to: { path: '^src/(server|main|services)\\.ts$|^src/(cli|tools)/' },
+      to: { path: '^src/(server|main|services|data-dir)\\.ts$|^src/(cli|tools)/' },
     },
     {
       name: 'database-clients-in-connectors',

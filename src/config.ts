@@ -90,6 +90,16 @@ export interface Config {
    * the first start of a node without --kafka (storage/encryption-key.ts).
    */
   encryptionKey?: Buffer;
+  /** The request line and headers must arrive within this (0: no limit). */
+  headersTimeoutMs: number;
+  /** A request body that brings no byte for this long is dropped (0: no limit). */
+  bodyIdleTimeoutMs: number;
+  /** After the first bodyIdleTimeoutMs, a request body averages at least this many bytes a second (0: no minimum). */
+  bodyMinRate: number;
+  /** JSON the APIs take (bodies, JSON text in form fields) nests at most this deep. */
+  maxJsonDepth: number;
+  /** Open connections of the node's listeners at most (0: no cap); undefined: 3/4 of the open-files limit. */
+  maxConnections?: number;
 }
 
 /**
@@ -222,6 +232,13 @@ const encryptionKey = (raw: string): Buffer => {
   }
 };
 
+/** A byte size that may be 0 (a rate: bytes a second). */
+const rate = (name: string) => (raw: string): number => {
+  const n = parseByteSize(raw);
+  if (n === undefined) throw new ConfigError(`${name} must be a size like 500B or 1KB (bytes a second), got "${raw}".`);
+  return n;
+};
+
 const none = (text: string) => ({ text, value: () => undefined });
 
 export const OPTIONS: Option[] = [
@@ -266,6 +283,11 @@ export const OPTIONS: Option[] = [
   option({ flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own; none: only on the API listener', default: none('none') }),
   option({ flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>"; none: no token needed', default: none('none') }),
   option({ flag: '--encryption-key', env: 'SLUICE_ENCRYPTION_KEY', key: 'encryptionKey', parse: encryptionKey, help: 'key of the encrypted # values of configurations and jobs, 32 bytes as base64 or hex (the same on every node of a cluster); unset: <data-dir>/encryption-key, generated on first start without --kafka', default: none('<data-dir>/encryption-key') }),
+  option({ flag: '--headers-timeout', env: 'SLUICE_HEADERS_TIMEOUT', key: 'headersTimeoutMs', parse: duration('headers timeout'), help: 'a request\'s line and headers must arrive within this, from the connection or the request\'s first byte (408, closed; 0: no limit)', default: '30s' }),
+  option({ flag: '--body-idle-timeout', env: 'SLUICE_BODY_IDLE_TIMEOUT', key: 'bodyIdleTimeoutMs', parse: duration('body idle timeout'), help: 'a request body that brings no byte for this long is dropped (408, closed; a body that keeps flowing has no limit; 0: no limit)', default: '30s' }),
+  option({ flag: '--body-min-rate', env: 'SLUICE_BODY_MIN_RATE', key: 'bodyMinRate', parse: rate('body min rate'), help: 'after the first --body-idle-timeout, a request body must average at least this many bytes a second (408, closed; 0: no minimum)', default: '500B' }),
+  option({ flag: '--max-connections', env: 'SLUICE_MAX_CONNECTIONS', key: 'maxConnections', parse: int('max connections'), help: 'open HTTP connections at most, all listeners together; one more is answered 503 with Retry-After and closed (0: no cap)', default: none('3/4 of the open-files limit') }),
+  option({ flag: '--max-json-depth', env: 'SLUICE_MAX_JSON_DEPTH', key: 'maxJsonDepth', parse: positive('max JSON depth'), help: 'JSON the APIs take (bodies, JSON text in form fields) nests at most this deep; deeper is refused with 400', default: '100' }),
 ];
 
 /** The default as `sluice serve --help` shows it. */

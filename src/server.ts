@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, isAbsolute } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
@@ -19,6 +19,7 @@ import { Metrics } from './observability/metrics.js';
 import { MeteredEventLog } from './observability/metered-event-log.js';
 import { refreshGauges } from './observability/gauges.js';
 import { VERSION } from './version.js';
+import { makePrivate } from './data-dir.js';
 import { startMetricsListener } from './observability/metrics-listener.js';
 import { Project } from './storage/project.js';
 import { StatisticsService } from './storage/statistics.js';
@@ -44,6 +45,7 @@ import { StreamRuntime } from './actors/stream-runtime.js';
 import { PartitionHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
 import { buildApp } from './api/app.js';
+import { HttpServers, httpLimits } from './api/http-server.js';
 import { createJobQueue } from './queue/index.js';
 import { resealStoredSecrets } from './queue/stored-secrets.js';
 import { Secrets } from './storage/secrets.js';
@@ -134,10 +136,21 @@ function openSecrets(keys: NodeKeys, config: Config, metadata: MetadataStore, lo
   return new Secrets(keys.cipher);
 }
 
+/** The paths that are not inside `dir` (the data directory's own are made private with it). */
+function outside(dir: string, paths: string[]): string[] {
+  return paths.filter((p) => {
+    const rel = relative(dir, p);
+    return rel.startsWith('..') || isAbsolute(rel);
+  });
+}
+
 /** Opens every store of the node, builds the services and the HTTP app, and listens. */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const started = Date.now();
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const privateModes = makePrivate(config.dataDir, outside(config.dataDir, [config.targetPath, `${config.targetPath}.wal`]));
+  if (privateModes.changed > 0) logger.info({ changed: privateModes.changed, dataDir: config.dataDir }, 'group and other rights removed from the data directory\'s entries');
+  if (privateModes.failed.length > 0) logger.warn({ failed: privateModes.failed.slice(0, 10), count: privateModes.failed.length }, 'could not make some entries of the data directory private');
   // The key of the `#` values first: a key file that cannot be read ends the start at once.
   const keys = resolveEncryptionKeys({ dataDir: config.dataDir, key: config.encryptionKey, cluster: config.kafkaBrokers !== undefined });
   const metrics = new Metrics({ version: VERSION, target: config.targetUrl ? 'postgres' : 'duckdb', eventLog: config.kafkaBrokers ? 'kafka' : 'lmdb' });
@@ -254,15 +267,19 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   // Roles (README "Cluster mode"); a node without --kafka has them all.
   if (config.roles.has('sink')) runtime.start();
   if (config.roles.has('jobs')) queue.pool.start();
-  const app = await buildApp(services);
+  // Both listeners with the same timeouts, and one connection cap for the two (they share the descriptors).
+  const servers = new HttpServers(httpLimits(config), logger);
+  const app = await buildApp(services, servers);
   const address = await app.listen({ host: config.host, port: config.port });
   // GET /metrics on a port of its own too (--metrics-port), e.g. one not exposed to clients.
-  const metricsListener = config.metricsPort === undefined ? undefined : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken);
+  const metricsListener = config.metricsPort === undefined
+    ? undefined
+    : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken, (listener) => servers.createServer(listener));
   if (master.generated) {
     // Printed once, on the first start; afterwards it is only in <dataDir>/master-token.
     process.stdout.write(`\nMaster token (saved to ${join(config.dataDir, MASTER_TOKEN_FILE)}): ${master.secret}\n\n`);
   }
-  logger.info({ address, metricsAddress: metricsListener?.address, version: VERSION, target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
+  logger.info({ address, metricsAddress: metricsListener?.address, maxConnections: servers.limits.maxConnections, version: VERSION, target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
 
   let closing: Promise<void> | undefined;
   return {

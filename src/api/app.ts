@@ -1,8 +1,8 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createIngestFastPath, type IngestFastPath } from './ingest/fast-path.js';
 import formbody from '@fastify/formbody';
 import { formBodyParser } from './form-body.js';
+import { boundedJsonParser } from './json-depth.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { MetadataStore } from '../connectors/metadata/store.js';
@@ -26,6 +26,7 @@ import { answerWritesWhenSettled } from './settled-writes.js';
 import { observabilityRoutes } from './observability.js';
 import { consoleRoutes } from './console.js';
 import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
+import { HttpServers, httpLimits } from './http-server.js';
 
 /**
  * What the application reads of the node's services (server.ts passes its `Services`): each
@@ -49,14 +50,18 @@ export type AppServices = StreamApiOptions &
 /**
  * The HTTP application of one node: every API family is a fastify plugin with its own
  * schemas, hooks and error envelope. Unknown routes answer in the Stream API envelope.
+ * `servers` makes its listener (with the node's timeouts and connection cap, shared with the
+ * node's other listeners); by default one of its own, from the configuration.
  */
-export async function buildApp(services: AppServices): Promise<FastifyInstance> {
+export async function buildApp(services: AppServices, servers = new HttpServers(httpLimits(services.config), services.logger)): Promise<FastifyInstance> {
   const answered = ingestAnswerCounter(services.metrics, services.isShuttingDown);
   const fastPath = services.config.roles.has('ingest') ? ingestFastPath(services, answered) : undefined;
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     // The common ingestion request is answered before fastify routes it (ingest/fast-path.ts).
-    serverFactory: (handler) => httpServer((req, res) => (fastPath?.(req, res) ? undefined : handler(req, res))),
+    serverFactory: (handler) => servers.createServer((req, res) => (fastPath?.(req, res) ? undefined : handler(req, res))),
+    // The server answers client errors (timeouts, malformed requests) itself (http-server.ts).
+    clientErrorHandler: () => undefined,
     bodyLimit: 4 * 1024 * 1024,
     // Probes and scrapes come every few seconds: logged at debug instead of info.
     logController: new ProbesAtDebug(),
@@ -74,16 +79,17 @@ export async function buildApp(services: AppServices): Promise<FastifyInstance> 
     },
   });
   await app.register(formbody);
-  formBodyParser(app);
+  const { maxJsonDepth } = services.config;
+  formBodyParser(app, maxJsonDepth);
   // Cluster mode only: a node of its own has nothing to wait for (and ingestion pays no hook).
   if (services.config.kafkaBrokers) answerWritesWhenSettled(app, services.metadata);
   // An empty body with Content-Type: application/json is "no body" (clients send the header
   // on PUT/DELETE without one), not a syntax error.
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  const json = boundedJsonParser(app, maxJsonDepth);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    defaultJson(req, body as string, done);
+    json(req, body as string, done);
   });
   const { roles } = services.config;
   await app.register(observabilityRoutes, {
@@ -161,15 +167,6 @@ class ProbesAtDebug extends LogController {
     if (isProbe(request.url) && !error) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
     else super.requestCompleted(error, request, reply);
   }
-}
-
-/** An HTTP server set up as fastify sets up its own (its serverFactory option skips that). */
-function httpServer(listener: RequestListener): Server {
-  const server = createServer(listener);
-  server.keepAliveTimeout = 72_000;
-  server.requestTimeout = 0;
-  server.setTimeout(0);
-  return server;
 }
 
 function ingestFastPath(services: AppServices, answered: IngestAnswered): IngestFastPath | undefined {

@@ -7,6 +7,7 @@
  */
 import { parse as parseQueryString } from 'node:querystring';
 import type { FastifyInstance } from 'fastify';
+import { boundedJsonParser } from './json-depth.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -15,9 +16,12 @@ export function isJsonText(body: string): boolean {
   return /^[ \t\r\n]*[{[]/.test(body);
 }
 
-/** Replaces the form parser of `app` (registered after @fastify/formbody and the JSON parser). */
-export function formBodyParser(app: FastifyInstance): void {
-  const json = app.getDefaultJsonParser('error', 'error');
+/**
+ * Replaces the form parser of `app` (registered after @fastify/formbody and the JSON parser); JSON
+ * text nested deeper than `maxJsonDepth` is refused (json-depth.ts).
+ */
+export function formBodyParser(app: FastifyInstance, maxJsonDepth: number): void {
+  const json = boundedJsonParser(app, maxJsonDepth);
   app.removeContentTypeParser(FORM);
   app.addContentTypeParser(FORM, { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;

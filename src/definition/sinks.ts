@@ -7,6 +7,7 @@ import { normalizeId } from '../model/ids.js';
 import { lockKey, sourceNotFound, validatedSettings } from './sources.js';
 import type { SinkLifecycle } from './sink-lifecycle.js';
 import { checkColumns, type MappingChecker } from '../model/columns.js';
+import { parseTableId, validateColumns } from '../storage/tables.js';
 
 export const MAX_SINKS_PER_SOURCE = 100;
 
@@ -98,6 +99,7 @@ export class SinkService {
     if (active >= MAX_SINKS_PER_SOURCE) {
       throw new DomainError('limitReached', 'resourceLimitReached', `Maximum number of sinks per source is ${MAX_SINKS_PER_SOURCE}.`);
     }
+    checkSinkTable(req.table.tableId, req.table.mapping.columns);
     await checkColumns(req.table.mapping.columns, this.mapping);
     // Checked again: the template check above yielded to other requests.
     if (this.pendingCreates.has(lock)) {
@@ -133,7 +135,10 @@ export class SinkService {
   }
 
   async update(branchId: number, sourceId: string, sinkId: string, req: SinkUpdate, by: By, apiUrl: string): Promise<Task> {
-    this.get(branchId, sourceId, sinkId);
+    const current = this.get(branchId, sourceId, sinkId);
+    if (req.table?.tableId !== undefined || req.table?.mapping !== undefined) {
+      checkSinkTable(req.table.tableId ?? current.table.tableId, req.table.mapping?.columns ?? current.table.mapping.columns);
+    }
     if (req.table?.mapping) await checkColumns(req.table.mapping.columns, this.mapping);
     return this.change(branchId, sourceId, sinkId, 'api.update.sink', 'Sink has been updated successfully.', apiUrl, by, async (sink) => {
       const next: Sink = { ...sink, table: { ...sink.table, mapping: { ...sink.table.mapping } } };
@@ -266,6 +271,21 @@ export class SinkService {
       if (after) await after(saved);
       return { result, outputs: this.outputs(branchId, sourceId, sinkId, apiUrl) };
     });
+  }
+}
+
+/**
+ * The table id and the column names, checked as the task's table step checks them (Storage's
+ * rules, reserved names): refused with the same message when the request arrives, instead of a
+ * task that fails.
+ */
+function checkSinkTable(tableId: string, columns: readonly Column[]): void {
+  try {
+    parseTableId(tableId);
+    validateColumns(columns.map((c) => c.name));
+  } catch (err) {
+    if (err instanceof DomainError) throw new DomainError('invalid', 'badRequest', err.message);
+    throw err;
   }
 }
 

@@ -2,13 +2,20 @@
  * GET /metrics on a port of its own (--metrics-port): a bare HTTP listener, so that scrapes
  * can come through a port clients never see. The same answer as on the API listener.
  */
-import { createServer } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { scrapeAnswer } from './scrape.js';
 import type { Metrics } from './metrics.js';
 
-export async function startMetricsListener(metrics: Metrics, host: string, port: number, token: string | undefined): Promise<{ address: string; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
+/** `serve` makes the HTTP server (the node's, with its timeouts and connection cap: api/http-server.ts). */
+export async function startMetricsListener(
+  metrics: Metrics,
+  host: string,
+  port: number,
+  token: string | undefined,
+  serve: (listener: RequestListener) => Server = createServer,
+): Promise<{ address: string; close(): Promise<void> }> {
+  const server = serve((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: this port serves GET /metrics only.\n');

@@ -10,6 +10,7 @@ import {
   type Target,
   type TargetBucket,
   type TargetTable,
+  TIMESTAMP_COLUMN,
   type WriteOptions,
   type WriteResult,
 } from './target.js';
@@ -75,6 +76,11 @@ export function validateColumns(columns: readonly string[]): void {
     if (typeof c !== 'string' || !COLUMN.test(c)) {
       throw new DomainError('invalid', 'storage.tables.validation',
         `Invalid column name "${c}". A column name has 1 to 64 letters, digits or "_".`);
+    }
+    // The target's own column: a table has it besides its columns (target.ts).
+    if (c.toLowerCase() === TIMESTAMP_COLUMN) {
+      throw new DomainError('invalid', 'storage.tables.validation',
+        `Column name "${c}" is reserved: every table has the system column "${TIMESTAMP_COLUMN}" (when the row was written).`);
     }
     // The target matches identifiers without regard to case, so "Id" and "id" would collide.
     const key = c.toLowerCase();

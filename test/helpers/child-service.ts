@@ -20,6 +20,8 @@ export interface ChildServiceOptions {
   port?: number;
   /** More SLUICE_* variables (intervals, sizes); they win over the defaults of this helper (a log level must keep info: start() waits for the ready line). */
   env?: Record<string, string>;
+  /** Start the process with this umask (e.g. '000'), as a shell would (POSIX sh). */
+  umask?: string;
 }
 
 export interface Answer {
@@ -66,12 +68,14 @@ export class ChildService {
   private exited?: Promise<Exit>;
   private out = '';
   private readonly env: Record<string, string>;
+  private readonly umask?: string;
 
   constructor(options: ChildServiceOptions) {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first.`);
     this.dataDir = options.dataDir;
     this.port = options.port ?? 0;
     this.env = options.env ?? {};
+    this.umask = options.umask;
   }
 
   get base(): string {
@@ -108,7 +112,11 @@ export class ChildService {
       SLUICE_LOG_LEVEL: 'info',
       ...this.env,
     };
-    const child = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const command = [process.execPath, MAIN, 'serve'];
+    // The shell sets the umask and becomes the service (exec: same pid).
+    const child = this.umask === undefined
+      ? spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', `umask ${this.umask} && exec "$@"`, 'sh', ...command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     child.stdout!.on('data', (d) => (this.out += d));
     child.stderr!.on('data', (d) => (this.out += d));

@@ -17,4 +17,18 @@ describe('sluice serve options', () => {
     expect(loadConfig([], { SLUICE_INGEST_FAST_PATH: '0' }).ingestFastPath).toBe(false);
     expect(() => loadConfig([], { SLUICE_INGEST_FAST_PATH: 'sometimes' })).toThrow('ingest fast path must be on or off, got "sometimes".');
   });
+
+  it('bound the HTTP server: headers and body timeouts, a minimum body rate, a connection cap, a JSON nesting limit', () => {
+    const defaults = loadConfig([], {});
+    expect(defaults).toMatchObject({ headersTimeoutMs: 30_000, bodyIdleTimeoutMs: 30_000, bodyMinRate: 500, maxJsonDepth: 100 });
+    // Sized from the open-files limit when the server starts.
+    expect(defaults.maxConnections).toBeUndefined();
+    const set = loadConfig(['--headers-timeout', '5s', '--body-idle-timeout=0', '--body-min-rate', '1KB', '--max-connections', '200', '--max-json-depth', '16'], {});
+    expect(set).toMatchObject({ headersTimeoutMs: 5_000, bodyIdleTimeoutMs: 0, bodyMinRate: 1024, maxConnections: 200, maxJsonDepth: 16 });
+    expect(loadConfig([], { SLUICE_MAX_CONNECTIONS: '0', SLUICE_BODY_MIN_RATE: '0' })).toMatchObject({ maxConnections: 0, bodyMinRate: 0 });
+    expect(() => loadConfig(['--headers-timeout', 'soon'], {})).toThrow('headers timeout must be a duration like 30s, 5m or 168h, got "soon".');
+    expect(() => loadConfig(['--body-min-rate', 'fast'], {})).toThrow('body min rate must be a size like 500B or 1KB (bytes a second), got "fast".');
+    expect(() => loadConfig(['--max-connections', '-1'], {})).toThrow('max connections must be a non-negative integer, got "-1".');
+    expect(() => loadConfig(['--max-json-depth', '0'], {})).toThrow('max JSON depth must be at least 1, got "0".');
+  });
 });

@@ -58,6 +58,15 @@ describe('table and bucket ids', () => {
     expect((await apiError(() => validateColumns(['a', 'a']))).message).toContain('listed twice');
     expect((await apiError(() => validateColumns(['Id', 'id']))).message).toContain('letter case');
   });
+
+  it('rejects the system column _timestamp, in any letter case, with a message that says why', async () => {
+    for (const name of ['_timestamp', '_TIMESTAMP']) {
+      const err = await apiError(() => validateColumns(['id', name]));
+      expect(err.code).toBe('storage.tables.validation');
+      expect(err.message).toBe(`Column name "${name}" is reserved: every table has the system column "_timestamp" (when the row was written).`);
+    }
+    expect(() => validateColumns(['timestamp', '_timestamp_2'])).not.toThrow();
+  });
 });
 
 const servers = targetServers();
@@ -134,6 +143,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   it('bad ids and columns are rejected before anything is created', async () => {
     expect((await apiError(() => tables.ensureTable('in.c-b', ['a'], {}))).code).toBe('storage.tables.validation');
     expect((await apiError(() => tables.ensureTable('in.c-b.t', ['a', 'a'], {}))).code).toBe('storage.tables.validation');
+    expect((await apiError(() => tables.ensureTable('in.c-b.t', ['a', '_timestamp'], {}))).code).toBe('storage.tables.validation');
     expect(await tables.listBuckets()).toEqual([]);
   });
 

@@ -1,6 +1,7 @@
 import type { ConfigurationInput, JsonObject } from '../../storage/configurations/model.js';
 import { ApiError } from '../errors.js';
 import { StorageValidationError } from './envelope.js';
+import { nestedDeeperThan } from '../json-depth.js';
 
 /** The reference's answers to a `configuration` or `state` that is not a JSON object (§2.5). */
 const invalidConfigurationFormat = (detail: string): ApiError =>
@@ -13,14 +14,16 @@ const invalidStateFormat = (detail: string): ApiError =>
  * Turns a create or update body (JSON, or form-urlencoded where `configuration` and `state` are
  * JSON strings and booleans are "1"/"0") into typed fields. Unknown fields are ignored, as the
  * reference's clients send extra ones; a field of the wrong type is a 400 in the Storage envelope.
- * The configuration service takes the typed fields (storage/configurations/model.ts).
+ * The configuration service takes the typed fields (storage/configurations/model.ts). A JSON
+ * string nested deeper than `maxJsonDepth` is refused as not valid (a JSON body was checked whole
+ * by the body parser: json-depth.ts).
  */
 export interface ParsedBody extends ConfigurationInput {
   configurationId?: string;
   rowId?: string;
 }
 
-export function parseConfigurationBody(body: unknown, validationCode: string): ParsedBody {
+export function parseConfigurationBody(body: unknown, validationCode: string, maxJsonDepth: number): ParsedBody {
   const raw = (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
   const errors: { key: string; message: string }[] = [];
   const out: ParsedBody = {};
@@ -36,8 +39,8 @@ export function parseConfigurationBody(body: unknown, validationCode: string): P
   text('changeDescription');
   text('configurationId');
   text('rowId');
-  if (raw.configuration !== undefined) out.configuration = jsonObject(raw.configuration, invalidConfigurationFormat);
-  if (raw.state !== undefined) out.state = jsonObject(raw.state, invalidStateFormat);
+  if (raw.configuration !== undefined) out.configuration = jsonObject(raw.configuration, maxJsonDepth, invalidConfigurationFormat);
+  if (raw.state !== undefined) out.state = jsonObject(raw.state, maxJsonDepth, invalidStateFormat);
   if (raw.isDisabled !== undefined) {
     const b = toBoolean(raw.isDisabled);
     if (b === undefined) errors.push({ key: 'isDisabled', message: 'This value should be of type boolean.' });
@@ -48,7 +51,7 @@ export function parseConfigurationBody(body: unknown, validationCode: string): P
 }
 
 /** An object given as is (JSON body) or as a JSON string (form body). PHP's empty `[]` is `{}`. */
-function jsonObject(value: unknown, error: (detail: string) => Error): JsonObject {
+function jsonObject(value: unknown, maxDepth: number, error: (detail: string) => Error): JsonObject {
   let v = value;
   if (typeof v === 'string') {
     if (v.trim() === '') return {};
@@ -57,6 +60,7 @@ function jsonObject(value: unknown, error: (detail: string) => Error): JsonObjec
     } catch (err) {
       throw error((err as Error).message);
     }
+    if (nestedDeeperThan(v, maxDepth)) throw error(`it is nested deeper than ${maxDepth} levels, the limit of this server`);
   }
   if (Array.isArray(v) && v.length === 0) return {};
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw error(`expected a JSON object, got ${Array.isArray(v) ? 'an array' : typeof v}`);

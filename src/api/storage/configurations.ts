@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Project } from '../../storage/project.js';
+import type { Config } from '../../config.js';
 import { describeComponent } from '../../components/registry.js';
 import { parseConfigurationBody } from './configuration-body.js';
 import { canReadComponent, canUseConfigurations, canWriteComponent } from '../../storage/configurations/permissions.js';
@@ -35,6 +36,7 @@ function includes(raw: string | undefined): Set<string> {
 export interface ConfigurationRoutesOptions {
   configurations: ConfigurationService;
   project: Pick<Project, 'resolveBranch'>;
+  config: Pick<Config, 'maxJsonDepth'>;
 }
 
 /**
@@ -43,7 +45,8 @@ export interface ConfigurationRoutesOptions {
  * Every check of the token runs before the body is looked at, so a token without permission
  * gets 403 whatever it sends, and nothing changes.
  */
-export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions> = async (app, { configurations: configs, project }) => {
+export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions> = async (app, { configurations: configs, project, config }) => {
+  const parseBody = (body: unknown, validationCode: string) => parseConfigurationBody(body, validationCode, config.maxJsonDepth);
   // Path parameters as each path has them (branchId only under /branch/{branchId}).
   const listParams = pathParams(app.prefix);
   const componentParams = pathParams(app.prefix, 'componentId');
@@ -114,7 +117,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
       response: { 201: configurationSchema, ...errorResponses },
     },
   }, async (req, reply) => {
-    const input = parseConfigurationBody(req.body, 'storage.components.validation');
+    const input = parseBody(req.body, 'storage.components.validation');
     if (input.name === undefined) {
       throw new StorageValidationError('storage.components.validation', [{ key: 'name', message: 'This field is missing.' }]);
     }
@@ -137,7 +140,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
       response: { 200: configurationSchema, ...errorResponses },
     },
   }, async (req) => {
-    const input = parseConfigurationBody(req.body, 'storage.components.validation');
+    const input = parseBody(req.body, 'storage.components.validation');
     return configurationJson(configs.update(req.params.componentId, req.params.configId, input, requireToken(req)));
   });
 
@@ -150,7 +153,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
     if (unexpected.length > 0) {
       throw new StorageValidationError('storage.components.validation', unexpected.map((key) => ({ key, message: 'This field was not expected.' })));
     }
-    const { state } = parseConfigurationBody({ state: body.state ?? {} }, 'storage.components.validation');
+    const { state } = parseBody({ state: body.state ?? {} }, 'storage.components.validation');
     return configurationJson(configs.updateState(req.params.componentId, req.params.configId, state ?? {}));
   });
 
@@ -202,7 +205,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
       response: { 201: { type: 'object', properties: { version: { type: 'integer' } } }, ...errorResponses },
     },
   }, async (req, reply) => {
-    const { changeDescription } = parseConfigurationBody(req.body, 'storage.components.validation');
+    const { changeDescription } = parseBody(req.body, 'storage.components.validation');
     const config = configs.rollback(req.params.componentId, req.params.configId, req.params.version, requireToken(req), changeDescription);
     return reply.status(201).send({ version: config.current.version });
   });
@@ -217,7 +220,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
       response: { 201: { type: 'object', properties: { id: { type: 'string' } } }, ...errorResponses },
     },
   }, async (req, reply) => {
-    const { name, description, changeDescription } = parseConfigurationBody(req.body, 'storage.components.validation');
+    const { name, description, changeDescription } = parseBody(req.body, 'storage.components.validation');
     const copy = configs.copyVersion(req.params.componentId, req.params.configId, req.params.version,
       { name, description, changeDescription }, requireToken(req));
     return reply.status(201).send({ id: copy.id });
@@ -237,7 +240,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
       response: { 201: rowSchema, ...errorResponses },
     },
   }, async (req, reply) => {
-    const input = parseConfigurationBody(req.body, 'storage.componentsRows.validation');
+    const input = parseBody(req.body, 'storage.componentsRows.validation');
     const { row } = configs.createRow(req.params.componentId, req.params.configId, input, requireToken(req));
     return reply.status(201).send(rowJson(row));
   });
@@ -250,7 +253,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
     config: rowValidation,
     schema: { tags: TAGS, summary: 'Update a row', params: rowParams, response: { 200: rowSchema, ...errorResponses } },
   }, async (req) => {
-    const input = parseConfigurationBody(req.body, 'storage.componentsRows.validation');
+    const input = parseBody(req.body, 'storage.componentsRows.validation');
     return rowJson(configs.updateRow(req.params.componentId, req.params.configId, req.params.rowId, input, requireToken(req)));
   });
 
@@ -258,7 +261,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
     config: rowValidation,
     schema: { tags: TAGS, summary: 'Replace the state of a row', params: rowParams, response: { 200: rowSchema, ...errorResponses } },
   }, async (req) => {
-    const { state } = parseConfigurationBody({ state: (req.body as Record<string, unknown> | undefined)?.state ?? {} }, 'storage.componentsRows.validation');
+    const { state } = parseBody({ state: (req.body as Record<string, unknown> | undefined)?.state ?? {} }, 'storage.componentsRows.validation');
     return rowJson(configs.updateRowState(req.params.componentId, req.params.configId, req.params.rowId, state ?? {}));
   });
 

@@ -41,7 +41,7 @@ export const storageApi: FastifyPluginAsync<StorageApiOptions> = async (app, opt
   await app.register(sqlRoutes, { sql });
   // Configurations and events exist under /v2/storage and /v2/storage/branch/{branchId}.
   for (const prefix of ['', '/branch/:branchId']) {
-    await app.register(configurationRoutes, { configurations, project, prefix });
+    await app.register(configurationRoutes, { configurations, project, prefix, config });
     await app.register(eventRoutes, { project, events, jobs, prefix });
   }
 };

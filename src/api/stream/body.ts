@@ -23,6 +23,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { isJsonText } from '../form-body.js';
+import { boundedJsonParser } from '../json-depth.js';
 
 /** A 415 in the Stream envelope, naming the type the endpoints take. */
 export function unsupportedMediaType(contentType: string | undefined): ApiError {
@@ -34,10 +35,10 @@ export function unsupportedMediaType(contentType: string | undefined): ApiError 
  * Registers, in the Stream API's plugin context, the parsers of text/plain and of bodies
  * without a Content-Type (the form parser that reads JSON text as JSON is the application's,
  * src/api/form-body.ts). The JSON parser of the application (app.ts: an empty body is no body;
- * prototype poisoning refused) is reused for both.
+ * prototype poisoning refused; at most `maxJsonDepth` levels) is reused for both.
  */
-export function streamBodyParsers(app: FastifyInstance): void {
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
+export function streamBodyParsers(app: FastifyInstance, maxJsonDepth: number): void {
+  const defaultJson = boundedJsonParser(app, maxJsonDepth);
   const parseJson = (req: FastifyRequest, body: string, done: (err: Error | null, body?: unknown) => void) => {
     if (body.trim() === '') return done(null, undefined);
     defaultJson(req, body, done);

@@ -33,7 +33,7 @@ export type StreamApiOptions = SourceRoutesOptions &
   ReplayRoutesOptions &
   RecentRecordRoutesOptions & {
     tokens: Pick<TokenService, 'authenticateCaughtUp'>;
-    config: Pick<Config, 'publicApiUrl'>;
+    config: Pick<Config, 'publicApiUrl' | 'maxJsonDepth'>;
   };
 
 /**
@@ -64,7 +64,7 @@ export const streamApi: FastifyPluginAsync<StreamApiOptions> = async (app, opts)
     answerErrorsWith(authenticated, streamErrors);
     authenticated.addHook('onRequest', streamAuthHook(opts.tokens));
     // JSON sent as a form (curl -d) or with no Content-Type is read as JSON (body.ts says why).
-    streamBodyParsers(authenticated);
+    streamBodyParsers(authenticated, opts.config.maxJsonDepth);
     await authenticated.register(sourceRoutes, opts);
     await authenticated.register(sinkRoutes, opts);
     await authenticated.register(settingsRoutes, opts);

@@ -1,0 +1,62 @@
+/**
+ * The data directory holds what only the service's user may read: source secrets and tokens in
+ * the metadata, the records in the event log, the tables, the master token, staged and exported
+ * data. So the service creates everything with mode 0700 (folders) or 0600 (files) whatever the
+ * umask it was started with, and at start takes group and other rights away from what an older
+ * version (or a permissive umask) left there.
+ */
+import { chmodSync, existsSync, lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+
+/** Group and other get no right on what the process creates (LMDB, DuckDB, slices, jobs' folders: all of it). */
+export const PRIVATE_UMASK = 0o077;
+
+/** What makePrivate changed, and what it could not (an entry owned by another user, a read-only mount). */
+export interface PrivateModes {
+  changed: number;
+  failed: { path: string; error: string }[];
+}
+
+/**
+ * Sets the process's umask (the main thread's; a worker thread cannot, and shares it), then
+ * removes group and other rights from the data directory and everything in it, and from `files`
+ * outside it (the DuckDB file at --target-path and its WAL). Symbolic links are not followed.
+ */
+export function makePrivate(dataDir: string, files: readonly string[] = []): PrivateModes {
+  if (isMainThread) process.umask(PRIVATE_UMASK);
+  const result: PrivateModes = { changed: 0, failed: [] };
+  const pending = [dataDir];
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    const isDirectory = restrict(path, result);
+    if (!isDirectory) continue;
+    try {
+      for (const name of readdirSync(path)) pending.push(join(path, name));
+    } catch (err) {
+      result.failed.push({ path, error: (err as Error).message });
+    }
+  }
+  for (const file of files) if (existsSync(file)) restrict(file, result);
+  return result;
+}
+
+/** Takes group and other rights from one entry; true when it is a folder to walk into. */
+function restrict(path: string, result: PrivateModes): boolean {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    // Removed meanwhile (a slice uploaded, a job's folder cleaned).
+    return false;
+  }
+  if (stat.isSymbolicLink()) return false;
+  if ((stat.mode & 0o077) !== 0) {
+    try {
+      chmodSync(path, stat.mode & 0o700);
+      result.changed++;
+    } catch (err) {
+      result.failed.push({ path, error: (err as Error).message });
+    }
+  }
+  return stat.isDirectory();
+}
