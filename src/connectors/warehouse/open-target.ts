@@ -16,5 +16,5 @@ export async function openTarget(config: Config, logger: Logger): Promise<Target
       onIdleError: (err) => logger.warn({ reason: err.message }, 'a PostgreSQL target connection was closed; the pool opens another when needed'),
     });
   }
-  return DuckDbTarget.open(config.targetPath, { shared: config.kafkaBrokers !== undefined });
+  return DuckDbTarget.open(config.targetPath, { shared: config.kafkaBrokers !== undefined, memoryLimitBytes: config.sqlMemoryLimitBytes });
 }
