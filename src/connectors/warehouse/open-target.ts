@@ -14,6 +14,9 @@ export async function openTarget(config: Config, logger: Logger): Promise<Target
     return PostgresTarget.open(config.targetUrl, {
       poolSize: config.targetPoolSize,
       onIdleError: (err) => logger.warn({ reason: err.message }, 'a PostgreSQL target connection was closed; the pool opens another when needed'),
+      queryConnections: config.sqlConnections,
+      queryMemoryBytes: config.sqlMemoryLimitBytes,
+      onNotice: (message) => logger.warn(message),
     });
   }
   return DuckDbTarget.open(config.targetPath, { shared: config.kafkaBrokers !== undefined, memoryLimitBytes: config.sqlMemoryLimitBytes });
