@@ -24,6 +24,7 @@ import {
 import { byteSizeString } from '../../pipeline/units.js';
 import { duckLiteral } from './parquet.js';
 import { readStatementTree } from './duckdb-statement.js';
+import { valueSizeProblem } from './duckdb-value-sizes.js';
 import { clearIoDir, ioDirOf, ioPathFor, linkIn, lockDown, memoryOptions, moveOut } from './duckdb-lockdown.js';
 
 /**
@@ -421,10 +422,13 @@ export class DuckDbTarget implements Target {
       // The parser alone (json_serialize_sql) says what the statement is and what it reads,
       // before anything is bound: binding read_csv('/some/file') would already read the file.
       const [[serialized]] = (await step(() => conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]))).getRowsJS();
-      const { relations, tableFunctions } = readStatementTree(JSON.parse(String(serialized)));
+      const tree = JSON.parse(String(serialized)) as unknown;
+      const { relations, tableFunctions } = readStatementTree(tree);
       if (tableFunctions.length > 0) {
         throw new QueryRefusedError('forbidden', `The table function ${tableFunctions[0]}() cannot be used here: a query reads the tables of buckets only.`);
       }
+      const oversized = valueSizeProblem(tree);
+      if (oversized !== undefined) throw new QueryRefusedError('memory', `Refused before it ran: ${oversized} DuckDB does not count such a value against its memory limit.`);
       const catalog = str((await step(() => conn.runAndReadAll('SELECT current_database()'))).getRowsJS()[0][0]);
       const buckets = new Set((await step(() => conn.runAndReadAll('SELECT id FROM _sluice.buckets'))).getRowsJS().map((r) => str(r[0])));
       options.authorize(relations.map((r) => ({
