@@ -106,7 +106,7 @@ describe('DuckDB read-only query bounds', () => {
     expect((await target.query('SELECT 2 AS two', options())).rows).toEqual([[2]]);
   }, 60_000);
 
-  it('stops a query past the memory limit with an error naming the limit; the process gives the memory back', async () => {
+  it('stops a query past the memory limit with an error naming the limit; the process stays within bounds', async () => {
     const before = process.memoryUsage().rss;
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
