@@ -8,7 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
 import { DuckDbTarget } from '../../src/connectors/warehouse/duckdb-target.js';
+import { openTarget } from '../../src/connectors/warehouse/open-target.js';
 import { MAX_GROWTH, MAX_VALUE_SIZE, valueSizeProblem } from '../../src/connectors/warehouse/duckdb-value-sizes.js';
 import { QueryRefusedError, type QueryOptions } from '../../src/storage/target.js';
 
@@ -166,5 +169,27 @@ describe('values DuckDB does not count (checked in the parse tree)', () => {
     ['SELECT list_reduce([1, 2], (a, b) -> a + b)', /list_reduce\(\) is not allowed/],
   ])('refuses %s', async (sql, message) => {
     expect(valueSizeProblem(await tree(sql))).toMatch(message);
+  });
+});
+
+describe('libuv threads', () => {
+  it('warns at start when the SQL connections, an import and an export could take every libuv thread', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    // What the warning reads (the pool itself was sized when this process started).
+    const given = process.env.UV_THREADPOOL_SIZE;
+    process.env.UV_THREADPOOL_SIZE = '4';
+    try {
+      for (const connections of ['2', '3']) {
+        const config = loadConfig(['--data-dir', dir, '--target-path', join(dir, `t${connections}.duckdb`), '--sql-connections', connections], {});
+        await (await openTarget(config, logger)).close();
+      }
+    } finally {
+      if (given === undefined) delete process.env.UV_THREADPOOL_SIZE;
+      else process.env.UV_THREADPOOL_SIZE = given;
+    }
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toMatchObject({ sqlConnections: 3, uvThreadpoolSize: 4 });
+    expect(lines[0]).toContain('UV_THREADPOOL_SIZE=7');
   });
 });
