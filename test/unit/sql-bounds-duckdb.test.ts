@@ -73,6 +73,17 @@ describe('DuckDB read connections, as if the statement check let anything throug
     expect(existsSync(join(dir, 'out.csv')) || existsSync(join(dir, 'export')) || existsSync(join(dir, 'other.duckdb'))).toBe(false);
   });
 
+  it('is locked down in shared mode too (the file opened per operation)', async () => {
+    const shared = await DuckDbTarget.open(join(dir, 'shared.duckdb'), { shared: true, memoryLimitBytes: 64 * MB });
+    try {
+      const answer = await shared.withQueryConnection(async (conn) => conn.run("SELECT * FROM read_csv('/etc/passwd')").then(() => 'ran', (err: Error) => err.message));
+      expect(answer).toMatch(/Permission Error/);
+      expect(await shared.withQueryConnection(async (conn) => (await conn.runAndReadAll("SELECT current_setting('memory_limit')")).getRowsJS()[0][0])).toBe('64.0 MiB');
+    } finally {
+      await shared.close();
+    }
+  });
+
   it('has the limits it was opened with, and still imports and exports through its own folder', async () => {
     const settings = await target.withQueryConnection(async (conn) => (await conn.runAndReadAll(
       "SELECT current_setting('memory_limit'), current_setting('max_temp_directory_size'), current_setting('enable_external_access'), current_setting('autoinstall_known_extensions'), current_setting('autoload_known_extensions'), current_setting('lock_configuration')",

@@ -344,13 +344,13 @@ export class DuckDbTarget implements Target {
       const totalRows = Number(n);
       onProgress?.({ rows: 0, totalRows });
       const options = spec.format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, COMPRESSION ${spec.gzip ? 'gzip' : 'none'}`;
+      // Written in the database's own folder (duckdb-lockdown.ts), then moved into place.
+      const written = await ioPathFor(this.ioDir, path);
       // DuckDB reports how far a running statement is: the export's progress, every half second.
       const timer = setInterval(() => {
         const { percentage } = conn.progress;
         if (percentage > 0) onProgress?.({ rows: Math.floor((totalRows * Math.min(100, percentage)) / 100), totalRows });
       }, 500);
-      // Written in the database's own folder (duckdb-lockdown.ts), then moved into place.
-      const written = await ioPathFor(this.ioDir, path);
       try {
         await conn.run(`COPY (${select}) TO ${duckLiteral(written)} (${options})`);
         await moveOut(written, path);
@@ -364,16 +364,17 @@ export class DuckDbTarget implements Target {
   }
 
   query(sql: string, options: QueryOptions): Promise<QueryResult> {
-    if (this.options.shared) return this.exclusive(() => this.runQuery(this.conn, sql, options));
     return this.withQueryConnection((conn) => this.runQuery(conn, sql, options));
   }
 
   /**
-   * Runs `fn` on a connection of the read-only queries (one of its own while it runs), which
-   * has the database's lockdown. Public for the tests that check what such a connection
-   * refuses whatever a statement check would have let through.
+   * Runs `fn` on a connection of the read-only queries (one of its own while it runs; in shared
+   * mode the file's one connection, in the write queue), which has the database's lockdown.
+   * Public for the tests that check what such a connection refuses whatever a statement check
+   * would have let through.
    */
   async withQueryConnection<R>(fn: (conn: DuckDBConnection) => Promise<R>): Promise<R> {
+    if (this.options.shared) return this.exclusive(() => fn(this.conn));
     if (this.closed || this.closing) throw new Error('the DuckDB target is closed');
     if (!this.instance) throw new Error('the DuckDB target is not open');
     const conn = this.idleQueryConnections.pop() ?? (await this.instance.connect());
