@@ -20,7 +20,7 @@ export interface SqlLimits {
   maxRows: number;
   /** Queries that run at once (default 2). */
   connections?: number;
-  /** Queries that may wait for a connection (default 8); beyond, SqlBusyError. */
+  /** Queries that may wait for a connection (default 8); beyond, SQL_BUSY_CODE. */
   queueSize?: number;
 }
 

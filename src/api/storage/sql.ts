@@ -34,7 +34,7 @@ export interface SqlRoutesOptions {
 /**
  * `POST /v2/storage/sql` (a Sluice addition for the CLI and the console): a read-only query on
  * the tables. PostgreSQL runs it in a read-only transaction as a role that may only read the
- * buckets' tables, DuckDB on a read connection; a statement that writes is refused (400) before
+ * buckets it reads, DuckDB on a locked-down connection; a statement that writes is refused (400) before
  * it runs, one that reads a bucket the token cannot read is refused (403) before it runs.
  * When every SQL connection is busy and the queue is full (or stays full for the query's
  * time), 503 `storage.sql.busy` with Retry-After: the node is busy, not the client too eager
