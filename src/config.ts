@@ -81,6 +81,15 @@ export interface Config {
   sqlTimeoutMs: number;
   /** Upper bound of the rows a read-only SQL query returns (a request may ask for fewer). */
   sqlMaxRows: number;
+  /**
+   * Memory of read-only SQL (README "Read-only SQL"): DuckDB's memory_limit and
+   * max_temp_directory_size; on PostgreSQL a query's temp_file_limit, a quarter of it its work_mem.
+   */
+  sqlMemoryLimitBytes: number;
+  /** Read-only SQL queries that run at once (each on a connection of its own). */
+  sqlConnections: number;
+  /** Read-only SQL queries that may wait for a connection; beyond, 503 with Retry-After. */
+  sqlQueueSize: number;
   /** A port of its own for GET /metrics (besides the API listener); undefined: none. */
   metricsPort?: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -280,6 +289,9 @@ export const OPTIONS: Option[] = [
   option({ flag: '--export-retention', env: 'SLUICE_EXPORT_RETENTION', key: 'exportRetentionMs', parse: duration('export retention'), help: 'how long exported files are kept', default: '48h' }),
   option({ flag: '--sql-timeout', env: 'SLUICE_SQL_TIMEOUT', key: 'sqlTimeoutMs', parse: duration('SQL timeout'), help: 'longest run of a read-only SQL query', default: '30s' }),
   option({ flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns', default: '10000' }),
+  option({ flag: '--sql-memory-limit', env: 'SLUICE_SQL_MEMORY_LIMIT', key: 'sqlMemoryLimitBytes', parse: bytes('SQL memory limit'), help: "memory of read-only SQL: DuckDB's memory_limit and max_temp_directory_size (shared with imports and exports); PostgreSQL: a query's temp_file_limit, a quarter of it its work_mem", default: '512MB' }),
+  option({ flag: '--sql-connections', env: 'SLUICE_SQL_CONNECTIONS', key: 'sqlConnections', parse: positive('SQL connections'), help: 'read-only SQL queries that run at once, each on a connection of its own', default: '2' }),
+  option({ flag: '--sql-queue-size', env: 'SLUICE_SQL_QUEUE_SIZE', key: 'sqlQueueSize', parse: int('SQL queue size'), help: 'read-only SQL queries that may wait for a connection (the wait counts in their timeout); beyond, 503 with Retry-After', default: '8' }),
   option({ flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own; none: only on the API listener', default: none('none') }),
   option({ flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>"; none: no token needed', default: none('none') }),
   option({ flag: '--encryption-key', env: 'SLUICE_ENCRYPTION_KEY', key: 'encryptionKey', parse: encryptionKey, help: 'key of the encrypted # values of configurations and jobs, 32 bytes as base64 or hex (the same on every node of a cluster); unset: <data-dir>/encryption-key, generated on first start without --kafka', default: none('<data-dir>/encryption-key') }),

@@ -177,7 +177,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const storageJobs = new StorageJobs(metadata, ids);
   const files = new FileService(metadata, ids, config.dataDir, config.publicApiUrl);
   const exports = new ExportService({ tables, jobs: storageJobs, files, dataDir: config.dataDir, retentionMs: config.exportRetentionMs, logger: logger.child({ component: 'exports' }) });
-  const sql = new SqlService(tables, { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows });
+  const sql = new SqlService(tables, {
+    timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows, connections: config.sqlConnections, queueSize: config.sqlQueueSize,
+  });
 
   const tasks = new TaskRunner(metadata, logger.child({ component: 'tasks' }), config.publicApiUrl);
   const interrupted = tasks.recoverInterrupted();

@@ -12,6 +12,14 @@ export function parseByteSize(text: string): number | undefined {
   return Math.floor(Number(m[1]) * mult);
 }
 
+/** 536870912 -> "512MB": a byte count as parseByteSize reads it, in the largest whole unit. */
+export function byteSizeString(bytes: number): string {
+  for (const [unit, size] of [['TB', 1024 ** 4], ['GB', 1024 ** 3], ['MB', 1024 ** 2], ['KB', 1024]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes}B`;
+}
+
 /** Shows a bound as written in the rule, with the unit upper-cased like "16KB". */
 export function formatBytes(text: string): string {
   return text.toUpperCase();

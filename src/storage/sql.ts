@@ -3,17 +3,37 @@
  * statement that reads, over the tables of buckets the token may read, within a time and row
  * limit. The target refuses anything that writes before it runs (QueryRefusedError); the
  * relations the statement reads are checked here, after it is planned and before it runs.
+ *
+ * At most `connections` queries run at once and `queueSize` wait; the wait counts in a query's
+ * time. The answer comes at the deadline even when the database has not stopped the query yet
+ * (DuckDB checks for an interrupt only now and then): its slot stays taken until it has.
  */
 import { DomainError, type ErrorKind } from '../domain-errors.js';
+import { NoQuerySlotError, QuerySlots } from './query-slots.js';
 import type { TableService } from './tables.js';
 import { QueryRefusedError, type QueryRelation, type QueryResult } from './target.js';
 
 export interface SqlLimits {
-  /** Upper bound of the run time; a request may ask for less. */
+  /** Upper bound of the run time, the wait for a connection included; a request may ask for less. */
   timeoutMs: number;
   /** Upper bound of the rows; a request may ask for fewer. */
   maxRows: number;
+  /** Queries that run at once (default 2). */
+  connections?: number;
+  /** Queries that may wait for a connection (default 8); beyond, SQL_BUSY_CODE. */
+  queueSize?: number;
 }
+
+/** The code of the answer when no connection is free (503 with Retry-After). */
+export const SQL_BUSY_CODE = 'storage.sql.busy';
+/** Seconds a client is asked to wait after SQL_BUSY_CODE. */
+export const SQL_BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * How long after the deadline the answer waits for the database's own timeout error before it
+ * answers alone: long enough for an interrupt that lands at once (same answer either way).
+ */
+const ANSWER_GRACE_MS = 100;
 
 export interface SqlRequest {
   query: string;
@@ -30,20 +50,26 @@ export interface SqlAnswer extends QueryResult {
   durationMs: number;
 }
 
-// A query that ran over its time limit is refused like an invalid one (400, as a statement
-// that writes is): the caller asks for less.
+// A query that ran over its time or memory limit is refused like an invalid one (400, as a
+// statement that writes is): the caller asks for less.
 const REFUSALS: Record<QueryRefusedError['kind'], { kind: ErrorKind; code: string }> = {
   write: { kind: 'invalid', code: 'storage.sql.notReadOnly' },
   invalid: { kind: 'invalid', code: 'storage.sql.invalid' },
   forbidden: { kind: 'forbidden', code: 'storage.sql.forbidden' },
   timeout: { kind: 'invalid', code: 'storage.sql.timeout' },
+  memory: { kind: 'invalid', code: 'storage.sql.memoryLimit' },
+  unavailable: { kind: 'unavailable', code: 'storage.sql.unavailable' },
 };
 
 export class SqlService {
+  private readonly slots: QuerySlots;
+
   constructor(
-    private readonly tables: TableService,
+    private readonly tables: Pick<TableService, 'query'>,
     private readonly limits: SqlLimits,
-  ) {}
+  ) {
+    this.slots = new QuerySlots(limits.connections ?? 2, limits.queueSize ?? 8);
+  }
 
   async run(request: SqlRequest): Promise<SqlAnswer> {
     const query = request.query.trim();
@@ -56,13 +82,22 @@ export class SqlService {
           throw new DomainError('forbidden', 'storage.sql.forbidden', `The query reads "${r.schema}"."${r.table}", which is not a table of a bucket: a query reads the tables of buckets only. Nothing was executed.`);
         }
         if (!request.canRead(r.bucketId)) {
-          throw new DomainError('forbidden', 'storage.sql.forbidden', `The token cannot read the bucket "${r.bucketId}" the query reads. Nothing was executed.`);
+          throw new DomainError('forbidden', 'storage.sql.forbidden', r.reachable
+            ? `On this target a query can reach every bucket (the database user of Sluice may not create the reader roles: README, "Read-only SQL"), and the token cannot read the bucket "${r.bucketId}". Nothing was executed.`
+            : `The token cannot read the bucket "${r.bucketId}" the query reads. Nothing was executed.`);
         }
       }
     };
     const started = Date.now();
+    const deadline = started + timeoutMs;
+    const release = await this.slots.acquire(deadline).catch((err: unknown) => {
+      throw err instanceof NoQuerySlotError ? this.busy(err, timeoutMs) : err;
+    });
     try {
-      const result = await this.tables.query(query, { timeoutMs, maxRows, authorize });
+      // Async, so that even a synchronous throw of the target gives the slot back.
+      const work = (async () => this.tables.query(query, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows, authorize }))();
+      work.then(release, release);
+      const result = await answerBy(work, deadline + ANSWER_GRACE_MS);
       return { ...result, rowsCount: result.rows.length, durationMs: Date.now() - started };
     } catch (err) {
       if (!(err instanceof QueryRefusedError)) throw err;
@@ -71,4 +106,24 @@ export class SqlService {
       throw new DomainError(kind, code, message);
     }
   }
+
+  private busy(err: NoQuerySlotError, timeoutMs: number): DomainError {
+    const { size, queueSize } = this.slots;
+    const message = err.reason === 'full'
+      ? `The SQL endpoint is busy: ${size} queries run and ${queueSize} wait (--sql-connections, --sql-queue-size). Nothing was executed; retry in a moment.`
+      : `No SQL connection became free within the query's time (${timeoutMs} ms): ${size} queries run (--sql-connections). Nothing was executed; retry in a moment.`;
+    return new DomainError('unavailable', SQL_BUSY_CODE, message);
+  }
+}
+
+/** The work's outcome, or a timeout refusal at `deadline` (epoch ms) when it has none by then. */
+function answerBy<T>(work: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new QueryRefusedError('timeout', 'The query ran longer than the statement timeout and was cancelled.')),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

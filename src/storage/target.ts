@@ -174,6 +174,11 @@ export interface QueryRelation {
   table: string;
   /** The Storage bucket of the schema, when the schema is a bucket's. */
   bucketId?: string;
+  /**
+   * The statement does not name it, but could reach it at run time (PostgreSQL without its
+   * reader roles: a function such as query_to_xml runs SQL text the plan does not show).
+   */
+  reachable?: boolean;
 }
 
 export interface QueryOptions {
@@ -199,13 +204,15 @@ export interface QueryResult {
 /**
  * A read-only query the target refused without writing anything: not a single read statement
  * (kind 'write'), a syntax or planning error ('invalid'), something it may not use (a table
- * function reading files, a privilege it lacks: 'forbidden'), or it ran too long ('timeout').
+ * function reading files, a privilege it lacks: 'forbidden'), it ran too long ('timeout'), it
+ * needed more memory or temporary disk than the limit ('memory', the message names the limit),
+ * or the target cannot run queries safely as it is set up ('unavailable', the message says why).
  */
 export class QueryRefusedError extends Error {
   override name = 'QueryRefusedError';
 
   constructor(
-    readonly kind: 'write' | 'invalid' | 'forbidden' | 'timeout',
+    readonly kind: 'write' | 'invalid' | 'forbidden' | 'timeout' | 'memory' | 'unavailable',
     message: string,
   ) {
     super(message);
@@ -251,9 +258,12 @@ export interface Target {
    */
   exportTable(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult>;
   /**
-   * Runs one read-only SQL statement (PostgreSQL: in a read-only transaction; DuckDB: on a
-   * read connection) after `options.authorize` accepted the relations it reads. A statement
-   * that writes, or more than one statement, is refused before it runs (QueryRefusedError).
+   * Runs one read-only SQL statement (PostgreSQL: in a read-only transaction as a role that
+   * may read only the buckets the statement reads; DuckDB: on a locked-down read connection)
+   * after `options.authorize` accepted the relations it reads. A statement that writes, or more
+   * than one statement, is refused before it runs (QueryRefusedError). The timeout covers
+   * planning, running and fetching; the promise settles when the database has stopped working
+   * on the query, which for DuckDB can be after the timeout (its interrupt is checked now and then).
    */
   query(sql: string, options: QueryOptions): Promise<QueryResult>;
 

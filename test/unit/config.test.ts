@@ -11,6 +11,16 @@ describe('sluice serve options', () => {
     expect(() => loadConfig(['--render-thread', 'maybe'], {})).toThrow('render thread must be on or off, got "maybe".');
   });
 
+  it('bound read-only SQL: memory, connections and the queue, each with a default', () => {
+    const defaults = loadConfig([], {});
+    expect([defaults.sqlMemoryLimitBytes, defaults.sqlConnections, defaults.sqlQueueSize]).toEqual([512 * 1024 * 1024, 2, 8]);
+    const given = loadConfig(['--sql-memory-limit', '1GB', '--sql-connections=4'], { SLUICE_SQL_QUEUE_SIZE: '0', SLUICE_SQL_CONNECTIONS: '9' });
+    expect([given.sqlMemoryLimitBytes, given.sqlConnections, given.sqlQueueSize]).toEqual([1024 ** 3, 4, 0]);
+    expect(() => loadConfig(['--sql-connections', '0'], {})).toThrow('SQL connections must be at least 1, got "0".');
+    expect(() => loadConfig(['--sql-memory-limit', 'lots'], {})).toThrow('SQL memory limit must be a size like 1MB or 512KB, got "lots".');
+    expect(() => loadConfig([], { SLUICE_SQL_QUEUE_SIZE: '-1' })).toThrow('SQL queue size must be a non-negative integer, got "-1".');
+  });
+
   it('serve plain ingestion requests before fastify unless told otherwise', () => {
     expect(loadConfig([], {}).ingestFastPath).toBe(true);
     expect(loadConfig(['--ingest-fast-path', 'off'], {}).ingestFastPath).toBe(false);

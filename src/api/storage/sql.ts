@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { SqlService } from '../../storage/sql.js';
+import { isDomainError } from '../../domain-errors.js';
+import { SQL_BUSY_CODE, SQL_BUSY_RETRY_AFTER_SECONDS, type SqlService } from '../../storage/sql.js';
 import { requireToken } from '../auth.js';
 import { bucketPermission } from '../../storage/token-scopes.js';
 import { errorResponses } from './schemas.js';
@@ -33,8 +34,11 @@ export interface SqlRoutesOptions {
 /**
  * `POST /v2/storage/sql` (a Sluice addition for the CLI and the console): a read-only query on
  * the tables. PostgreSQL runs it in a read-only transaction as a role that may only read the
- * buckets' tables, DuckDB on a read connection; a statement that writes is refused (400) before
+ * buckets it reads, DuckDB on a locked-down connection; a statement that writes is refused (400) before
  * it runs, one that reads a bucket the token cannot read is refused (403) before it runs.
+ * When every SQL connection is busy and the queue is full (or stays full for the query's
+ * time), 503 `storage.sql.busy` with Retry-After: the node is busy, not the client too eager
+ * (429 would say this client sent too much, which no single client may have done).
  */
 export const sqlRoutes: FastifyPluginAsync<SqlRoutesOptions> = async (app, { sql }) => {
   app.post<{ Body: { query: string; limit?: number; timeout?: number } }>('/sql', {
@@ -42,16 +46,22 @@ export const sqlRoutes: FastifyPluginAsync<SqlRoutesOptions> = async (app, { sql
     schema: {
       tags: ['storage sql'],
       summary: 'Run a read-only SQL query on the tables',
+      description: 'Bounded by --sql-timeout, --sql-max-rows and --sql-memory-limit; at most --sql-connections queries run at once and --sql-queue-size wait (the wait counts in the timeout). When none is free: 503 storage.sql.busy with Retry-After.',
       body: sqlBody,
       response: { 200: answerSchema, ...errorResponses },
     },
-  }, async (req) => {
+  }, async (req, reply) => {
     const token = requireToken(req);
-    return sql.run({
-      query: req.body.query,
-      limit: req.body.limit,
-      timeoutSeconds: req.body.timeout,
-      canRead: (bucketId) => bucketPermission(token, bucketId) !== undefined,
-    });
+    try {
+      return await sql.run({
+        query: req.body.query,
+        limit: req.body.limit,
+        timeoutSeconds: req.body.timeout,
+        canRead: (bucketId) => bucketPermission(token, bucketId) !== undefined,
+      });
+    } catch (err) {
+      if (isDomainError(err) && err.code === SQL_BUSY_CODE) reply.header('retry-after', String(SQL_BUSY_RETRY_AFTER_SECONDS));
+      throw err;
+    }
   });
 };

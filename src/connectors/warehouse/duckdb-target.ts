@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, linkSync, rmSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { DuckDBInstance, JsonDuckDBValueConverter, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import {
   QueryRefusedError,
@@ -21,8 +21,11 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '../../storage/target.js';
+import { byteSizeString } from '../../pipeline/units.js';
 import { duckLiteral } from './parquet.js';
 import { readStatementTree } from './duckdb-statement.js';
+import { valueSizeProblem } from './duckdb-value-sizes.js';
+import { clearIoDir, ioDirOf, ioPathFor, linkIn, lockDown, memoryOptions, moveOut } from './duckdb-lockdown.js';
 
 /**
  * The embedded Target adapter: one DuckDB file. A bucket is a DuckDB schema named by the bucket
@@ -33,8 +36,14 @@ import { readStatementTree } from './duckdb-statement.js';
  *
  * All writes go through one connection and one queue: DuckDB transactions are per connection,
  * and the queue keeps BEGIN..COMMIT of one caller from interleaving with another's statements.
- * Exports and read-only queries run on a second, read connection with a queue of its own, so
- * a long export does not hold imports up (DuckDB reads a snapshot while the writer goes on).
+ * Exports run on a second, read connection with a queue of its own, so a long export does not
+ * hold imports up (DuckDB reads a snapshot while the writer goes on). Read-only SQL queries
+ * run each on a connection of its own (kept for the next one), so that a slow query does not
+ * hold up another; the caller bounds how many run at once (SqlService).
+ *
+ * The database is locked down (duckdb-lockdown.ts): files only in `<file>.io/`, no extensions
+ * on demand, its configuration locked, and with `memoryLimitBytes` its memory and temporary
+ * disk bounded (DuckDB's limits are the database's, shared by queries, imports and exports).
  *
  * Shared mode (cluster nodes on one file): DuckDB lets one process at a time open a file for
  * writing, so every operation opens the file, works, and closes it again (about 25 ms), and a
@@ -45,6 +54,11 @@ export interface DuckDbTargetOptions {
   shared?: boolean;
   /** How long an operation waits for a file another process holds (shared mode; default 30 s). */
   lockWaitMs?: number;
+  /**
+   * DuckDB's memory_limit and max_temp_directory_size (the database's, for queries, imports and
+   * exports alike); default DuckDB's own (80 % of the RAM, 90 % of the free disk).
+   */
+  memoryLimitBytes?: number;
 }
 
 const LOCKED = /Could not set lock on file/;
@@ -58,18 +72,25 @@ export class DuckDbTarget implements Target {
   private instance: DuckDBInstance | undefined;
   private connection: DuckDBConnection | undefined;
   private readConnection: DuckDBConnection | undefined;
+  /** Read-only queries' connections: idle ones kept for the next query, running ones with their work. */
+  private readonly idleQueryConnections: DuckDBConnection[] = [];
+  private readonly runningQueries = new Map<DuckDBConnection, Promise<unknown>>();
+  private readonly ioDir: string;
 
   private constructor(
     private readonly path: string,
     private readonly options: DuckDbTargetOptions,
   ) {
     this.description = `DuckDB file ${path}`;
+    this.ioDir = ioDirOf(path);
   }
 
   /** Opens (creating if needed) the DuckDB file at `path`. */
   static async open(path: string, options: DuckDbTargetOptions = {}): Promise<DuckDbTarget> {
     if (options.shared && !existsSync(path)) await createAtomically(path);
     const target = new DuckDbTarget(path, options);
+    // Shared: another node may be importing through the folder right now.
+    if (!options.shared) await clearIoDir(target.ioDir);
     if (!options.shared) await target.connect();
     await target.exclusive(() => target.migrate());
     return target;
@@ -84,7 +105,7 @@ export class DuckDbTarget implements Target {
     const deadline = Date.now() + (this.options.lockWaitMs ?? 30_000);
     for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
       try {
-        this.instance = await DuckDBInstance.create(this.path);
+        this.instance = await DuckDBInstance.create(this.path, memoryOptions(this.options.memoryLimitBytes));
         break;
       } catch (err) {
         if (!this.options.shared || !LOCKED.test((err as Error).message)) throw err;
@@ -93,9 +114,11 @@ export class DuckDbTarget implements Target {
       }
     }
     this.connection = await this.instance.connect();
+    await lockDown(this.connection, this.ioDir);
   }
 
   private disconnect(): void {
+    for (const conn of this.idleQueryConnections.splice(0)) conn.closeSync();
     this.readConnection?.closeSync();
     this.readConnection = undefined;
     this.connection?.closeSync();
@@ -276,13 +299,19 @@ export class DuckDbTarget implements Target {
       const select = columns.map((_, i) => `COALESCE(c${i}, '')`).join(', ');
       return this.write(tableId, options, async () => {
         if (paths.length === 0) return 0;
-        const result = await this.conn.run(
-          `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} (${columns.map(ident).join(', ')}) SELECT ${select} FROM read_csv($paths,
-             header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
-             null_padding = false,${options.newlineOnly ? " new_line = '\\n'," : ''} columns = {${spec}})`,
-          { paths: listValue(paths) },
-        );
-        return Number(result.rowsChanged);
+        // The database reads files only in its own folder (duckdb-lockdown.ts).
+        const readable = await linkIn(this.ioDir, paths);
+        try {
+          const result = await this.conn.run(
+            `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} (${columns.map(ident).join(', ')}) SELECT ${select} FROM read_csv($paths,
+               header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
+               null_padding = false,${options.newlineOnly ? " new_line = '\\n'," : ''} columns = {${spec}})`,
+            { paths: listValue(readable.paths) },
+          );
+          return Number(result.rowsChanged);
+        } finally {
+          await readable.remove();
+        }
       });
     });
   }
@@ -315,15 +344,19 @@ export class DuckDbTarget implements Target {
       const totalRows = Number(n);
       onProgress?.({ rows: 0, totalRows });
       const options = spec.format === 'parquet' ? 'FORMAT parquet' : `FORMAT csv, HEADER true, COMPRESSION ${spec.gzip ? 'gzip' : 'none'}`;
+      // Written in the database's own folder (duckdb-lockdown.ts), then moved into place.
+      const written = await ioPathFor(this.ioDir, path);
       // DuckDB reports how far a running statement is: the export's progress, every half second.
       const timer = setInterval(() => {
         const { percentage } = conn.progress;
         if (percentage > 0) onProgress?.({ rows: Math.floor((totalRows * Math.min(100, percentage)) / 100), totalRows });
       }, 500);
       try {
-        await conn.run(`COPY (${select}) TO ${duckLiteral(path)} (${options})`);
+        await conn.run(`COPY (${select}) TO ${duckLiteral(written)} (${options})`);
+        await moveOut(written, path);
       } finally {
         clearInterval(timer);
+        await rm(written, { force: true });
       }
       onProgress?.({ rows: totalRows, totalRows });
       return { rows: totalRows, bytes: (await stat(path)).size };
@@ -331,53 +364,101 @@ export class DuckDbTarget implements Target {
   }
 
   query(sql: string, options: QueryOptions): Promise<QueryResult> {
-    return this.reading(async (conn) => {
+    return this.withQueryConnection((conn) => this.runQuery(conn, sql, options));
+  }
+
+  /**
+   * Runs `fn` on a connection of the read-only queries (one of its own while it runs; in shared
+   * mode the file's one connection, in the write queue), which has the database's lockdown.
+   * Public for the tests that check what such a connection refuses whatever a statement check
+   * would have let through.
+   */
+  async withQueryConnection<R>(fn: (conn: DuckDBConnection) => Promise<R>): Promise<R> {
+    if (this.options.shared) return this.exclusive(() => fn(this.conn));
+    if (this.closed || this.closing) throw new Error('the DuckDB target is closed');
+    if (!this.instance) throw new Error('the DuckDB target is not open');
+    const conn = this.idleQueryConnections.pop() ?? (await this.instance.connect());
+    const work = fn(conn);
+    this.runningQueries.set(conn, work.catch(() => undefined));
+    try {
+      return await work;
+    } finally {
+      this.runningQueries.delete(conn);
+      if (this.closing) conn.closeSync();
+      else this.idleQueryConnections.push(conn);
+    }
+  }
+
+  /**
+   * One read-only query on `conn`. The interrupt is armed first: DuckDB folds constant
+   * expressions while it prepares a statement, so `SELECT len(range(60000000))` can take a minute
+   * before anything runs. DuckDB notices an interrupt only between pieces of work (at once while
+   * rows flow, up to tens of seconds inside one huge value), and forgets one that comes between
+   * two statements: each step checks the flag too, and a fetch that ended because of it is a
+   * timeout, never a short answer.
+   */
+  private async runQuery(conn: DuckDBConnection, sql: string, options: QueryOptions): Promise<QueryResult> {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      conn.interrupt();
+    }, Math.max(1, options.timeoutMs));
+    const timeout = () => new QueryRefusedError('timeout', 'The query ran longer than the statement timeout and was cancelled.');
+    /** A step of the query: refused once the time is up; DuckDB's memory errors named as such; others as `invalid` when asked. */
+    const step = async <T>(work: () => Promise<T>, invalid = false): Promise<T> => {
+      if (timedOut) throw timeout();
+      let value: T;
+      try {
+        value = await work();
+      } catch (err) {
+        if (timedOut) throw timeout();
+        const message = (err as Error).message;
+        if (OUT_OF_MEMORY.test(message)) throw new QueryRefusedError('memory', this.memoryMessage(message));
+        throw invalid ? new QueryRefusedError('invalid', message) : err;
+      }
+      if (timedOut) throw timeout();
+      return value;
+    };
+    try {
       // The parser alone (json_serialize_sql) says what the statement is and what it reads,
       // before anything is bound: binding read_csv('/some/file') would already read the file.
-      const [[serialized]] = (await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql])).getRowsJS();
-      const { relations, tableFunctions } = readStatementTree(JSON.parse(String(serialized)));
+      const [[serialized]] = (await step(() => conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]))).getRowsJS();
+      const tree = JSON.parse(String(serialized)) as unknown;
+      const { relations, tableFunctions } = readStatementTree(tree);
       if (tableFunctions.length > 0) {
         throw new QueryRefusedError('forbidden', `The table function ${tableFunctions[0]}() cannot be used here: a query reads the tables of buckets only.`);
       }
-      const catalog = str((await conn.runAndReadAll('SELECT current_database()')).getRowsJS()[0][0]);
-      const buckets = new Set((await conn.runAndReadAll('SELECT id FROM _sluice.buckets')).getRowsJS().map((r) => str(r[0])));
+      const oversized = valueSizeProblem(tree);
+      if (oversized !== undefined) throw new QueryRefusedError('memory', `Refused before it ran: ${oversized} DuckDB does not count such a value against its memory limit.`);
+      const catalog = str((await step(() => conn.runAndReadAll('SELECT current_database()'))).getRowsJS()[0][0]);
+      const buckets = new Set((await step(() => conn.runAndReadAll('SELECT id FROM _sluice.buckets'))).getRowsJS().map((r) => str(r[0])));
       options.authorize(relations.map((r) => ({
         schema: r.schema,
         table: r.table,
         bucketId: (r.catalog === '' || r.catalog === catalog) && buckets.has(r.schema) ? r.schema : undefined,
       })));
-      let prepared;
-      try {
-        prepared = await conn.prepare(sql);
-      } catch (err) {
-        throw new QueryRefusedError('invalid', (err as Error).message);
-      }
+      const prepared = await step(() => conn.prepare(sql), true);
       if (prepared.statementType !== StatementType.SELECT) {
         throw new QueryRefusedError('write', 'Only one statement that reads (SELECT) can run here. Nothing was executed.');
       }
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        conn.interrupt();
-      }, Math.max(1, options.timeoutMs));
-      try {
-        const result = await prepared.stream();
-        const columns = result.columnNames().map((name, i) => ({ name, type: result.columnTypes()[i].toString() }));
-        const rows: unknown[][] = [];
-        while (rows.length <= options.maxRows) {
-          const chunk = await result.fetchChunk();
-          if (!chunk || chunk.rowCount === 0) break;
-          for (const r of chunk.convertRows(JsonDuckDBValueConverter)) rows.push(r);
-        }
-        const truncated = rows.length > options.maxRows;
-        return { columns, rows: truncated ? rows.slice(0, options.maxRows) : rows, truncated };
-      } catch (err) {
-        if (timedOut) throw new QueryRefusedError('timeout', 'The query ran longer than the statement timeout and was cancelled.');
-        throw new QueryRefusedError('invalid', (err as Error).message);
-      } finally {
-        clearTimeout(timer);
+      const result = await step(() => prepared.stream(), true);
+      const columns = result.columnNames().map((name, i) => ({ name, type: result.columnTypes()[i].toString() }));
+      const rows: unknown[][] = [];
+      while (rows.length <= options.maxRows) {
+        const chunk = await step(() => result.fetchChunk(), true);
+        if (!chunk || chunk.rowCount === 0) break;
+        for (const r of chunk.convertRows(JsonDuckDBValueConverter)) rows.push(r);
       }
-    });
+      const truncated = rows.length > options.maxRows;
+      return { columns, rows: truncated ? rows.slice(0, options.maxRows) : rows, truncated };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private memoryMessage(duckdbMessage: string): string {
+    const limit = this.options.memoryLimitBytes === undefined ? "the database's memory limit" : `the SQL memory limit (${byteSizeString(this.options.memoryLimitBytes)})`;
+    return `The query needed more memory or temporary disk than ${limit} allows, and was stopped (${duckdbMessage.split('\n')[0]}).`;
   }
 
   position(sink: string): Promise<number | undefined> {
@@ -407,10 +488,14 @@ export class DuckDbTarget implements Target {
 
   /** Waits for queued work, then closes the file; later calls fail, repeated close() is fine. */
   close(): Promise<void> {
-    this.closing ??= Promise.all([this.queue, this.readQueue]).then(() => {
-      this.closed = true;
-      this.disconnect();
-    });
+    if (!this.closing) {
+      const running = [...this.runningQueries];
+      for (const [conn] of running) conn.interrupt();
+      this.closing = Promise.all([this.queue, this.readQueue, ...running.map(([, work]) => work)]).then(() => {
+        this.closed = true;
+        this.disconnect();
+      });
+    }
     return this.closing;
   }
 
@@ -549,6 +634,9 @@ export class DuckDbTarget implements Target {
     return Number(row.n);
   }
 }
+
+/** DuckDB's errors for a query past memory_limit or max_temp_directory_size. */
+const OUT_OF_MEMORY = /^Out of Memory Error|max_temp_directory_size/;
 
 /** `_timestamp`: the write's transaction time (now() is the start of the transaction), in UTC. */
 const TIMESTAMP_TYPE = "TIMESTAMP DEFAULT (timezone('UTC', now()))";

@@ -31,6 +31,7 @@ import { csvToParquet } from './parquet.js';
 import { ident, literal, pgName, qualified } from './postgres-names.js';
 import { translate } from './postgres-errors.js';
 import { pgValue, readRelations, typeName } from './postgres-query.js';
+import { PostgresReaders } from './postgres-readers.js';
 
 /**
  * The PostgreSQL Target adapter (`--target postgres://...`). A bucket is a schema named by the
@@ -42,7 +43,9 @@ import { pgValue, readRelations, typeName } from './postgres-query.js';
  *
  * Rows arrive by `COPY ... FROM STDIN` (pg-copy-streams), streamed from the staged gzip files.
  * Work runs on a bounded pool (`poolSize` connections); every call takes one connection for its
- * transaction, so imports of different tables run side by side.
+ * transaction, so imports of different tables run side by side. Read-only SQL queries are
+ * planned on that pool and run on connections of their own, logged in as a role that may read
+ * only the buckets the query reads (postgres-readers.ts).
  *
  * Fencing between cluster nodes: an import takes the stream's owner row FOR SHARE for its whole
  * transaction, and a claim updates that row, so a claim waits for an import in flight and reads
@@ -55,10 +58,14 @@ export interface PostgresTargetOptions {
   connectTimeoutMs?: number;
   /** Connection errors of idle connections (the server restarted): logged, never thrown. */
   onIdleError?: (err: Error) => void;
+  /** Read-only SQL queries that run at once: connections per reader role (default 2). */
+  queryConnections?: number;
+  /** A read-only query's temp_file_limit (when Sluice's user may set it), a quarter of it its work_mem. */
+  queryMemoryBytes?: number;
+  /** Hears how read-only queries run when it is weaker than the default (postgres-readers.ts). */
+  onNotice?: (message: string) => void;
 }
 
-/** The role read-only queries run as (SET LOCAL ROLE), when Sluice's database user may create it. */
-const READER_ROLE = 'sluice_sql_reader';
 /** pg_advisory_xact_lock keys: schema migration, and DDL of buckets and tables. */
 const MIGRATE_LOCK = 0x51_1c_e0_01;
 const DDL_LOCK = 0x51_1c_e0_02;
@@ -66,10 +73,13 @@ const DDL_LOCK = 0x51_1c_e0_02;
 export class PostgresTarget implements Target {
   readonly description: string;
   private readonly pool: pg.Pool;
-  private readerRole: string | undefined;
+  private readers!: PostgresReaders;
   private closing?: Promise<void>;
 
-  private constructor(url: string, options: PostgresTargetOptions) {
+  private constructor(
+    private readonly url: string,
+    private readonly options: PostgresTargetOptions,
+  ) {
     this.description = describeUrl(url);
     this.pool = new pg.Pool({
       connectionString: url,
@@ -109,35 +119,16 @@ export class PostgresTarget implements Target {
           PRIMARY KEY (table_id, import_id));
         CREATE TABLE IF NOT EXISTS _sluice.positions (stream text PRIMARY KEY, through bigint NOT NULL);
         CREATE TABLE IF NOT EXISTS _sluice.stream_owners (stream text PRIMARY KEY, owner text NOT NULL, claimed text NOT NULL);
+        CREATE TABLE IF NOT EXISTS _sluice.settings (name text PRIMARY KEY, value text NOT NULL);
       `);
     });
-    this.readerRole = await this.ensureReaderRole();
-  }
-
-  /**
-   * Read-only queries run as a role that may only read the buckets' tables: a query cannot
-   * call what Sluice's own user may (reading server files as a superuser, say). Without the
-   * right to create roles, queries run as Sluice's user (the read-only transaction and the
-   * relation check still hold).
-   */
-  private async ensureReaderRole(): Promise<string | undefined> {
-    try {
-      await this.transaction(async (c) => {
-        await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK]);
-        const { rowCount } = await c.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [READER_ROLE]);
-        if (!rowCount) await c.query(`CREATE ROLE ${READER_ROLE} NOLOGIN`);
-        await c.query(`GRANT ${READER_ROLE} TO CURRENT_USER`).catch(() => undefined);
-        for (const { id } of (await c.query('SELECT id FROM _sluice.buckets')).rows) {
-          await c.query(`GRANT USAGE ON SCHEMA ${ident(id)} TO ${READER_ROLE}`);
-          await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(id)} TO ${READER_ROLE}`);
-        }
-        // Sluice's user must be able to become the role (a member, or a superuser).
-        await c.query(`SET LOCAL ROLE ${READER_ROLE}`);
-      });
-      return READER_ROLE;
-    } catch {
-      return undefined;
-    }
+    this.readers = await PostgresReaders.open(this.pool, {
+      url: this.url,
+      connections: this.options.queryConnections ?? 2,
+      memoryLimitBytes: this.options.queryMemoryBytes,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+      onIdleError: this.options.onIdleError,
+    }, (message) => this.options.onNotice?.(message));
   }
 
   async ping(): Promise<boolean> {
@@ -167,7 +158,6 @@ export class PostgresTarget implements Target {
       if (existing) return toBucket(existing);
       const created = new Date().toISOString();
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${ident(bucket.id)}`);
-      if (this.readerRole) await c.query(`GRANT USAGE ON SCHEMA ${ident(bucket.id)} TO ${this.readerRole}`);
       await c.query('INSERT INTO _sluice.buckets VALUES ($1, $2, $3, $4, $5)', [
         bucket.id, bucket.stage, bucket.name, created, JSON.stringify(bucket.metadata ?? {}),
       ]);
@@ -216,7 +206,6 @@ export class PostgresTarget implements Target {
       const created = new Date().toISOString();
       const columns = table.columns.map((col) => `${ident(col)} text NOT NULL`).join(', ');
       await c.query(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns}, ${ident(TIMESTAMP_COLUMN)} timestamptz NOT NULL DEFAULT now())`);
-      if (this.readerRole) await c.query(`GRANT SELECT ON ${qualified(table.bucketId, table.name)} TO ${this.readerRole}`);
       await c.query('INSERT INTO _sluice.tables (id, bucket_id, name, created, metadata, columns) VALUES ($1, $2, $3, $4, $5, $6)', [
         table.id, table.bucketId, table.name, created, JSON.stringify(table.metadata ?? {}), JSON.stringify(table.columns),
       ]);
@@ -317,36 +306,81 @@ export class PostgresTarget implements Target {
 
   async query(sql: string, options: QueryOptions): Promise<QueryResult> {
     const statement = readStatement(sql);
-    return this.withClient(async (c) => {
+    const deadline = Date.now() + options.timeoutMs;
+    const remaining = () => Math.max(1, deadline - Date.now());
+    const { mode } = this.readers;
+    if (mode.kind === 'unavailable') throw new QueryRefusedError('unavailable', mode.reason);
+    const { relations, everyBucket, ready } = await this.withClient(async (c) => {
       await c.query('BEGIN TRANSACTION READ ONLY');
       try {
-        await c.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(options.timeoutMs))}`);
+        await c.query(`SET LOCAL statement_timeout = ${remaining()}`);
         // Planned as Sluice's user, so that every relation is named (the planner runs no volatile
         // function); the extended protocol takes one statement only: "SELECT 1; DELETE ..." is refused here.
         const plan = await c.query(extended(`EXPLAIN (VERBOSE, FORMAT JSON) ${statement}`));
         const { relations, writes } = readRelations(plan.rows[0]['QUERY PLAN']);
         if (writes) throw new QueryRefusedError('write', 'The statement writes or locks rows; only a statement that reads (SELECT) can run here. Nothing was executed.');
         const buckets = new Map<string, string>();
-        if (relations.length > 0) {
-          for (const { id } of (await c.query('SELECT id FROM _sluice.buckets')).rows) buckets.set(pgName(id), id);
-        }
-        options.authorize(relations.map((r): QueryRelation => ({ ...r, bucketId: buckets.get(r.schema) })));
-        // Run as the reader role: what the query calls can only read the buckets' tables.
-        if (this.readerRole) await c.query(`SET LOCAL ROLE ${this.readerRole}`);
-        await c.query(extended(`DECLARE sluice_query NO SCROLL CURSOR FOR ${statement}`));
-        const result = await c.query({ text: `FETCH ${options.maxRows + 1} FROM sluice_query`, rowMode: 'array' });
-        const truncated = result.rows.length > options.maxRows;
-        return {
-          columns: result.fields.map((f) => ({ name: f.name, type: typeName(f.dataTypeID) })),
-          rows: (truncated ? result.rows.slice(0, options.maxRows) : result.rows).map((r: unknown[]) => r.map(pgValue)),
-          truncated,
-        };
+        for (const { id } of (await c.query('SELECT id FROM _sluice.buckets')).rows) buckets.set(pgName(id), id);
+        const named = relations.map((r): QueryRelation => ({ ...r, bucketId: buckets.get(r.schema) }));
+        const read = bucketsOf(named);
+        return { relations: named, everyBucket: [...buckets.values()], ready: mode.kind === 'roles' && read !== undefined && (await this.readers.ready(c, read)) };
       } catch (err) {
         throw refusal(err);
       } finally {
         await c.query('ROLLBACK').catch(() => undefined);
       }
     });
+    // As Sluice's own user a query can reach every bucket (the class comment of postgres-readers.ts).
+    const reachable = mode.kind === 'owner' ? everyBucket.map((id): QueryRelation => ({ schema: pgName(id), table: '*', bucketId: id, reachable: true })) : [];
+    options.authorize([...relations, ...reachable]);
+    const read = bucketsOf(relations);
+    if (read === undefined) throw new QueryRefusedError('forbidden', 'The query reads a relation that is not a table of a bucket: a query reads the tables of buckets only.');
+    if (mode.kind === 'roles' && !ready) await this.withUnavailable(() => this.readers.ensureRole(this.pool, read));
+    return this.withReaderSession(read, remaining(), async (c) => {
+      await c.query(extended(`DECLARE sluice_query NO SCROLL CURSOR FOR ${statement}`));
+      const result = await c.query({ text: `FETCH ${options.maxRows + 1} FROM sluice_query`, rowMode: 'array' });
+      const truncated = result.rows.length > options.maxRows;
+      return {
+        columns: result.fields.map((f) => ({ name: f.name, type: typeName(f.dataTypeID) })),
+        rows: (truncated ? result.rows.slice(0, options.maxRows) : result.rows).map((r: unknown[]) => r.map(pgValue)),
+        truncated,
+      };
+    });
+  }
+
+  /**
+   * Runs `fn` in the session a read-only query over `bucketIds` runs in: a read-only
+   * transaction, as the buckets' reader role (or Sluice's user, see postgres-readers.ts), with
+   * the statement timeout and work_mem set; afterwards the session is reset (DISCARD ALL: no
+   * advisory lock or setting of the query outlives it). Public for the tests that check what
+   * the session refuses whatever the statement check let through.
+   */
+  async withReaderSession<R>(bucketIds: readonly string[], timeoutMs: number, fn: (c: pg.PoolClient) => Promise<R>): Promise<R> {
+    const { mode } = this.readers;
+    if (mode.kind === 'unavailable') throw new QueryRefusedError('unavailable', mode.reason);
+    if (this.closing) throw new Error('the PostgreSQL target is closed');
+    const pool = mode.kind === 'roles' ? this.readers.poolFor(this.readers.roleName(bucketIds)) : this.pool;
+    const client = await this.withUnavailable(() => pool.connect());
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN TRANSACTION READ ONLY');
+      try {
+        await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+        if (this.options.queryMemoryBytes !== undefined) {
+          await client.query(`SET LOCAL work_mem = ${literal(`${Math.max(64, Math.floor(this.options.queryMemoryBytes / 4 / 1024))}kB`)}`);
+        }
+        return await fn(client);
+      } catch (err) {
+        const translated = translate(err, this.description);
+        if (translated instanceof TargetUnavailableError) broken = translated;
+        throw refusal(translated, this.readers.tempFileLimit);
+      } finally {
+        await client.query('ROLLBACK').catch(() => undefined);
+        await client.query('DISCARD ALL').catch((err: Error) => void (broken ??= err));
+      }
+    } finally {
+      client.release(broken);
+    }
   }
 
   // ---- sink positions and owners (the tables' column is named `stream`, as in targets written before) ----
@@ -376,7 +410,7 @@ export class PostgresTarget implements Target {
   }
 
   close(): Promise<void> {
-    this.closing ??= this.pool.end();
+    this.closing ??= Promise.all([this.pool.end(), this.readers?.end()]).then(() => undefined);
     return this.closing;
   }
 
@@ -421,6 +455,15 @@ export class PostgresTarget implements Target {
       await c.query('UPDATE _sluice.tables SET last_import_date = $1, rows_count = rows_count + $2 WHERE id = $3', [now, inserted, tableId]);
       return { inserted, duplicate: false };
     });
+  }
+
+  /** `fn`, with a connection failure as TargetUnavailableError. */
+  private async withUnavailable<R>(fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw translate(err, this.description);
+    }
   }
 
   private async rows(sql: string, params?: unknown[]): Promise<Record<string, any>[]> {
@@ -577,12 +620,26 @@ function extended(text: string): pg.QueryConfig {
   return { text, queryMode: 'extended' } as pg.QueryConfig;
 }
 
-/** PostgreSQL's refusals as QueryRefusedError: the statement, not the server, was wrong. */
-function refusal(err: unknown): unknown {
+/** The buckets of the relations a query reads; undefined when one is not a bucket's table. */
+function bucketsOf(relations: readonly QueryRelation[]): string[] | undefined {
+  if (relations.some((r) => r.bucketId === undefined)) return undefined;
+  return [...new Set(relations.map((r) => r.bucketId!))];
+}
+
+/**
+ * PostgreSQL's refusals as QueryRefusedError: the statement, not the server, was wrong.
+ * `tempFileLimit`: the query's temp_file_limit as text, for the message when it was reached.
+ */
+function refusal(err: unknown, tempFileLimit?: string): unknown {
   if (err instanceof QueryRefusedError || err instanceof TargetUnavailableError) return err;
   const e = err as { code?: string; message?: string; position?: string };
   if (typeof e.code !== 'string' || e.code.length !== 5) return err;
   if (e.code === '57014') return new QueryRefusedError('timeout', 'The query ran longer than the statement timeout and was cancelled.');
+  // configuration_limit_exceeded (temp_file_limit), out_of_memory, disk_full.
+  if (e.code === '53400' || e.code === '53200' || e.code === '53100') {
+    const limit = tempFileLimit === undefined ? 'the server allows' : `the SQL memory limit (${tempFileLimit} of temporary files) allows`;
+    return new QueryRefusedError('memory', `The query needed more memory or temporary disk than ${limit}, and was stopped (${e.message}).`);
+  }
   if (e.code === '42501') return new QueryRefusedError('forbidden', `${e.message}: a query reads the tables of buckets only.`);
   if (e.code === '25006') return new QueryRefusedError('write', `The statement writes (${e.message}); only a statement that reads can run here. Nothing was written.`);
   if (e.code === '42601' && /multiple commands/.test(e.message ?? '')) {
