@@ -34,6 +34,8 @@ export interface SinkWriterDeps {
   failureLog?: FailureLogLimiter;
   /** How often a write is tried before the sink is marked failing, and the backoff (sink-health.ts); the defaults when not given. */
   sinkRetry?: SinkRetryPolicy;
+  /** How long the sink's mapping of one batch may run in one render call (ms, `--render-budget`); none: unbounded. */
+  renderBudgetMs?: number;
 }
 
 type Message =
@@ -311,9 +313,22 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     this.appender = await SliceAppender.open(join(this.deps.dataDir, slice.localPath), slice.uncompressedSize);
   }
 
-  /** How the next batch is to be rendered: the open file's columns, after the committed offset. Only when open. */
+  /**
+   * How the next batch is to be rendered: the open file's columns, after the committed offset,
+   * within the render budget, without the records parked because their mapping stopped the
+   * process (stopped-mappings.ts: they are kept as failures instead). Only when open.
+   */
   private currentJob(): TargetJob {
-    return { columns: this.file!.columns, after: this.committedOffset, allowedSignals: this.sink.allowedSignals, file: this.file!.openedAt };
+    const parked = this.deps.failures.parked(this.key, this.committedOffset);
+    return {
+      columns: this.file!.columns,
+      after: this.committedOffset,
+      allowedSignals: this.sink.allowedSignals,
+      file: this.file!.openedAt,
+      owner: { ...this.key, mode: 'stream' },
+      ...(parked.length > 0 ? { parked } : {}),
+      ...(this.deps.renderBudgetMs !== undefined ? { budgetMs: this.deps.renderBudgetMs } : {}),
+    };
   }
 
   private newFile(): NewFile {
@@ -336,6 +351,9 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       // The file rotated, or the writer restarted, after the router asked: rendered again for what holds now.
       [rendered] = await this.deps.renderer.render(batch, [current]);
     }
+    // The budget ran out: the batch is written up to the records rendered, the rest comes again.
+    if (rendered.cutAt !== undefined) through = Math.min(through, rendered.cutAt > 0 ? batch[rendered.cutAt - 1].offset : this.committedOffset);
+    if (through <= this.committedOffset) return;
     const failed = this.failuresOf(batch, rendered);
     const length = rendered.count > 0 ? await this.appender!.appendBytes(rendered.csv) : this.slice!.uncompressedSize;
     await this.commit(batch, rendered, failed, length, through);
@@ -369,6 +387,8 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         consumerOffset: through,
       });
       failures.add(tx, this.key, failed);
+      // Parked records the batch kept as failures (and any the sink is past) are done with.
+      failures.unpark(tx, this.key, through);
       return slice;
     });
     this.committedOffset = through;
@@ -444,7 +464,8 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     // The mapping of the sink as it is now (the file may have been opened with an older one).
     if (JSON.stringify(this.file!.columns) !== JSON.stringify(this.sink.table.mapping.columns)) await this.rotateFile();
     // Every record given is rendered: the caller chose them (old offsets, any signal it accepts).
-    const [rendered] = await this.deps.renderer.render(records, [{ columns: this.file!.columns, after: -Infinity }]);
+    // Apart from the sinks that keep up; marked as a replay (a death maps them as stopped failures).
+    const [rendered] = await this.deps.renderer.render(records, [{ columns: this.file!.columns, after: -Infinity, owner: { ...this.key, mode: 'replay' } }], 'apart');
     const failed = this.failuresOf(records, rendered);
     const failedIndexes = new Set(rendered.failures.map((f) => f.index));
     const written = records.filter((_, i) => !failedIndexes.has(i));

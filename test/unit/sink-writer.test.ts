@@ -42,9 +42,10 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(sink: Sink): { levels: LevelRepository } {
+function start(sink: Sink, renderBudgetMs?: number): { levels: LevelRepository } {
   const levels = new LevelRepository(store);
   writer = new SinkWriter(sink, source, 0, {
+    renderBudgetMs,
     store, levels, failures: new MappingFailures(store), renderer, dataDir: dir, logger: createLogger('silent'),
     limits: { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 },
     sinkRetry: { attempts: 3, baseMs: 1 },
@@ -112,5 +113,39 @@ describe('SinkWriter', () => {
     expect(store.get('storage/failing/1/src/snk')).toBeUndefined();
     expect(sliceText(levels)).toBe('1\n2\n3\n');
     expect(writer.committedOffset).toBe(3);
+  });
+
+  it('keeps the records parked for it as failures in the batch that reaches them, and goes past them', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const failures = new MappingFailures(store);
+    store.transact((tx) => failures.park(tx, key, [{ offset: 2, reason: 'The mapping of this record stopped the process.' }]));
+    const job = await writer.prepare();
+    expect(job).toMatchObject({ parked: [{ offset: 2, reason: 'The mapping of this record stopped the process.' }], owner: { ...key, mode: 'stream' } });
+    const [rendered] = await renderer.render(batch, [job]);
+    await writer.deliver(batch, rendered, job, 3);
+    expect(sliceText(levels)).toBe('1\n3\n');
+    expect(writer.committedOffset).toBe(3);
+    const kept = failures.all(key);
+    expect(kept.map((f) => [f.offset, f.reason])).toEqual([[2, 'The mapping of this record stopped the process.']]);
+    // The raw record is kept with it: it can be reprocessed.
+    expect(JSON.parse(kept[0].record.body)).toEqual({ id: 2, name: 'n2' });
+    expect(failures.parked(key, -1)).toEqual([]);
+    expect((await writer.prepare()).parked).toBeUndefined();
+  });
+
+  it('writes a batch cut by its render budget up to the last record rendered; the rest comes with the next one', async () => {
+    const { levels } = start(sinkWith([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'std.foldl(function(a, b) a + b, std.range(0, 1e5), 0) + Body("id")' } }], 1), 1);
+    const job = await writer.prepare();
+    expect(job.budgetMs).toBe(1);
+    const [first] = await renderer.render(batch, [job]);
+    expect(first.cutAt).toBe(1);
+    await writer.deliver(batch, first, job, 3);
+    expect(writer.committedOffset).toBe(1);
+    const next = await writer.prepare();
+    const [second] = await renderer.render(batch, [next]);
+    expect(second.cutAt).toBe(2);
+    await writer.deliver(batch, second, next, 3);
+    expect(writer.committedOffset).toBe(2);
+    expect(levels.writingSlice(key)!.recordsCount + new MappingFailures(store).count(key)).toBe(2);
   });
 });

@@ -1,0 +1,94 @@
+/**
+ * Records whose mapping stopped the process: what the renderers' slots (render/inflight.ts) say
+ * was being mapped when the previous process died. A template that crashes the process (a V8
+ * fatal error, a heap that outgrows the machine and is killed) would otherwise be mapped again
+ * by every restart, which replays the acknowledged record from the log, and die again: a crash
+ * loop. Instead, at the start, before any sink maps a record:
+ *
+ * - records a sink was mapping in order (`stream`) are *parked*: the sink does not map them when
+ *   it reaches them again, its next batch keeps each as a mapping failure (reason: the mapping
+ *   stopped the process; listed, counted, reprocessable like any failure) in the transaction that
+ *   moves its position past them, so the other records of the batch are written exactly once;
+ * - records mapped again out of order (a reprocess or a replay) are kept as failures with that
+ *   reason at once (a kept failure takes the new reason; another record is read from the log).
+ *
+ * A second death on the same record is impossible by construction: the record is marked before
+ * its template runs, the mark is parked before anything is mapped, and a parked record is never
+ * mapped by the stream. What is parked is the chunk that was being mapped (batch-render.ts): a
+ * template that is slow for a record maps it about alone, a quick one shares its chunk with at
+ * most 63 others; a process killed for another reason (SIGKILL by an operator) parks the chunk
+ * it cut short too. Every parked record can be reprocessed.
+ *
+ * Cluster mode: the slots are the node's own (node-local files); parked records and failures
+ * are shared, so the node that works on the partition next, this one or another, skips them.
+ */
+import type { EventLog } from '../connectors/event-log/event-log.js';
+import type { MetadataStore } from '../connectors/metadata/store.js';
+import { partitionIdOf } from '../connectors/event-log/event-log.js';
+import { parseInstanceId } from '../levels/instances.js';
+import type { SinkKey } from '../levels/model.js';
+import type { LevelRepository } from '../levels/repository.js';
+import type { Logger } from '../logger.js';
+import { toFailureRecord, type MappingFailure, type MappingFailures } from '../storage/mapping-failures.js';
+import { forget, STOPPED_PROCESS_REASON, type LeftMark } from './render/inflight.js';
+
+export interface StoppedMappingsDeps {
+  store: MetadataStore;
+  levels: LevelRepository;
+  failures: MappingFailures;
+  eventLog: EventLog;
+  logger: Logger;
+  /** The topic of a source. */
+  topicOf(sourceId: string): string;
+}
+
+/**
+ * Keeps what the marks say (see the module comment), then removes the slot files; resolves when
+ * done. A mark that could not be kept is logged and its file stays for the next start.
+ */
+export async function parkStoppedMappings(left: { marks: readonly LeftMark[]; files: readonly string[] }, deps: StoppedMappingsDeps): Promise<void> {
+  const kept = new Set(left.files);
+  for (const mark of left.marks) {
+    const key: SinkKey = { branchId: mark.owner.branchId, sourceId: mark.owner.sourceId, sinkId: mark.owner.sinkId };
+    const log = deps.logger.child({ sourceId: key.sourceId, sinkId: key.sinkId });
+    try {
+      const parked = mark.owner.mode === 'stream' ? parkStream(key, mark.offsets, deps) : await keepReplayed(key, mark.offsets, deps);
+      if (parked.length > 0) {
+        log.error(
+          { offsets: parked },
+          'the process stopped while this sink mapped these records: they are kept as its mapping failures (reason: the mapping stopped the process) and not mapped again unless reprocessed',
+        );
+      }
+    } catch (err) {
+      kept.delete(mark.file);
+      log.error({ err, offsets: mark.offsets }, 'could not park the records whose mapping stopped the process: tried again at the next start');
+    }
+  }
+  forget([...kept]);
+}
+
+/** Records the sink was mapping in order: parked, unless the sink is already past them. */
+function parkStream(key: SinkKey, offsets: readonly number[], deps: StoppedMappingsDeps): number[] {
+  const committed = deps.levels.consumerOffset(key) ?? -1;
+  const parked = offsets.filter((o) => o > committed);
+  if (parked.length > 0) deps.store.transact((tx) => deps.failures.park(tx, key, parked.map((offset) => ({ offset, reason: STOPPED_PROCESS_REASON }))));
+  return parked;
+}
+
+/** Records mapped again out of order: kept as failures now, with the reason (read from the log when not kept already). */
+async function keepReplayed(key: SinkKey, offsets: readonly number[], deps: StoppedMappingsDeps): Promise<number[]> {
+  const failedAt = new Date().toISOString();
+  const failures: MappingFailure[] = [];
+  const partitionId = partitionIdOf(deps.topicOf(key.sourceId), parseInstanceId(key.sinkId).partition);
+  for (const offset of offsets) {
+    const kept = deps.failures.kept(key, offset);
+    if (kept) {
+      failures.push({ ...kept, failedAt, reason: STOPPED_PROCESS_REASON });
+      continue;
+    }
+    const [logged] = await deps.eventLog.fetch(partitionId, offset - 1, 1);
+    if (logged?.offset === offset) failures.push({ offset, failedAt, reason: STOPPED_PROCESS_REASON, record: toFailureRecord(logged.record) });
+  }
+  if (failures.length > 0) deps.store.transact((tx) => deps.failures.add(tx, key, failures));
+  return failures.map((f) => f.offset);
+}
