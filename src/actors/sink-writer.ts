@@ -16,7 +16,8 @@ import { failureKind, type Metrics } from '../observability/metrics.js';
 import type { RenderFailure } from '../pipeline/batch-render.js';
 import { Actor } from './actor.js';
 import { failedColumn, FailureLogLimiter } from './failure-log.js';
-import type { RecordRenderer, RenderedRows } from './render/renderer.js';
+import type { RecordProber, RecordRenderer, RenderedRows, RenderJob } from './render/renderer.js';
+import { isStoppedReason } from './render/inflight.js';
 import type { RouterTarget, TargetJob } from './source-router.js';
 import { DEFAULT_SINK_RETRY, failingKey, failingRetryDelayMs, reasonOf, SinkFailingError, type SinkFailing, type SinkRetryPolicy } from './sink-health.js';
 
@@ -36,6 +37,11 @@ export interface SinkWriterDeps {
   sinkRetry?: SinkRetryPolicy;
   /** How long the sink's mapping of one batch may run in one render call (ms, `--render-budget`); none: unbounded. */
   renderBudgetMs?: number;
+  /**
+   * Where records whose mapping stopped the process are tried before a reprocess or a replay
+   * maps them (render/sandbox.ts); none: they are not mapped again, they stay failures.
+   */
+  prober?: RecordProber;
 }
 
 type Message =
@@ -464,8 +470,10 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     // The mapping of the sink as it is now (the file may have been opened with an older one).
     if (JSON.stringify(this.file!.columns) !== JSON.stringify(this.sink.table.mapping.columns)) await this.rotateFile();
     // Every record given is rendered: the caller chose them (old offsets, any signal it accepts).
-    // Apart from the sinks that keep up; marked as a replay (a death maps them as stopped failures).
-    const [rendered] = await this.deps.renderer.render(records, [{ columns: this.file!.columns, after: -Infinity, owner: { ...this.key, mode: 'replay' } }], 'apart');
+    // Apart from the sinks that keep up; marked as a replay (a death keeps them as stopped failures).
+    const job: RenderJob = { columns: this.file!.columns, after: -Infinity, owner: { ...this.key, mode: 'replay' } };
+    const parked = await this.stillStopping(records, job);
+    const [rendered] = await this.deps.renderer.render(records, [parked.length > 0 ? { ...job, parked } : job], 'apart');
     const failed = this.failuresOf(records, rendered);
     const failedIndexes = new Set(rendered.failures.map((f) => f.index));
     const written = records.filter((_, i) => !failedIndexes.has(i));
@@ -487,6 +495,25 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     });
     this.report(written.length, failed, rendered.failures);
     return { reprocessed: written.length, failed: failed.length };
+  }
+
+  /**
+   * Of the records given, those kept as failures because their mapping stopped the process (or
+   * a render worker), tried in the sandbox first: those that end it again are answered as
+   * failures again, parked, so that a reprocess never maps in this process a record that would
+   * stop it (without a sandbox, none of them is mapped).
+   */
+  private async stillStopping(records: readonly LoggedRecord[], job: RenderJob): Promise<Array<{ offset: number; reason: string }>> {
+    const stopped = records.flatMap((r) => {
+      const reason = this.deps.failures.kept(this.key, r.offset)?.reason;
+      return isStoppedReason(reason) ? [{ record: r, reason: reason! }] : [];
+    });
+    if (stopped.length === 0) return [];
+    const prober = this.deps.prober;
+    if (!prober) return stopped.map((s) => ({ offset: s.record.offset, reason: s.reason }));
+    const parked = await prober.probe(stopped.map((s) => s.record), job);
+    this.log.info({ tried: stopped.length, stillStopping: parked.length }, 'records whose mapping stopped the process were tried apart before being mapped again');
+    return parked;
   }
 
   /**

@@ -15,9 +15,11 @@
  * A second death on the same record is impossible by construction: the record is marked before
  * its template runs, the mark is parked before anything is mapped, and a parked record is never
  * mapped by the stream. What is parked is the chunk that was being mapped (batch-render.ts): a
- * template that is slow for a record maps it about alone, a quick one shares its chunk with at
- * most 63 others; a process killed for another reason (SIGKILL by an operator) parks the chunk
- * it cut short too. Every parked record can be reprocessed.
+ * record whose template is slow is mapped about alone, one that kills at once shares its chunk
+ * only with records mapped quickly just before it in its batch (at most 63); a process killed
+ * for another reason (SIGKILL by an operator) parks the chunk it cut short too. Every parked
+ * record can be reprocessed: it is tried in a sandbox process first (render/sandbox.ts), so
+ * that a reprocess maps here only those that do not stop a process.
  *
  * Cluster mode: the slots are the node's own (node-local files); parked records and failures
  * are shared, so the node that works on the partition next, this one or another, skips them.

@@ -102,20 +102,18 @@ const encoder = new TextEncoder();
 /** Compiled mappings kept (by their columns): a sink's mapping changes rarely. */
 const CACHED_MAPPINGS = 100;
 /**
- * Records are mapped in chunks, each one mark of the guard and one look at the budget: a chunk
- * doubles while chunks take less than CHUNK_FAST_MS, up to MAX_CHUNK records, and halves
- * otherwise, so that a slow template maps about one record per chunk (a death parks it nearly
- * alone, the budget is checked after each) while a quick one pays for its marks once per
- * MAX_CHUNK records.
+ * Records are mapped in chunks, each one mark of the guard and one look at the budget: a job's
+ * first chunk is one record, and a chunk doubles while chunks take less than CHUNK_FAST_MS, up
+ * to MAX_CHUNK records, and halves otherwise. A slow template maps about one record per chunk
+ * (a death parks it nearly alone, the budget is checked after each); a quick one pays for its
+ * marks about once per MAX_CHUNK records; a record that kills at once shares its chunk only
+ * with records mapped quickly just before it in the same batch.
  */
 const MAX_CHUNK = 64;
 const CHUNK_FAST_MS = 2;
-/** Chunk sizes remembered (by owner): a sink's next batch starts where its last one ended. */
-const REMEMBERED_CHUNKS = 1000;
 
 export class BatchRenderer {
   private readonly mappings: MappingCache;
-  private readonly chunkSizes = new Map<string, number>();
 
   constructor(
     engine: TemplateEngine,
@@ -190,10 +188,9 @@ export class BatchRenderer {
     if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
     const owner = job.owner;
     const guard = owner && this.guard;
-    const sizeKey = owner ? `${owner.branchId}/${owner.sourceId}/${owner.sinkId}` : '';
     const started = performance.now();
     const out: Array<string[] | MappingError> = [];
-    let size = this.chunkSizes.get(sizeKey) ?? 1;
+    let size = 1;
     while (out.length < chosen.length) {
       const part = chosen.slice(out.length, out.length + size);
       const t0 = performance.now();
@@ -205,11 +202,6 @@ export class BatchRenderer {
       const now = performance.now();
       size = now - t0 < CHUNK_FAST_MS ? Math.min(size * 2, MAX_CHUNK) : Math.max(1, size >> 1);
       if (job.budgetMs !== undefined && now - started >= job.budgetMs) break;
-    }
-    if (owner) {
-      this.chunkSizes.delete(sizeKey);
-      this.chunkSizes.set(sizeKey, size);
-      if (this.chunkSizes.size > REMEMBERED_CHUNKS) this.chunkSizes.delete(this.chunkSizes.keys().next().value!);
     }
     return out;
   }

@@ -39,6 +39,16 @@ export function stoppedWorkerReason(why: string): string {
   return `The mapping of this record stopped the render worker (${why}). It is not mapped again unless reprocessed.`;
 }
 
+/** The failure of a record whose mapping, tried again in a process of its own, ended that process too (sandbox.ts). */
+export function stoppedSandboxReason(why: string): string {
+  return `The mapping of this record stopped the process that tried it apart (${why}). It is not mapped again unless reprocessed.`;
+}
+
+/** Whether a failure's reason says its mapping stopped a process or a render worker (one of the reasons above). */
+export function isStoppedReason(reason: string | undefined): boolean {
+  return reason !== undefined && reason.startsWith('The mapping of this record stopped ');
+}
+
 /** A slot file of this process; `name` is unique to it (see slotPath). */
 export class InflightSlot implements RenderGuard {
   private fd: number | undefined;

@@ -5,7 +5,7 @@
  * work in place (`--render-thread off`, unit tests).
  */
 import type { LoggedRecord } from '../../connectors/event-log/event-log.js';
-import { BatchRenderer, type RenderedRows, type RenderGuard, type RenderJob } from '../../pipeline/batch-render.js';
+import { BatchRenderer, type ParkedRecord, type RenderedRows, type RenderGuard, type RenderJob } from '../../pipeline/batch-render.js';
 import type { TemplateEngine } from '../../pipeline/template-engine.js';
 
 export type { RenderedRows, RenderJob } from '../../pipeline/batch-render.js';
@@ -22,6 +22,14 @@ export interface RecordRenderer {
   /** One result per job, in order; rejects only when rendering itself broke (not for records that fail their mapping). */
   render(records: readonly LoggedRecord[], jobs: readonly RenderJob[], lane?: RenderLane): Promise<RenderedRows[]>;
   close(): Promise<void>;
+}
+
+/**
+ * Maps records of a job one at a time where their death cannot reach the process (a child
+ * process: sandbox.ts), and answers those whose mapping ended it, parked with the reason.
+ */
+export interface RecordProber {
+  probe(records: readonly LoggedRecord[], job: RenderJob): Promise<ParkedRecord[]>;
 }
 
 export class InThreadRenderer implements RecordRenderer {

@@ -8,7 +8,7 @@ import type { Logger } from '../../logger.js';
 import type { ParkedRecord } from '../../pipeline/batch-render.js';
 import { encodeRecord } from '../../pipeline/record-codec.js';
 import { readMark, stoppedWorkerReason, type InflightMark } from './inflight.js';
-import type { RecordRenderer, RenderedRows, RenderJob, RenderLane } from './renderer.js';
+import type { RecordProber, RecordRenderer, RenderedRows, RenderJob, RenderLane } from './renderer.js';
 
 /** A batch as it crosses to the worker: the encoded records back to back in one transferred buffer. */
 export interface RenderRequest {
@@ -38,6 +38,8 @@ export interface WorkerRendererOptions {
   /** Heap cap of each render thread in MB (V8's resourceLimits.maxOldGenerationSizeMb); none: V8's default. */
   heapLimitMb?: number;
   logger?: Logger;
+  /** Where the records a dead thread was mapping are tried one at a time (sandbox.ts); none: on a new thread each. */
+  prober?: RecordProber;
   /** The thread's module and options (tests); default: render-worker. */
   script?: () => [string | URL, WorkerOptions];
 }
@@ -200,15 +202,27 @@ export class WorkerRenderer implements RecordRenderer {
   }
 
   /**
-   * The records a dead thread was mapping for `job`, each on its own on a new thread: those that
-   * end that thread too are returned, parked with the reason. When none does alone (the thread
-   * died of what the chunk did together), the batch is tried once more; if the same chunk ends
-   * a thread again, all its records are parked.
+   * The records a dead thread was mapping for `job`, each on its own (in the sandbox, or on a
+   * new thread): those that end it too are returned, parked with the reason. When none does
+   * alone (the thread died of what the chunk did together), the batch is tried once more; if the
+   * same chunk ends a thread again, all its records are parked.
    */
   private async probe(records: readonly LoggedRecord[], job: RenderJob, mark: InflightMark, why: string, probed: Set<string>): Promise<ParkedRecord[]> {
     const log = this.options.logger?.child({ sourceId: mark.owner.sourceId, sinkId: mark.owner.sinkId });
     const suspects = records.filter((r) => mark.offsets.includes(r.offset));
     log?.error({ reason: why, offsets: mark.offsets }, 'a render worker died while it mapped records of this sink: they are mapped again one at a time, apart');
+    const parked = this.options.prober ? await this.options.prober.probe(suspects, job) : await this.probeOnThread(suspects, job);
+    const key = JSON.stringify([mark.owner, mark.offsets]);
+    if (parked.length === 0 && probed.has(key)) {
+      parked.push(...suspects.map((s) => ({ offset: s.offset, reason: stoppedWorkerReason(why) })));
+    }
+    probed.add(key);
+    if (parked.length > 0) log?.error({ offsets: parked.map((p) => p.offset) }, 'records whose mapping ends the render worker are kept as mapping failures of the sink, not mapped again');
+    return parked;
+  }
+
+  /** Each record alone on a thread of its own (with a slot of its own: a death of the process meanwhile parks it at the next start). */
+  private async probeOnThread(suspects: readonly LoggedRecord[], job: RenderJob): Promise<ParkedRecord[]> {
     const prober = new RenderThread(this.options.slotPath?.('render-probe'), this.options);
     const parked: ParkedRecord[] = [];
     try {
@@ -223,12 +237,6 @@ export class WorkerRenderer implements RecordRenderer {
     } finally {
       await prober.close();
     }
-    const key = JSON.stringify([mark.owner, mark.offsets]);
-    if (parked.length === 0 && probed.has(key)) {
-      parked.push(...suspects.map((s) => ({ offset: s.offset, reason: stoppedWorkerReason(why) })));
-    }
-    probed.add(key);
-    if (parked.length > 0) log?.error({ offsets: parked.map((p) => p.offset) }, 'records whose mapping ends the render worker are kept as mapping failures of the sink, not mapped again');
     return parked;
   }
 }
@@ -239,7 +247,7 @@ function sameOwner(job: RenderJob, mark: InflightMark): boolean {
   return a !== undefined && a.branchId === b.branchId && a.sourceId === b.sourceId && a.sinkId === b.sinkId && a.mode === b.mode;
 }
 
-function pack(id: number, records: readonly LoggedRecord[], jobs: readonly RenderJob[]): RenderRequest {
+export function pack(id: number, records: readonly LoggedRecord[], jobs: readonly RenderJob[]): RenderRequest {
   const parts = records.map((r) => r.encoded ?? encodeRecord(r.record));
   let total = 0;
   for (const p of parts) total += p.length;
