@@ -44,17 +44,19 @@ const slow: Column[] = [{ type: 'template', name: 's', template: { language: 'js
 const numbered = (count: number, from = 1): LoggedRecord[] =>
   Array.from({ length: count }, (_, k) => ({ offset: from + k, record: record(k, JSON.stringify({ id: from + k, name: `n${from + k}` })) }));
 
-/** A guard that remembers its marks: every chunk entered, and whether each was left. */
-function spyGuard(): RenderGuard & { chunks: number[][]; open: number } {
+/** A guard that remembers its marks: every chunk entered, and whether a mark is still in flight. */
+function spyGuard(): RenderGuard & { chunks: number[][]; inFlight: boolean; leaves: number } {
   const guard = {
     chunks: [] as number[][],
-    open: 0,
+    inFlight: false,
+    leaves: 0,
     enter(_owner: RenderOwner, offsets: readonly number[]) {
       guard.chunks.push([...offsets]);
-      guard.open++;
+      guard.inFlight = true;
     },
     leave() {
-      guard.open--;
+      guard.inFlight = false;
+      guard.leaves++;
     },
   };
   return guard;
@@ -172,7 +174,9 @@ describe('BatchRenderer', () => {
     const renderer = new BatchRenderer(new SluiceTemplateEngine(), guard);
     const records = numbered(200);
     await renderer.render(records, [{ columns: template, after: 0, owner: owner('quick') }]);
-    expect(guard.open).toBe(0);
+    // One mark a chunk (the next replaces it), cleared once at the job's end.
+    expect(guard.inFlight).toBe(false);
+    expect(guard.leaves).toBe(1);
     expect(guard.chunks.flat()).toEqual(records.map((r) => r.offset));
     expect(Math.max(...guard.chunks.map((c) => c.length))).toBeLessThanOrEqual(64);
     expect(guard.chunks[0]).toEqual([1]);
