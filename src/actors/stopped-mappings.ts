@@ -44,29 +44,56 @@ export interface StoppedMappingsDeps {
   topicOf(sourceId: string): string;
 }
 
+/** How long the start waits for a record of a replay that stopped the process to be read from the log (a remote log may be away). */
+const LOG_READ_TIMEOUT_MS = 30_000;
+
 /**
- * Keeps what the marks say (see the module comment), then removes the slot files; resolves when
- * done. A mark that could not be kept is logged and its file stays for the next start.
+ * Keeps what the marks say (see the module comment), each slot file removed once what it says is
+ * kept (one that could not be is logged and stays for the next start). The records sinks were
+ * mapping in order are parked before this returns: the runtime starts its writers after it.
+ * Those mapped again out of order are kept in the background (the stream does not map them
+ * again anyway, and reading them from a remote log can take a while): the promise resolves
+ * once they are.
  */
-export async function parkStoppedMappings(left: { marks: readonly LeftMark[]; files: readonly string[] }, deps: StoppedMappingsDeps): Promise<void> {
-  const kept = new Set(left.files);
+export function parkStoppedMappings(left: { marks: readonly LeftMark[]; files: readonly string[] }, deps: StoppedMappingsDeps): Promise<void> {
+  const stays = new Set<string>();
+  const replays: LeftMark[] = [];
   for (const mark of left.marks) {
-    const key: SinkKey = { branchId: mark.owner.branchId, sourceId: mark.owner.sourceId, sinkId: mark.owner.sinkId };
-    const log = deps.logger.child({ sourceId: key.sourceId, sinkId: key.sinkId });
-    try {
-      const parked = mark.owner.mode === 'stream' ? parkStream(key, mark.offsets, deps) : await keepReplayed(key, mark.offsets, deps);
-      if (parked.length > 0) {
-        log.error(
-          { offsets: parked },
-          'the process stopped while this sink mapped these records: they are kept as its mapping failures (reason: the mapping stopped the process) and not mapped again unless reprocessed',
-        );
-      }
-    } catch (err) {
-      kept.delete(mark.file);
-      log.error({ err, offsets: mark.offsets }, 'could not park the records whose mapping stopped the process: tried again at the next start');
+    if (mark.owner.mode === 'replay') {
+      replays.push(mark);
+      stays.add(mark.file);
+    } else if (!keep(mark, () => parkStream(keyOf(mark), mark.offsets, deps), deps)) {
+      stays.add(mark.file);
     }
   }
-  forget([...kept]);
+  forget(left.files.filter((f) => !stays.has(f)));
+  return (async () => {
+    for (const mark of replays) {
+      if (keep(mark, await keepReplayed(keyOf(mark), mark.offsets, deps).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err)))), deps)) forget([mark.file]);
+    }
+  })();
+}
+
+const keyOf = (mark: LeftMark): SinkKey => ({ branchId: mark.owner.branchId, sourceId: mark.owner.sourceId, sinkId: mark.owner.sinkId });
+
+/** Logs what a mark's records became (or why they could not be kept); whether they were. */
+function keep(mark: LeftMark, outcome: (() => number[]) | number[] | Error, deps: StoppedMappingsDeps): boolean {
+  const log = deps.logger.child({ sourceId: mark.owner.sourceId, sinkId: mark.owner.sinkId });
+  let kept: number[];
+  try {
+    if (outcome instanceof Error) throw outcome;
+    kept = typeof outcome === 'function' ? outcome() : outcome;
+  } catch (err) {
+    log.error({ err, offsets: mark.offsets }, 'could not park the records whose mapping stopped the process: tried again at the next start');
+    return false;
+  }
+  if (kept.length > 0) {
+    log.error(
+      { offsets: kept },
+      'the process stopped while this sink mapped these records: they are kept as its mapping failures (reason: the mapping stopped the process) and not mapped again unless reprocessed',
+    );
+  }
+  return true;
 }
 
 /** Records the sink was mapping in order: parked, unless the sink is already past them. */
@@ -88,9 +115,17 @@ async function keepReplayed(key: SinkKey, offsets: readonly number[], deps: Stop
       failures.push({ ...kept, failedAt, reason: STOPPED_PROCESS_REASON });
       continue;
     }
-    const [logged] = await deps.eventLog.fetch(partitionId, offset - 1, 1);
+    const [logged] = await withTimeout(deps.eventLog.fetch(partitionId, offset - 1, 1), LOG_READ_TIMEOUT_MS);
     if (logged?.offset === offset) failures.push({ offset, failedAt, reason: STOPPED_PROCESS_REASON, record: toFailureRecord(logged.record) });
   }
   if (failures.length > 0) deps.store.transact((tx) => deps.failures.add(tx, key, failures));
   return failures.map((f) => f.offset);
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the event log did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

@@ -85,10 +85,10 @@ export class StreamRuntime {
 
   start(): void {
     this.running = true;
-    // What the previous process died mapping is parked before a writer starts (the reconciles wait for it).
+    // What the previous process died mapping is parked before a writer starts (see stopped-mappings.ts).
     const left = this.deps.leftMarks;
     if (left && left.files.length > 0) {
-      this.reconciling = parkStoppedMappings(left, { ...this.deps, topicOf: (sourceId) => this.topicOf(sourceId) });
+      void parkStoppedMappings(left, { ...this.deps, topicOf: (sourceId) => this.topicOf(sourceId) });
     }
     this.membership.start({
       // A partition lost is released: its writers close and import their files first (in the

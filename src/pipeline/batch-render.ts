@@ -154,7 +154,12 @@ export class BatchRenderer {
     }
     if (chosen.length === 0) return result;
     const rendered = await this.renderChunks(records, chosen, job, mapping, contextOf);
-    if (rendered.length < chosen.length) result.cutAt = chosen[rendered.length];
+    if (rendered.length < chosen.length) {
+      // Cut short: what comes from the cut on (parked records too) is answered by a later call.
+      const cutAt = chosen[rendered.length];
+      result.cutAt = cutAt;
+      if (parked) result.failures = result.failures.filter((f) => f.index < cutAt);
+    }
     const rows: string[][] = [];
     rendered.forEach((row, k) => {
       const index = chosen[k];

@@ -154,13 +154,15 @@ describe('BatchRenderer', () => {
     const renderer = new BatchRenderer(new SluiceTemplateEngine());
     const records = numbered(6, 100);
     const [cut, whole] = await renderer.render(records, [
-      { columns: slow, after: 0, budgetMs: 1, owner: owner('slow') },
+      { columns: slow, after: 0, budgetMs: 1, owner: owner('slow'), parked: [{ offset: 105, reason: 'parked' }] },
       { columns: idName, after: 0, budgetMs: 1 },
     ]);
     // A slow template maps one record per chunk: the first one crossed the budget (mapped, or
     // failed on the engine's own time budget on a loaded machine).
     expect(cut.cutAt).toBe(1);
     expect(cut.count + cut.failures.length).toBe(1);
+    // A parked record after the cut is answered with the rest, by a later call.
+    expect(cut.failures.some((f) => f.reason === 'parked')).toBe(false);
     // Built-in columns do bounded work per record: no budget applies.
     expect(whole.count).toBe(6);
     expect(whole.cutAt).toBeUndefined();
