@@ -60,6 +60,9 @@ describe('records whose mapping stopped the process', () => {
     // Parked records the sink passed are forgotten by its commit.
     store.transact((tx) => failures.unpark(tx, key, 11));
     expect(failures.parked(key, -1).map((p) => p.offset)).toEqual([12]);
+    // A sink deleted for good takes its parked records with it.
+    failures.purge(key);
+    expect(failures.parked(key, -1)).toEqual([]);
   });
 
   it('are kept as failures at once when they were mapped again out of order (a reprocess or a replay)', async () => {
