@@ -33,6 +33,8 @@ import type { MappingChecker } from './model/columns.js';
 import { SluiceTemplateEngine } from './connectors/jsonnet/sluice-engine.js';
 import { InThreadRenderer } from './actors/render/renderer.js';
 import { WorkerRenderer } from './actors/render/worker-renderer.js';
+import { InflightSlot, leftMarks as readLeftMarks, slotPath } from './actors/render/inflight.js';
+import { RenderSandbox } from './actors/render/sandbox.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
 import { openEventLog } from './connectors/event-log/open-event-log.js';
@@ -214,8 +216,16 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     store: metadata, levels, tables, dataDir: config.dataDir, staging, retryBaseMs: config.retryBaseMs,
     stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined, metrics,
   });
-  // Sinks' mapping and CSV encoding run on a worker thread, beside ingestion (actors/render).
-  const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);
+  // What the previous process was mapping when it died (its renderers' slots): read before this
+  // process makes slots of its own, parked by the runtime before any sink maps (stopped-mappings.ts).
+  const leftMarks = readLeftMarks(config.dataDir);
+  // Records whose mapping stopped a process are tried again only in a child process (render/sandbox.ts).
+  const heapLimitMb = Math.ceil(config.renderHeapLimitBytes / 2 ** 20);
+  const sandbox = new RenderSandbox({ heapLimitMb });
+  // Sinks' mapping and CSV encoding run on worker threads, beside ingestion (actors/render).
+  const renderer = config.renderThread
+    ? new WorkerRenderer({ slotPath: (thread) => slotPath(config.dataDir, thread), heapLimitMb, prober: sandbox, logger: logger.child({ component: 'render' }) })
+    : new InThreadRenderer(templates, new InflightSlot(slotPath(config.dataDir, 'event-loop')));
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,
     handOver,
@@ -225,6 +235,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     limits: { uploadMinIntervalMs: config.uploadMinIntervalMs, importMinIntervalMs: config.importMinIntervalMs, maxSlices: 100 },
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
     sinkRetry: { attempts: SINK_WRITE_ATTEMPTS, baseMs: config.sinkRetryBaseMs },
+    renderBudgetMs: config.renderBudgetMs > 0 ? config.renderBudgetMs : undefined,
+    prober: sandbox,
+    leftMarks,
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
   const queue = createJobQueue({ config, metadata, tables, secrets, tokens, logger, ids, metrics });

@@ -16,7 +16,8 @@ import { failureKind, type Metrics } from '../observability/metrics.js';
 import type { RenderFailure } from '../pipeline/batch-render.js';
 import { Actor } from './actor.js';
 import { failedColumn, FailureLogLimiter } from './failure-log.js';
-import type { RecordRenderer, RenderedRows } from './render/renderer.js';
+import type { RecordProber, RecordRenderer, RenderedRows, RenderJob } from './render/renderer.js';
+import { isStoppedReason } from './render/inflight.js';
 import type { RouterTarget, TargetJob } from './source-router.js';
 import { DEFAULT_SINK_RETRY, failingKey, failingRetryDelayMs, reasonOf, SinkFailingError, type SinkFailing, type SinkRetryPolicy } from './sink-health.js';
 
@@ -34,6 +35,13 @@ export interface SinkWriterDeps {
   failureLog?: FailureLogLimiter;
   /** How often a write is tried before the sink is marked failing, and the backoff (sink-health.ts); the defaults when not given. */
   sinkRetry?: SinkRetryPolicy;
+  /** How long the sink's mapping of one batch may run in one render call (ms, `--render-budget`); none: unbounded. */
+  renderBudgetMs?: number;
+  /**
+   * Where records whose mapping stopped the process are tried before a reprocess or a replay
+   * maps them (render/sandbox.ts); none: they are not mapped again, they stay failures.
+   */
+  prober?: RecordProber;
 }
 
 type Message =
@@ -311,9 +319,22 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     this.appender = await SliceAppender.open(join(this.deps.dataDir, slice.localPath), slice.uncompressedSize);
   }
 
-  /** How the next batch is to be rendered: the open file's columns, after the committed offset. Only when open. */
+  /**
+   * How the next batch is to be rendered: the open file's columns, after the committed offset,
+   * within the render budget, without the records parked because their mapping stopped the
+   * process (stopped-mappings.ts: they are kept as failures instead). Only when open.
+   */
   private currentJob(): TargetJob {
-    return { columns: this.file!.columns, after: this.committedOffset, allowedSignals: this.sink.allowedSignals, file: this.file!.openedAt };
+    const parked = this.deps.failures.parked(this.key, this.committedOffset);
+    return {
+      columns: this.file!.columns,
+      after: this.committedOffset,
+      allowedSignals: this.sink.allowedSignals,
+      file: this.file!.openedAt,
+      owner: { ...this.key, mode: 'stream' },
+      ...(parked.length > 0 ? { parked } : {}),
+      ...(this.deps.renderBudgetMs !== undefined ? { budgetMs: this.deps.renderBudgetMs } : {}),
+    };
   }
 
   private newFile(): NewFile {
@@ -336,6 +357,9 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       // The file rotated, or the writer restarted, after the router asked: rendered again for what holds now.
       [rendered] = await this.deps.renderer.render(batch, [current]);
     }
+    // The budget ran out: the batch is written up to the records rendered, the rest comes again.
+    if (rendered.cutAt !== undefined) through = Math.min(through, rendered.cutAt > 0 ? batch[rendered.cutAt - 1].offset : this.committedOffset);
+    if (through <= this.committedOffset) return;
     const failed = this.failuresOf(batch, rendered);
     const length = rendered.count > 0 ? await this.appender!.appendBytes(rendered.csv) : this.slice!.uncompressedSize;
     await this.commit(batch, rendered, failed, length, through);
@@ -369,6 +393,8 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         consumerOffset: through,
       });
       failures.add(tx, this.key, failed);
+      // Parked records the batch kept as failures (and any the sink is past) are done with.
+      failures.unpark(tx, this.key, through);
       return slice;
     });
     this.committedOffset = through;
@@ -444,7 +470,10 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     // The mapping of the sink as it is now (the file may have been opened with an older one).
     if (JSON.stringify(this.file!.columns) !== JSON.stringify(this.sink.table.mapping.columns)) await this.rotateFile();
     // Every record given is rendered: the caller chose them (old offsets, any signal it accepts).
-    const [rendered] = await this.deps.renderer.render(records, [{ columns: this.file!.columns, after: -Infinity }]);
+    // Apart from the sinks that keep up; marked as a replay (a death keeps them as stopped failures).
+    const job: RenderJob = { columns: this.file!.columns, after: -Infinity, owner: { ...this.key, mode: 'replay' } };
+    const parked = await this.stillStopping(records, job);
+    const [rendered] = await this.deps.renderer.render(records, [parked.length > 0 ? { ...job, parked } : job], 'apart');
     const failed = this.failuresOf(records, rendered);
     const failedIndexes = new Set(rendered.failures.map((f) => f.index));
     const written = records.filter((_, i) => !failedIndexes.has(i));
@@ -466,6 +495,25 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     });
     this.report(written.length, failed, rendered.failures);
     return { reprocessed: written.length, failed: failed.length };
+  }
+
+  /**
+   * Of the records given, those kept as failures because their mapping stopped the process (or
+   * a render worker), tried in the sandbox first: those that end it again are answered as
+   * failures again, parked, so that a reprocess never maps in this process a record that would
+   * stop it (without a sandbox, none of them is mapped).
+   */
+  private async stillStopping(records: readonly LoggedRecord[], job: RenderJob): Promise<Array<{ offset: number; reason: string }>> {
+    const stopped = records.flatMap((r) => {
+      const reason = this.deps.failures.kept(this.key, r.offset)?.reason;
+      return isStoppedReason(reason) ? [{ record: r, reason: reason! }] : [];
+    });
+    if (stopped.length === 0) return [];
+    const prober = this.deps.prober;
+    if (!prober) return stopped.map((s) => ({ offset: s.record.offset, reason: s.reason }));
+    const parked = await prober.probe(stopped.map((s) => s.record), job);
+    this.log.info({ tried: stopped.length, stillStopping: parked.length }, 'records whose mapping stopped the process were tried apart before being mapped again');
+    return parked;
   }
 
   /**

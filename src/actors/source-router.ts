@@ -1,7 +1,7 @@
 import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
 import type { Logger } from '../logger.js';
 import { Actor } from './actor.js';
-import type { RecordRenderer, RenderedRows, RenderJob } from './render/renderer.js';
+import type { RecordRenderer, RenderedRows, RenderJob, RenderLane } from './render/renderer.js';
 import type { SinkFailing } from './sink-health.js';
 
 /** A sink's render job for one batch, with the file it was asked for. */
@@ -32,6 +32,12 @@ type Message = { type: 'pump' };
 
 /** How many records one pass reads from the log. */
 const BATCH = 1000;
+/**
+ * At most this many bytes of records (in their log encoding) are rendered in one pass: a render
+ * thread holds a batch's records and their parsed bodies at once, and its heap is capped
+ * (`--render-heap-limit`), so a batch of large records is cut (at least one record a pass).
+ */
+const BATCH_BYTES = 16 * 1024 * 1024;
 /** How long new records gather before the router reads them. */
 const GATHER_MS = 25;
 
@@ -44,7 +50,9 @@ const GATHER_MS = 25;
  *
  * A failing sink (its writer gave up after bounded retries, sink-health.ts) does not: it is left
  * *behind* (out of the group the router reads for) at its own committed position, and the other
- * sinks go on. When its retry is due it catches up on its own (catchUp: its records fetched
+ * sinks go on. A slow sink does not either: each sink's mapping of a batch has a budget
+ * (`--render-budget`); a sink whose mapping runs out of it writes what it rendered and is left
+ * behind too, rendering apart (its own render thread, RenderLane `apart`) until it has caught up. When its retry is due it catches up on its own (catchUp: its records fetched
  * from the log from its position, rendered for it alone, off the group's pass, so a long catch-up
  * or a retry that fails again does not hold the others), and joins the group again once it has
  * reached it. Its records stay in the log meanwhile, as long as the log's retention keeps them.
@@ -55,6 +63,8 @@ export class SourceRouter extends Actor<Message> {
   private readonly behind = new Set<string>();
   /** Targets with a catch-up running. */
   private readonly catchingUp = new Set<string>();
+  /** Targets whose mapping ran out of its budget, until a pass renders a whole batch for them again (for the log). */
+  private readonly slow = new Set<string>();
   private readonly unsubscribe: () => void;
   private pumpTimer?: NodeJS.Timeout;
 
@@ -77,6 +87,7 @@ export class SourceRouter extends Actor<Message> {
   removeTarget(sinkId: string): void {
     this.targets.delete(sinkId);
     this.behind.delete(sinkId);
+    this.slow.delete(sinkId);
   }
 
   get targetCount(): number {
@@ -113,11 +124,14 @@ export class SourceRouter extends Actor<Message> {
       const targets = this.group();
       if (targets.length === 0) return; // no sink (or none working): records stay in the log
       const from = Math.min(...targets.map((t) => t.committedOffset));
-      const batch = this.eventLog.read(this.topic, from, BATCH);
-      if (batch.length === 0) return;
+      const read = this.eventLog.read(this.topic, from, BATCH);
+      if (read.length === 0) return;
+      const batch = withinBytes(read);
       await this.fanOut(batch, targets);
       this.acknowledge();
-      if (batch.length < BATCH) return;
+      // A target the pass left behind (slow) starts catching up now.
+      this.followFailing();
+      if (read.length < BATCH && batch.length === read.length) return;
     }
   }
 
@@ -163,16 +177,17 @@ export class SourceRouter extends Actor<Message> {
         }
         const group = this.group();
         const reached = group.length > 0 && target.committedOffset >= Math.min(...group.map((t) => t.committedOffset));
-        const batch = reached ? [] : await this.eventLog.fetch(this.topic, target.committedOffset, BATCH);
+        const batch = reached ? [] : withinBytes(await this.eventLog.fetch(this.topic, target.committedOffset, BATCH));
         if (batch.length === 0) {
           // Caught up: back in the group (the next pass reads from its position too).
           target.resumed?.();
           this.behind.delete(target.sinkId);
-          this.log.info({ sink: target.sinkId, committedOffset: target.committedOffset }, 'sink caught up: the router reads for it again');
+          // A slow sink goes back and forth as long as it just keeps up: not a line each time.
+          this.log[this.slow.has(target.sinkId) ? 'debug' : 'info']({ sink: target.sinkId, committedOffset: target.committedOffset }, 'sink caught up: the router reads for it again');
           this.pump();
           return;
         }
-        const [rendered] = await this.renderEach(batch, [job]);
+        const [rendered] = await this.renderEach(batch, [job], 'apart');
         await target.deliver(batch, rendered, job, batch[batch.length - 1].offset);
       }
     } catch (err) {
@@ -224,7 +239,27 @@ export class SourceRouter extends Actor<Message> {
     const delivered = await Promise.allSettled(ready.map((t, i) => t.deliver(batch, rendered[i], jobs[i], through)));
     delivered.forEach((d, i) => {
       if (d.status === 'rejected') this.leftOut(ready[i], d.reason);
+      else this.followPace(ready[i], rendered[i]);
     });
+  }
+
+  /**
+   * A target whose mapping ran out of its budget in the group's pass (it wrote what it
+   * rendered) is left behind: it renders the rest apart, and the group reads on without waiting
+   * for it. Logged when it becomes slow, and when a pass renders a whole batch for it again.
+   */
+  private followPace(target: RouterTarget, rendered: RenderedRows): void {
+    if (rendered.cutAt === undefined) {
+      if (this.slow.delete(target.sinkId)) this.log.info({ sink: target.sinkId }, 'sink keeps up again: its mapping renders whole batches within the render budget');
+      return;
+    }
+    this.behind.add(target.sinkId);
+    if (this.slow.has(target.sinkId)) return;
+    this.slow.add(target.sinkId);
+    this.log.warn(
+      { sink: target.sinkId, committedOffset: target.committedOffset },
+      'sink maps slowly: its mapping of a batch ran out of the render budget; it renders apart and catches up on its own, the other sinks of its source go on',
+    );
   }
 
   /** A target that did not take the batch: left behind if its writer gave up (else it was stopped meanwhile). */
@@ -242,17 +277,27 @@ export class SourceRouter extends Actor<Message> {
    * that a sink whose rendering breaks fails alone (its rows carry the error: its writer gives
    * up after its retries) and the others' rows are rendered.
    */
-  private async renderEach(batch: LoggedRecord[], jobs: TargetJob[]): Promise<RenderedRows[]> {
+  private async renderEach(batch: LoggedRecord[], jobs: TargetJob[], lane: RenderLane = 'shared'): Promise<RenderedRows[]> {
     try {
-      return await this.renderer.render(batch, jobs);
+      return await this.renderer.render(batch, jobs, lane);
     } catch {
       return Promise.all(jobs.map(async (job): Promise<RenderedRows> => {
         try {
-          return (await this.renderer.render(batch, [job]))[0];
+          return (await this.renderer.render(batch, [job], lane))[0];
         } catch (err) {
           return { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [], error: `rendering failed: ${err instanceof Error ? err.message : String(err)}` };
         }
       }));
     }
   }
+}
+
+/** The first records of a batch within BATCH_BYTES (at least one). */
+function withinBytes(batch: LoggedRecord[]): LoggedRecord[] {
+  let bytes = 0;
+  for (let i = 0; i < batch.length; i++) {
+    bytes += batch[i].encoded?.length ?? batch[i].record.body.length;
+    if (bytes > BATCH_BYTES && i > 0) return batch.slice(0, i);
+  }
+  return batch;
 }

@@ -16,6 +16,8 @@ import { SinkRecovery } from './sink-recovery.js';
 import { FailureLogLimiter } from './failure-log.js';
 import type { SinkFailing } from './sink-health.js';
 import { Housekeeping } from './housekeeping.js';
+import type { LeftMark } from './render/inflight.js';
+import { parkStoppedMappings } from './stopped-mappings.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { desiredWriters, startOffset } from './reconciliation.js';
 import type { Staging } from '../levels/staging.js';
@@ -38,6 +40,8 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   branchId: number;
   checkIntervalMs: number;
   retention: { maxAgeMs: number; maxBytesPerTopic: number };
+  /** The in-flight marks the previous process left (render/inflight.ts leftMarks): parked at the start, before any mapping. */
+  leftMarks?: { marks: readonly LeftMark[]; files: readonly string[] };
 }
 
 /**
@@ -81,6 +85,11 @@ export class StreamRuntime {
 
   start(): void {
     this.running = true;
+    // What the previous process died mapping is parked before a writer starts (see stopped-mappings.ts).
+    const left = this.deps.leftMarks;
+    if (left && left.files.length > 0) {
+      void parkStoppedMappings(left, { ...this.deps, topicOf: (sourceId) => this.topicOf(sourceId) });
+    }
     this.membership.start({
       // A partition lost is released: its writers close and import their files first (in the
       // reconcile chain, so that no reconcile sees them meanwhile).

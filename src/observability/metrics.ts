@@ -75,7 +75,7 @@ export class Metrics {
     labelNames: ['source', 'sink'] as const, registers: [this.registry],
   });
   readonly recordsFailed = new Counter({
-    name: 'sluice_sink_records_failed_total', help: 'Records a sink could not map, by reason kind (path_not_found, template, invalid_value, other).',
+    name: 'sluice_sink_records_failed_total', help: 'Records a sink could not map, by reason kind (path_not_found, template, invalid_value, stopped, other).',
     labelNames: ['source', 'sink', 'reason'] as const, registers: [this.registry],
   });
   readonly sinkFailing = new Gauge({
@@ -172,19 +172,22 @@ export class Metrics {
 }
 
 /** The bounded values of the `reason` label of sluice_sink_records_failed_total. */
-export type FailureKind = 'path_not_found' | 'template' | 'invalid_value' | 'other';
+export type FailureKind = 'path_not_found' | 'template' | 'invalid_value' | 'stopped' | 'other';
 
 /**
  * The kind of a mapping failure, for a label of bounded values (the reasons themselves name
  * columns and paths): `path_not_found` (a body path or a header the mapping reads is missing
  * and has no default), `invalid_value` (the body cannot be read as the mapping needs: not JSON,
  * bad form data, an unsupported content type), `template` (a template failed: its error() or a
- * runtime error), `other` (an internal failure). The renderer's `kind` (columns/errors.ts)
+ * runtime error), `stopped` (its mapping stopped the process or the render worker before: parked,
+ * not mapped again), `other` (an internal failure). The renderer's `kind` (columns/errors.ts)
  * decides when the caller has it; otherwise the reason is read. Every reason of a column starts
  * with `Invalid value for column "x": `, so that prefix says nothing of the kind.
  */
-export function failureKind(reason: string, kind?: MappingErrorKind): FailureKind {
+export function failureKind(reason: string, kind?: MappingErrorKind | 'stopped'): FailureKind {
   switch (kind) {
+    case 'stopped':
+      return 'stopped';
     case 'notFound':
       return 'path_not_found';
     case 'invalidBody':
@@ -198,6 +201,7 @@ export function failureKind(reason: string, kind?: MappingErrorKind): FailureKin
   const own = reason.replace(/^Invalid value for column ".*?": /, '');
   if (/^(path|header) ".*" not found|not found in the body/.test(own)) return 'path_not_found';
   if (/^cannot parse request body/.test(own)) return 'invalid_value';
+  if (/^The mapping of this record stopped /.test(own)) return 'stopped';
   if (/template|jsonnet/i.test(own)) return 'template';
   // Path, header and body failures are matched above: anything else a column reports is its template's error.
   return own !== reason ? 'template' : 'other';

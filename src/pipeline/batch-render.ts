@@ -19,6 +19,48 @@ export interface RenderJob {
   after: number;
   /** The sink's signal filter (none: every signal). */
   allowedSignals?: readonly Signal[];
+  /** Whose rows these are: named in the in-flight mark while its templates run (RenderGuard). */
+  owner?: RenderOwner;
+  /**
+   * Records not to map at all (their mapping stopped the process or the render worker before):
+   * each is answered as a failure with its reason, so that it is kept as one and the sink goes past it.
+   */
+  parked?: readonly ParkedRecord[];
+  /**
+   * How long (ms) this job may map in one call: after the part that crosses it, the rest of the
+   * batch is left (`RenderedRows.cutAt`) for a later call, so that one slow mapping cannot hold
+   * the other sinks rendered with it. None: the whole batch.
+   */
+  budgetMs?: number;
+}
+
+/** The sink instance a job renders for (the in-flight mark names it). */
+export interface RenderOwner {
+  branchId: number;
+  sourceId: string;
+  /** The sink's instance id (levels/instances.ts: `<sinkId>#<partition>` beyond partition 0, so it names the partition too). */
+  sinkId: string;
+  /** `stream`: records after the sink's position; `replay`: records mapped again out of order (reprocess, replay). */
+  mode: 'stream' | 'replay';
+}
+
+/** A record a job does not map, and the failure it is reported with. */
+export interface ParkedRecord {
+  offset: number;
+  reason: string;
+}
+
+/**
+ * Where the renderer says which records it is mapping right now, so that a death while they
+ * map (a crash, an OOM kill, a V8 fatal error) is known to the next start, which does not map
+ * them again (actors/render/inflight.ts). Called only around template columns (the built-in
+ * columns do bounded work per record), once per chunk of records, not per record.
+ */
+export interface RenderGuard {
+  /** The records about to be mapped for `owner` (written where a process death does not erase it). */
+  enter(owner: RenderOwner, offsets: readonly number[]): void;
+  /** They were mapped: nothing is in flight. */
+  leave(): void;
 }
 
 /** What one sink gets back. */
@@ -33,6 +75,11 @@ export interface RenderedRows {
   failures: RenderFailure[];
   /** Set when the columns do not compile (a template the engine refuses): nothing was rendered. */
   error?: string;
+  /**
+   * Set when the job's budget ran out: the batch index of the first record not rendered; it and
+   * the records after it are left for a later call (the rows and failures cover those before it).
+   */
+  cutAt?: number;
 }
 
 /** A record the mapping could not render. */
@@ -42,8 +89,8 @@ export interface RenderFailure {
   reason: string;
   /** The column that failed, when the mapping knows it (for logs, which show it apart). */
   column?: string;
-  /** What kind of failure it is (columns/errors.ts): for the metrics' bounded reason label. */
-  kind?: MappingErrorKind;
+  /** What kind of failure it is (columns/errors.ts; `stopped`: a parked record): for the metrics' bounded reason label. */
+  kind?: MappingErrorKind | 'stopped';
 }
 
 export interface BatchRecord {
@@ -54,11 +101,25 @@ export interface BatchRecord {
 const encoder = new TextEncoder();
 /** Compiled mappings kept (by their columns): a sink's mapping changes rarely. */
 const CACHED_MAPPINGS = 100;
+/**
+ * Records are mapped in chunks, each one mark of the guard and one look at the budget: a job's
+ * first chunk is one record, and a chunk grows fourfold while chunks take less than
+ * CHUNK_FAST_MS, up to MAX_CHUNK records, and halves otherwise. A slow template maps about one
+ * record per chunk (a death parks it nearly alone, the budget is checked after each); a quick
+ * one pays for its marks about once per MAX_CHUNK records; a record that kills at once shares
+ * its chunk only with records mapped quickly just before it in the same batch.
+ */
+const MAX_CHUNK = 64;
+const CHUNK_GROWTH = 4;
+const CHUNK_FAST_MS = 2;
 
 export class BatchRenderer {
   private readonly mappings: MappingCache;
 
-  constructor(engine: TemplateEngine) {
+  constructor(
+    engine: TemplateEngine,
+    private readonly guard?: RenderGuard,
+  ) {
     this.mappings = new MappingCache(engine, CACHED_MAPPINGS);
   }
 
@@ -79,14 +140,26 @@ export class BatchRenderer {
     } catch (err) {
       return { ...result, error: err instanceof Error ? err.message : String(err) };
     }
+    const parked = job.parked && job.parked.length > 0 ? new Map(job.parked.map((p) => [p.offset, p.reason])) : undefined;
     const chosen: number[] = [];
     for (let i = 0; i < records.length; i++) {
       if (records[i].offset <= job.after) continue;
       if (job.allowedSignals && !acceptsSignal(job, records[i].record.signal)) continue;
+      const reason = parked?.get(records[i].offset);
+      if (reason !== undefined) {
+        result.failures.push({ index: i, reason, kind: 'stopped' });
+        continue;
+      }
       chosen.push(i);
     }
     if (chosen.length === 0) return result;
-    const rendered = await mapping.renderMany(chosen.map(contextOf));
+    const rendered = await this.renderChunks(records, chosen, job, mapping, contextOf);
+    if (rendered.length < chosen.length) {
+      // Cut short: what comes from the cut on (parked records too) is answered by a later call.
+      const cutAt = chosen[rendered.length];
+      result.cutAt = cutAt;
+      if (parked) result.failures = result.failures.filter((f) => f.index < cutAt);
+    }
     const rows: string[][] = [];
     rendered.forEach((row, k) => {
       const index = chosen[k];
@@ -98,8 +171,48 @@ export class BatchRenderer {
       if (result.firstIndex < 0) result.firstIndex = index;
       result.lastIndex = index;
     });
+    // Parked records first, then the mapping's: by batch index.
+    if (parked) result.failures.sort((a, b) => a.index - b.index);
     result.count = rows.length;
     result.csv = encoder.encode(csvRows(rows));
     return result;
+  }
+
+  /**
+   * The chosen records through the mapping, chunk by chunk (see MAX_CHUNK): template columns
+   * under the guard's mark when the job names its owner, and until the job's budget is spent
+   * (fewer rows than `chosen` then: the rest is left). A mapping of built-in columns only does
+   * bounded work per record, and maps the whole batch at once.
+   */
+  private async renderChunks(
+    records: readonly BatchRecord[],
+    chosen: readonly number[],
+    job: RenderJob,
+    mapping: CompiledMapping,
+    contextOf: (i: number) => RecordContext,
+  ): Promise<Array<string[] | MappingError>> {
+    if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
+    const owner = job.owner;
+    const guard = owner && this.guard;
+    const started = performance.now();
+    const out: Array<string[] | MappingError> = [];
+    let size = 1;
+    try {
+      while (out.length < chosen.length) {
+        const part = chosen.slice(out.length, out.length + size);
+        const t0 = performance.now();
+        // The engine evaluates within the call (TemplateEngine): the mark covers that work. It
+        // stays until the next chunk's mark replaces it or the job ends (one write a chunk, not
+        // two): in between only promise continuations run, and a death there is rare enough.
+        if (guard) guard.enter(owner, part.map((i) => records[i].offset));
+        for (const row of await mapping.renderMany(part.map(contextOf))) out.push(row);
+        const now = performance.now();
+        size = now - t0 < CHUNK_FAST_MS ? Math.min(size * CHUNK_GROWTH, MAX_CHUNK) : Math.max(1, size >> 1);
+        if (job.budgetMs !== undefined && now - started >= job.budgetMs) break;
+      }
+    } finally {
+      if (guard) guard.leave();
+    }
+    return out;
   }
 }

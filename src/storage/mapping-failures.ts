@@ -39,14 +39,21 @@ const failedPrefix = (k: SinkKey) => `storage/mappingFailed/${k.branchId}/${k.so
  * find instances that have nothing else left.
  */
 const legacyCountKey = (k: SinkKey) => `storage/mappingFailureCount/${k.branchId}/${k.sourceId}/${k.sinkId}`;
+/**
+ * Records the sink is not to map when it reaches them (their mapping stopped the process:
+ * actors/stopped-mappings.ts), with the reason they are kept as failures with; removed by the
+ * batch commit that keeps them, or that passes them.
+ */
+const parkedPrefix = (k: SinkKey) => `storage/mappingParked/${k.branchId}/${k.sourceId}/${k.sinkId}/`;
 const pad = (offset: number) => String(offset).padStart(16, '0');
 /** The key prefixes above without the sink part, for finding a sink's partition instances. */
-const SOURCE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
+const SOURCE_PREFIXES = ['storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/', 'storage/mappingParked/'];
 /**
- * Kept failures, failed offsets, and the running counts older versions stored (no longer
- * written, still deleted with their sink). Shared, by sink instance (one partition): whichever
- * node owns the partition next reprocesses or replays them, and every node lists them all.
- * Written in the background (by the sink writers, not by API calls).
+ * Kept failures, failed offsets, parked records, and the running counts older versions stored
+ * (no longer written, still deleted with their sink). Shared, by sink instance (one partition):
+ * whichever node owns the partition next reprocesses or replays them, or goes past the parked
+ * ones, and every node lists them all. Written in the background (by the sink writers and the
+ * start of the runtime, not by API calls).
  */
 export const MAPPING_FAILURE_KEY_SPACES: readonly KeySpace[] = SOURCE_PREFIXES.map((prefix) => ({ prefix, shared: true, background: true }));
 
@@ -157,6 +164,34 @@ export class MappingFailures {
     }
   }
 
+  /**
+   * Records the sink instance is not to map when it reaches them: its batch that covers them
+   * answers each as a failure with the reason given, and removes them (`unpark`) in its transaction.
+   */
+  park(tx: MetadataTx, sink: SinkKey, records: ReadonlyArray<{ offset: number; reason: string }>): void {
+    for (const r of records) tx.put(parkedPrefix(sink) + pad(r.offset), { reason: r.reason });
+  }
+
+  /** The kept failure of the record at this offset, if any. */
+  kept(sink: SinkKey, offset: number): MappingFailure | undefined {
+    return this.store.get<MappingFailure>(prefix(sink) + pad(offset));
+  }
+
+  /** The parked records of the instance after `offset` (those before it are done with). */
+  parked(sink: SinkKey, after: number): Array<{ offset: number; reason: string }> {
+    const p = parkedPrefix(sink);
+    return this.store.list<{ reason: string }>(p, after >= 0 ? { after: pad(after) } : {}).map((e) => ({ offset: Number(e.key.slice(p.length)), reason: e.value.reason }));
+  }
+
+  /** Forgets the parked records up to `through` (inclusive): the batch that covers them keeps them as failures. */
+  unpark(tx: MetadataTx, sink: SinkKey, through: number): void {
+    const p = parkedPrefix(sink);
+    for (const e of tx.list(p)) {
+      if (Number(e.key.slice(p.length)) > through) break;
+      tx.delete(e.key);
+    }
+  }
+
   /** Whether the record at this offset failed to map and was not written since. */
   hasFailed(sink: SinkKey, offset: number): boolean {
     return this.store.get(failedPrefix(sink) + pad(offset)) !== undefined;
@@ -186,6 +221,7 @@ export class MappingFailures {
       for (const i of this.instances(tx, sink)) {
         for (const e of tx.list(prefix(i))) tx.delete(e.key);
         for (const e of tx.list(failedPrefix(i))) tx.delete(e.key);
+        for (const e of tx.list(parkedPrefix(i))) tx.delete(e.key);
         if (tx.get(legacyCountKey(i)) !== undefined) tx.delete(legacyCountKey(i));
       }
     });

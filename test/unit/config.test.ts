@@ -21,6 +21,16 @@ describe('sluice serve options', () => {
     expect(() => loadConfig([], { SLUICE_SQL_QUEUE_SIZE: '-1' })).toThrow('SQL queue size must be a non-negative integer, got "-1".');
   });
 
+  it('bound each sink\'s mapping of a batch (250ms) and the heap of each render thread (1GB) unless told otherwise', () => {
+    expect(loadConfig([], {}).renderBudgetMs).toBe(250);
+    expect(loadConfig(['--render-budget', '2s'], {}).renderBudgetMs).toBe(2000);
+    expect(loadConfig([], { SLUICE_RENDER_BUDGET: '0s' }).renderBudgetMs).toBe(0);
+    expect(() => loadConfig(['--render-budget', 'soon'], {})).toThrow('render budget must be a duration like 30s, 5m or 168h, got "soon".');
+    expect(loadConfig([], {}).renderHeapLimitBytes).toBe(1024 ** 3);
+    expect(loadConfig([], { SLUICE_RENDER_HEAP_LIMIT: '256MB' }).renderHeapLimitBytes).toBe(256 * 1024 ** 2);
+    expect(() => loadConfig(['--render-heap-limit', 'lots'], {})).toThrow('render heap limit must be a size like 1MB or 512KB, got "lots".');
+  });
+
   it('serve plain ingestion requests before fastify unless told otherwise', () => {
     expect(loadConfig([], {}).ingestFastPath).toBe(true);
     expect(loadConfig(['--ingest-fast-path', 'off'], {}).ingestFastPath).toBe(false);

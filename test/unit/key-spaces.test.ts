@@ -17,15 +17,19 @@ const SRC = join(import.meta.dirname, '../../src');
 /** Keys only read, never written (a probe that the store answers). */
 const READ_ONLY_KEYS = ['node/readiness-probe'];
 
-/** The prefixes replicated-store.ts hard-coded before the repositories declared their key spaces. */
+/**
+ * The prefixes replicated-store.ts hard-coded before the repositories declared their key spaces,
+ * and the shared spaces added since: the parked records (actors/stopped-mappings.ts), shared and
+ * background like the mapping failures they become, so that a partition's next owner skips them.
+ */
 const FORMER_SHARED = [
   'definition/', 'task/', 'storage/token/', 'storage/tokenByHash/', 'storage/configs/', 'storage/configRows/',
   'storage/configVersions/', 'storage/statsReset/', 'storage/storageJob/', 'storage/fileUpload/', 'cluster/',
-  'storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/',
+  'storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/', 'storage/mappingParked/',
   // Since then: the project's encryption key id (storage/encryption-key.ts), which every node checks its key against.
   'storage/encryptionKey',
 ];
-const FORMER_BACKGROUND = ['cluster/', 'storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/'];
+const FORMER_BACKGROUND = ['cluster/', 'storage/mappingFailure/', 'storage/mappingFailureCount/', 'storage/mappingFailed/', 'storage/mappingParked/'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InThreadRenderer } from '../../src/actors/render/renderer.js';
+import { InThreadRenderer, type RecordProber } from '../../src/actors/render/renderer.js';
+import { STOPPED_PROCESS_REASON } from '../../src/actors/render/inflight.js';
 import { SinkWriter } from '../../src/actors/sink-writer.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
@@ -10,7 +11,7 @@ import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { Column, Sink, Source } from '../../src/model/definition.js';
 import { createLogger } from '../../src/logger.js';
 import { LevelRepository } from '../../src/levels/repository.js';
-import { MappingFailures } from '../../src/storage/mapping-failures.js';
+import { MappingFailures, toFailureRecord } from '../../src/storage/mapping-failures.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const key = { branchId: 1, sourceId: 'src', sinkId: 'snk' };
@@ -42,9 +43,11 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(sink: Sink): { levels: LevelRepository } {
+function start(sink: Sink, renderBudgetMs?: number, prober?: RecordProber): { levels: LevelRepository } {
   const levels = new LevelRepository(store);
   writer = new SinkWriter(sink, source, 0, {
+    renderBudgetMs,
+    prober,
     store, levels, failures: new MappingFailures(store), renderer, dataDir: dir, logger: createLogger('silent'),
     limits: { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 },
     sinkRetry: { attempts: 3, baseMs: 1 },
@@ -112,5 +115,67 @@ describe('SinkWriter', () => {
     expect(store.get('storage/failing/1/src/snk')).toBeUndefined();
     expect(sliceText(levels)).toBe('1\n2\n3\n');
     expect(writer.committedOffset).toBe(3);
+  });
+
+  it('keeps the records parked for it as failures in the batch that reaches them, and goes past them', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const failures = new MappingFailures(store);
+    store.transact((tx) => failures.park(tx, key, [{ offset: 2, reason: 'The mapping of this record stopped the process.' }]));
+    const job = await writer.prepare();
+    expect(job).toMatchObject({ parked: [{ offset: 2, reason: 'The mapping of this record stopped the process.' }], owner: { ...key, mode: 'stream' } });
+    const [rendered] = await renderer.render(batch, [job]);
+    await writer.deliver(batch, rendered, job, 3);
+    expect(sliceText(levels)).toBe('1\n3\n');
+    expect(writer.committedOffset).toBe(3);
+    const kept = failures.all(key);
+    expect(kept.map((f) => [f.offset, f.reason])).toEqual([[2, 'The mapping of this record stopped the process.']]);
+    // The raw record is kept with it: it can be reprocessed.
+    expect(JSON.parse(kept[0].record.body)).toEqual({ id: 2, name: 'n2' });
+    expect(failures.parked(key, -1)).toEqual([]);
+    expect((await writer.prepare()).parked).toBeUndefined();
+  });
+
+  it('writes a batch cut by its render budget up to the last record rendered; the rest comes with the next one', async () => {
+    const { levels } = start(sinkWith([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'std.foldl(function(a, b) a + b, std.range(0, 1e5), 0) + Body("id")' } }], 1), 1);
+    const job = await writer.prepare();
+    expect(job.budgetMs).toBe(1);
+    const [first] = await renderer.render(batch, [job]);
+    expect(first.cutAt).toBe(1);
+    await writer.deliver(batch, first, job, 3);
+    expect(writer.committedOffset).toBe(1);
+    const next = await writer.prepare();
+    const [second] = await renderer.render(batch, [next]);
+    expect(second.cutAt).toBe(2);
+    await writer.deliver(batch, second, next, 3);
+    expect(writer.committedOffset).toBe(2);
+    expect(levels.writingSlice(key)!.recordsCount + new MappingFailures(store).count(key)).toBe(2);
+  });
+
+  it('reprocesses a record whose mapping stopped the process only once the sandbox mapped it without dying', async () => {
+    const asked: number[][] = [];
+    const prober: RecordProber = {
+      probe: async (records) => {
+        asked.push(records.map((r) => r.offset));
+        return [{ offset: 2, reason: 'The mapping of this record stopped the process that tried it apart (killed by SIGABRT).' }];
+      },
+    };
+    const { levels } = start(sinkWith(ID, 1), undefined, prober);
+    const failures = new MappingFailures(store);
+    const kept = (offset: number, reason: string) => ({ offset, failedAt: new Date(T0).toISOString(), reason, record: toFailureRecord(batch[offset - 1].record) });
+    store.transact((tx) => failures.add(tx, key, [kept(1, STOPPED_PROCESS_REASON), kept(2, STOPPED_PROCESS_REASON), kept(3, 'path "x" not found')]));
+    expect(await writer.replay(batch)).toEqual({ reprocessed: 2, failed: 1 });
+    // Only the records that stopped the process were tried apart.
+    expect(asked).toEqual([[1, 2]]);
+    expect(failures.all(key).map((f) => [f.offset, f.reason])).toEqual([[2, 'The mapping of this record stopped the process that tried it apart (killed by SIGABRT).']]);
+    expect(sliceText(levels)).toBe('1\n3\n');
+  });
+
+  it('does not map again a record whose mapping stopped the process when it has no sandbox to try it in', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const failures = new MappingFailures(store);
+    store.transact((tx) => failures.add(tx, key, [{ offset: 2, failedAt: new Date(T0).toISOString(), reason: STOPPED_PROCESS_REASON, record: toFailureRecord(batch[1].record) }]));
+    expect(await writer.replay([batch[1], batch[2]])).toEqual({ reprocessed: 1, failed: 1 });
+    expect(failures.all(key).map((f) => [f.offset, f.reason])).toEqual([[2, STOPPED_PROCESS_REASON]]);
+    expect(sliceText(levels)).toBe('3\n');
   });
 });

@@ -1,33 +1,17 @@
 /**
- * The render worker thread (see worker-renderer.ts): decodes each batch from its buffer,
- * renders it with Sluice's template engine and answers with the CSV texts, whose buffers are
- * transferred, not copied.
+ * The render worker's entry (see render-thread.ts): Sluice's template engine, in a worker thread
+ * (worker-renderer.ts) or in a child process of its own (sandbox.ts: no slot, nothing to mark).
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { SluiceTemplateEngine } from '../../connectors/jsonnet/sluice-engine.js';
-import { BatchRenderer, type BatchRecord } from '../../pipeline/batch-render.js';
-import { decodeRecord } from '../../pipeline/record-codec.js';
-import type { RenderRequest, RenderResponse } from './worker-renderer.js';
+import { serveRenderRequests } from './render-thread.js';
+import type { RenderWorkerData } from './worker-renderer.js';
 
-const renderer = new BatchRenderer(new SluiceTemplateEngine());
-const port = parentPort;
-if (!port) throw new Error('render-worker runs as a worker thread');
-
-port.on('message', (request: RenderRequest) => {
-  void answer(request).then(
-    (response) => port.postMessage(response, response.results?.map((r) => r.csv.buffer as ArrayBuffer) ?? []),
-    (err: unknown) => port.postMessage({ id: request.id, error: err instanceof Error ? err.message : String(err) } satisfies RenderResponse),
-  );
-});
-
-async function answer(request: RenderRequest): Promise<RenderResponse> {
-  const data = new Uint8Array(request.data);
-  const records: BatchRecord[] = new Array(request.offsets.length);
-  let start = 0;
-  for (let i = 0; i < records.length; i++) {
-    const end = request.ends[i];
-    records[i] = { offset: request.offsets[i], record: decodeRecord(data.subarray(start, end)) };
-    start = end;
-  }
-  return { id: request.id, results: await renderer.render(records, request.jobs) };
+if (parentPort) {
+  serveRenderRequests(parentPort, new SluiceTemplateEngine(), (workerData ?? {}) as RenderWorkerData);
+} else if (process.send) {
+  const send = process.send.bind(process);
+  serveRenderRequests({ on: (event, listener) => process.on(event, listener), postMessage: (response) => send(response) }, new SluiceTemplateEngine(), {});
+} else {
+  throw new Error('render-worker runs as a worker thread or a child process with an IPC channel');
 }
