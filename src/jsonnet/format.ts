@@ -3,6 +3,7 @@
  * the same algorithm with the same double arithmetic, so results and error texts are identical.
  */
 import { RuntimeError } from './errors.js';
+import { chargeString } from './limits.js';
 import { formatNumber } from './numbers.js';
 import {
   JArr, JObject, Lazy, Val, checkNumber, cpArray, cpLength, force, objectField, objectHas, toStringValue, typeName,
@@ -118,13 +119,12 @@ function parseCodes(str: string): (string | Code)[] {
   return out;
 }
 
+/** `w` copies of `s` (a width comes from the format string or a value: checked first). */
 function padding(w: number, s: string): string {
-  let v = '';
-  while (w > 0) {
-    v += s;
-    w -= 1;
-  }
-  return v;
+  if (!(w > 0)) return '';
+  const n = Math.ceil(w);
+  chargeString(n * s.length);
+  return s.repeat(n);
 }
 function padLeft(str: string, w: number, s: string): string {
   return padding(w - cpLength(str), s) + str;
