@@ -6,6 +6,8 @@ import { join, resolve } from 'node:path';
 import { goDurationString, parseByteSize, parseDuration } from './pipeline/units.js';
 import { DEFAULT_LIMITS } from './levels/conditions.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
+import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from './jsonnet/limits.js';
+import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
 
 export interface Config {
   host: string;
@@ -80,6 +82,14 @@ export interface Config {
   sqlTimeoutMs: number;
   /** Upper bound of the rows a read-only SQL query returns (a request may ask for fewer). */
   sqlMaxRows: number;
+  /** Time budget of one template evaluation (a record's template column). */
+  templateTimeoutMs: number;
+  /** Elements of one array a template may build. */
+  templateMaxArrayLength: number;
+  /** Characters of one string a template may build. */
+  templateMaxStringLength: number;
+  /** Estimated bytes one template evaluation may build. */
+  templateMaxAllocationBytes: number;
   /** A port of its own for GET /metrics (besides the API listener); undefined: none. */
   metricsPort?: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -209,6 +219,19 @@ const bytes = (name: string) => (raw: string): number => {
 
 const none = (text: string) => ({ text, value: () => undefined });
 
+const positiveDuration = (name: string) => (raw: string): number => {
+  const ms = duration(name)(raw);
+  if (ms <= 0) throw new ConfigError(`${name} must be longer than 0, got "${raw}".`);
+  return ms;
+};
+
+/** A positive integer up to `max` (a V8 ceiling past which a limit would not protect anything). */
+const upTo = (name: string, max: number, why: string) => (raw: string): number => {
+  const n = positive(name)(raw);
+  if (n > max) throw new ConfigError(`${name} must be at most ${max} (${why}), got "${raw}".`);
+  return n;
+};
+
 export const OPTIONS: Option[] = [
   option({ flag: '--host', env: 'SLUICE_HOST', key: 'host', parse: str, help: 'listen address', default: '0.0.0.0' }),
   option({ flag: '--port', env: 'SLUICE_PORT', key: 'port', parse: port, help: 'listen port (0 picks a free port)', default: '8000' }),
@@ -248,9 +271,24 @@ export const OPTIONS: Option[] = [
   option({ flag: '--export-retention', env: 'SLUICE_EXPORT_RETENTION', key: 'exportRetentionMs', parse: duration('export retention'), help: 'how long exported files are kept', default: '48h' }),
   option({ flag: '--sql-timeout', env: 'SLUICE_SQL_TIMEOUT', key: 'sqlTimeoutMs', parse: duration('SQL timeout'), help: 'longest run of a read-only SQL query', default: '30s' }),
   option({ flag: '--sql-max-rows', env: 'SLUICE_SQL_MAX_ROWS', key: 'sqlMaxRows', parse: positive('SQL max rows'), help: 'most rows a read-only SQL query returns', default: '10000' }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.timeoutMs, env: 'SLUICE_TEMPLATE_TIMEOUT', key: 'templateTimeoutMs', parse: positiveDuration('template timeout'), help: "time budget of one evaluation of a template column; past it the record fails its sink's mapping", default: `${TEMPLATE_TIMEOUT_MS}ms` }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.maxArrayLength, env: 'SLUICE_TEMPLATE_MAX_ARRAY_LENGTH', key: 'templateMaxArrayLength', parse: upTo('template max array length', V8_MAX_ARRAY_LENGTH, "V8's own array limit"), help: 'elements of one array a template may build', default: String(JSONNET_LIMITS.maxArrayLength) }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.maxStringLength, env: 'SLUICE_TEMPLATE_MAX_STRING_LENGTH', key: 'templateMaxStringLength', parse: upTo('template max string length', V8_MAX_STRING_LENGTH, "V8's own string limit"), help: 'characters of one string a template may build', default: String(JSONNET_LIMITS.maxStringLength) }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.maxAllocationBytes, env: 'SLUICE_TEMPLATE_MAX_ALLOCATION', key: 'templateMaxAllocationBytes', parse: bytes('template max allocation'), help: 'estimated memory one template evaluation may build (arrays, strings, objects)', default: `${JSONNET_LIMITS.maxAllocationBytes / 1024 ** 2}MB` }),
   option({ flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own; none: only on the API listener', default: none('none') }),
   option({ flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>"; none: no token needed', default: none('none') }),
 ];
+
+/** The limits of template evaluations, wherever the server builds a template engine. */
+export function templateLimits(config: Config): LimitOptions {
+  return {
+    timeoutMs: config.templateTimeoutMs,
+    maxArrayLength: config.templateMaxArrayLength,
+    maxStringLength: config.templateMaxStringLength,
+    maxAllocationBytes: config.templateMaxAllocationBytes,
+    limitNames: TEMPLATE_LIMIT_FLAGS,
+  };
+}
 
 /** The default as `sluice serve --help` shows it. */
 export function defaultText(o: Option): string {

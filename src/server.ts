@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'n
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
+import { templateLimits, type Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { openMetadataStore } from './connectors/metadata/open-metadata-store.js';
 import { ReplicatedMetadataStore } from './connectors/metadata/replicated-store.js';
@@ -148,7 +148,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     },
   });
   // Templates run on Sluice's own Jsonnet compiler; libjsonnet is only the tests' oracle.
-  const templates = new SluiceTemplateEngine();
+  // The same limits wherever a template runs: the render worker, and this thread (the test
+  // endpoint, verbose ingestion, OTLP's checks, and rendering when --render-thread is off).
+  const limits = templateLimits(config);
+  const templates = new SluiceTemplateEngine(limits);
   const mappings = new MappingCache(templates);
   const checkMapping: MappingChecker = (columns) => validateMapping(columns, templates);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
@@ -170,7 +173,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined, metrics,
   });
   // Sinks' mapping and CSV encoding run on a worker thread, beside ingestion (actors/render).
-  const renderer = config.renderThread ? new WorkerRenderer() : new InThreadRenderer(templates);
+  const renderer = config.renderThread ? new WorkerRenderer(limits) : new InThreadRenderer(templates);
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,
     handOver,

@@ -3,13 +3,13 @@
  * renders it with Sluice's template engine and answers with the CSV texts, whose buffers are
  * transferred, not copied.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { SluiceTemplateEngine } from '../../connectors/jsonnet/sluice-engine.js';
 import { BatchRenderer, type BatchRecord } from '../../pipeline/batch-render.js';
 import { decodeRecord } from '../../pipeline/record-codec.js';
-import type { RenderRequest, RenderResponse } from './worker-renderer.js';
+import type { RenderRequest, RenderResponse, RenderWorkerData } from './worker-renderer.js';
 
-const renderer = new BatchRenderer(new SluiceTemplateEngine());
+const renderer = new BatchRenderer(new SluiceTemplateEngine((workerData as RenderWorkerData | null)?.limits));
 const port = parentPort;
 if (!port) throw new Error('render-worker runs as a worker thread');
 

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import type { LoggedRecord } from '../../connectors/event-log/event-log.js';
+import type { LimitOptions } from '../../jsonnet/limits.js';
 import { encodeRecord } from '../../pipeline/record-codec.js';
 import type { RecordRenderer, RenderedRows, RenderJob } from './renderer.js';
 
@@ -14,6 +15,12 @@ export interface RenderRequest {
   ends: Uint32Array;
   offsets: Float64Array;
   jobs: readonly RenderJob[];
+}
+
+/** What the worker thread starts with (its workerData). */
+export interface RenderWorkerData {
+  /** The limits of its template engine's evaluations: the server's, as for templates run elsewhere. */
+  limits: LimitOptions;
 }
 
 export interface RenderResponse {
@@ -43,6 +50,9 @@ export class WorkerRenderer implements RecordRenderer {
   private nextId = 1;
   private closed = false;
 
+  /** `limits`: of the worker's template evaluations (default: the engine's own). */
+  constructor(private readonly limits: LimitOptions = {}) {}
+
   render(records: readonly LoggedRecord[], jobs: readonly RenderJob[]): Promise<RenderedRows[]> {
     if (this.closed) return Promise.reject(new Error('the renderer is closed'));
     if (jobs.length === 0) return Promise.resolve([]);
@@ -63,7 +73,8 @@ export class WorkerRenderer implements RecordRenderer {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(...workerScript());
+    const [script, options] = workerScript();
+    const worker = new Worker(script, { ...options, workerData: { limits: this.limits } satisfies RenderWorkerData });
     worker.unref();
     worker.on('message', (response: RenderResponse) => {
       const p = this.pending.get(response.id);
