@@ -6,6 +6,7 @@
  * never a V8 fatal (which would end this test process).
  */
 import { describe, expect, it } from 'vitest';
+import { runJsonnetCli } from '../../src/jsonnet/cli.js';
 import { compile, evaluateToString, nativeFunction, type CompileOptions } from '../../src/jsonnet/index.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import { createRecordContext } from '../../src/pipeline/columns/index.js';
@@ -194,5 +195,46 @@ describe('limits of an embedding program', () => {
     const budget = await fast.evaluate(record(9e6)).catch((err: unknown) => err);
     expect((budget as TemplateError).message).toBe('evaluation exceeded its time budget of 100 ms (--template-timeout)');
     expect(Date.now() - started).toBeLessThan(FAST_MS);
+  });
+});
+
+describe('sluice jsonnet: the limits as flags', () => {
+  async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    let stdout = '';
+    let stderr = '';
+    const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } };
+    const code = await runJsonnetCli(argv, io);
+    return { code, stdout, stderr };
+  }
+
+  it('each flag lowers or raises its limit', async () => {
+    expect(await cli(['--max-string-length', '10', '-e', 'std.repeat("ab", 6)'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'RUNTIME ERROR: string length 12 exceeds the limit of 10 characters (--max-string-length)\n\t<cmdline>:1:1-20\t\n',
+    });
+    expect(await cli(['--max-string-length=12', '-e', 'std.repeat("ab", 6)'])).toEqual({ code: 0, stdout: '"abababababab"\n', stderr: '' });
+    const allocation = await cli(['--max-allocation', '1MB', '-e', 'std.range(1, 1e6)']);
+    expect(allocation.code).toBe(1);
+    expect(allocation.stderr).toMatch(/^RUNTIME ERROR: allocation of about 8 MB exceeds the limit of 1 MB \(--max-allocation\)\n/);
+    const timeout = await cli(['--timeout', '100ms', '-e', 'std.length(std.sort(std.range(1, 9e6)))']);
+    expect(timeout.code).toBe(1);
+    expect(timeout.stderr).toMatch(/^RUNTIME ERROR: evaluation exceeded its time budget of 100 ms \(--timeout\)\n/);
+    expect(await cli(['--max-array-length', '3', '-e', 'std.range(1, 3)'])).toMatchObject({ code: 0, stdout: '[\n   1,\n   2,\n   3\n]\n' });
+  });
+
+  it('refuses values that are not limits, or past what V8 itself allows', async () => {
+    for (const [flag, value, message] of [
+      ['--max-array-length', 'abc', 'ERROR: invalid --max-array-length value: abc'],
+      ['--max-array-length', '0', 'ERROR: invalid --max-array-length value: 0'],
+      ['--max-array-length', '200000000', "ERROR: --max-array-length is at most 134217725 (V8's own limit), got 200000000"],
+      ['--max-string-length', '600000000', "ERROR: --max-string-length is at most 536870888 (V8's own limit), got 600000000"],
+      ['--max-allocation', 'much', 'ERROR: invalid --max-allocation value: much'],
+      ['--timeout', '10 minutes', 'ERROR: invalid --timeout value: 10 minutes'],
+    ]) {
+      const r = await cli([flag, value, '-e', '1']);
+      expect(r.code, `${flag} ${value}`).toBe(1);
+      expect(r.stderr.split('\n')[0]).toBe(message);
+    }
   });
 });

@@ -138,6 +138,28 @@ describe('WorkerRenderer', () => {
     expect(again.count).toBe(3);
   });
 
+  it("evaluates templates under the limits it is given, as the server's other template engines", async () => {
+    const range: Column[] = [{ type: 'template', name: 'n', template: { language: 'jsonnet', content: 'std.length(std.range(1, Body("id")))' } }];
+    const records: LoggedRecord[] = [
+      { offset: 1, record: record(1, '{"id":5}') },
+      { offset: 2, record: record(2, '{"id":1000000000}') },
+    ];
+    renderer = new WorkerRenderer({ maxArrayLength: 10, limitNames: { maxArrayLength: '--template-max-array-length' } });
+    const [small] = await renderer.render(records.slice(0, 1), [{ columns: range, after: 0 }]);
+    expect(text(small.csv)).toBe('5\n');
+    const [limited] = await renderer.render([{ offset: 3, record: record(3, '{"id":11}') }], [{ columns: range, after: 0 }]);
+    expect(limited.failures.map((f) => f.reason)).toEqual(['Invalid value for column "n": array length 11 exceeds the limit of 10 elements (--template-max-array-length).']);
+    // With the defaults, the one event fails its record on the worker thread instead of aborting it.
+    const defaults = new WorkerRenderer();
+    try {
+      const [one] = await defaults.render(records, [{ columns: range, after: 0 }]);
+      expect(one.count).toBe(1);
+      expect(one.failures.map((f) => f.reason)).toEqual(['Invalid value for column "n": array length 1000000000 exceeds the limit of 10000000 elements (--template-max-array-length).']);
+    } finally {
+      await defaults.close();
+    }
+  });
+
   it('refuses work once closed', async () => {
     const closed = new WorkerRenderer();
     await closed.close();
