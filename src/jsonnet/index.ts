@@ -25,7 +25,7 @@ import { makeBuiltins } from './builtins.js';
 import { Compiler, CompileHooks } from './compile.js';
 import { JsonnetError, Loc, RuntimeError, StaticError } from './errors.js';
 import {
-  CLI_LIMIT_NAMES, DEFAULT_LIMITS, LimitError, restoreLimits, saveLimits, startEvaluation,
+  CLI_LIMIT_NAMES, DEFAULT_LIMITS, LimitError, beginEvaluation, endEvaluation,
   type JsonnetLimits, type LimitNames, type LimitOptions,
 } from './limits.js';
 import { escapeJsonStringBody, manifestJson, manifestJsonCompact, type Json } from './manifest.js';
@@ -313,7 +313,6 @@ export class Program {
     // libjsonnet's stack holds a few frames of its own below the program (calibrated: the
     // deepest recursion accepted is the same).
     stackState.depth = 4;
-    startEvaluation(this.limits, this.limitNames);
     let v = this.rt.run(this.code, this.filename, gv);
     if (v instanceof JFunc) {
       const named: { name: string; value: Lazy }[] = [];
@@ -340,7 +339,7 @@ export class Program {
    * text too within the evaluation's limits. Throws JsonnetError.
    */
   evaluateCompact(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): string {
-    return this.evaluateWith(extVars, globals, (v) => manifestJsonCompact(materialize(v)));
+    return this.evaluateWith(extVars, globals, compactText);
   }
 
   /**
@@ -350,7 +349,7 @@ export class Program {
   private evaluateWith<T>(extVars: Record<string, ExtVar> | undefined, globals: Record<string, GlobalValue> | undefined, manifest: (v: Val) => T): T {
     // Saved and restored so that a native called by another evaluation may evaluate too.
     const { depth, max } = stackState;
-    const limits = saveLimits();
+    const outer = beginEvaluation(this.limits, this.limitNames);
     try {
       let v: Val;
       try {
@@ -368,7 +367,7 @@ export class Program {
     } finally {
       stackState.depth = depth;
       stackState.max = max;
-      restoreLimits(limits);
+      endEvaluation(outer);
     }
   }
 
@@ -385,6 +384,10 @@ export class Program {
       return `${v}\n`;
     });
   }
+}
+
+function compactText(v: Val): string {
+  return manifestJsonCompact(materialize(v));
 }
 
 export function compile(code: string, options: CompileOptions = {}): Program {

@@ -12,8 +12,8 @@
  * integer compare, the clock read once every 4096 ticks.
  *
  * The state is module-wide, like the call depth: evaluation is synchronous, one at a time per
- * thread; an evaluation started from inside another (a native) saves and restores it
- * (`saveLimits` / `restoreLimits`).
+ * thread; an evaluation started from inside another (a native) keeps the outer one's state aside
+ * until it ends (`beginEvaluation` / `endEvaluation`).
  */
 import { Loc, RuntimeError } from './errors.js';
 
@@ -87,10 +87,21 @@ export const COST = { element: 8, lazyElement: 200, object: 200, function: 100, 
 /** A limit crossed: a runtime error that fallbacks must not swallow (they would only hit it again). */
 export class LimitError extends RuntimeError {}
 
+/**
+ * Outside any evaluation (building the standard library object when a program is compiled, a
+ * manifestation called directly) only V8's own ceilings hold.
+ */
+const OUTSIDE: Readonly<JsonnetLimits> = {
+  maxArrayLength: V8_MAX_ARRAY_LENGTH,
+  maxStringLength: V8_MAX_STRING_LENGTH,
+  maxAllocationBytes: Infinity,
+  timeoutMs: 0,
+};
+
 export const budget = {
-  maxArrayLength: DEFAULT_LIMITS.maxArrayLength,
-  maxStringLength: DEFAULT_LIMITS.maxStringLength,
-  maxAllocationBytes: DEFAULT_LIMITS.maxAllocationBytes,
+  maxArrayLength: OUTSIDE.maxArrayLength,
+  maxStringLength: OUTSIDE.maxStringLength,
+  maxAllocationBytes: OUTSIDE.maxAllocationBytes,
   timeoutMs: 0,
   /** Estimated bytes built so far by the running evaluation. */
   allocated: 0,
@@ -98,12 +109,19 @@ export const budget = {
   deadline: 0,
   ticks: 0,
   names: CLI_LIMIT_NAMES as LimitNames,
+  /** An evaluation is running (one started now is nested in it). */
+  active: false,
 };
 
-export type LimitsState = Omit<typeof budget, 'ticks'>;
+export type LimitsState = Omit<typeof budget, 'ticks' | 'active'>;
 
-/** Starts an evaluation under `limits`. */
-export function startEvaluation(limits: JsonnetLimits, names: LimitNames): void {
+/**
+ * Starts an evaluation under `limits`; returns what endEvaluation needs: the state of the
+ * evaluation this one is nested in, or null (no copy on the common, outermost path).
+ */
+export function beginEvaluation(limits: JsonnetLimits, names: LimitNames): LimitsState | null {
+  const outer = budget.active ? saveLimits() : null;
+  budget.active = true;
   budget.maxArrayLength = limits.maxArrayLength;
   budget.maxStringLength = limits.maxStringLength;
   budget.maxAllocationBytes = limits.maxAllocationBytes;
@@ -111,9 +129,23 @@ export function startEvaluation(limits: JsonnetLimits, names: LimitNames): void 
   budget.allocated = 0;
   budget.deadline = limits.timeoutMs > 0 ? Date.now() + limits.timeoutMs : 0;
   budget.names = names;
+  return outer;
 }
 
-export function saveLimits(): LimitsState {
+/** Ends the evaluation begun by the beginEvaluation that returned `outer`. */
+export function endEvaluation(outer: LimitsState | null): void {
+  if (outer !== null) restoreLimits(outer);
+  else {
+    budget.active = false;
+    budget.maxArrayLength = OUTSIDE.maxArrayLength;
+    budget.maxStringLength = OUTSIDE.maxStringLength;
+    budget.maxAllocationBytes = OUTSIDE.maxAllocationBytes;
+    budget.allocated = 0;
+    budget.deadline = 0;
+  }
+}
+
+function saveLimits(): LimitsState {
   const b = budget;
   return {
     maxArrayLength: b.maxArrayLength, maxStringLength: b.maxStringLength, maxAllocationBytes: b.maxAllocationBytes,
@@ -121,7 +153,7 @@ export function saveLimits(): LimitsState {
   };
 }
 
-export function restoreLimits(s: LimitsState): void {
+function restoreLimits(s: LimitsState): void {
   const b = budget;
   b.maxArrayLength = s.maxArrayLength;
   b.maxStringLength = s.maxStringLength;

@@ -138,6 +138,8 @@ describe('the allocation limit', () => {
     expect(() => compile('std.length(std.range(1, 1e5) + std.range(1, 1e5))', { maxAllocationBytes: 1024 * 1024 }).evaluate()).toThrow(
       /allocation of about \d+ MB exceeds the limit of 1 MB/,
     );
+    // Nothing of a failed evaluation is left for the next program.
+    expect(evaluateToString('std.length(std.range(1, 1e5))')).toBe('100000\n');
   });
 });
 
