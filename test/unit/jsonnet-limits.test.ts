@@ -82,8 +82,9 @@ describe('the string length limit', () => {
     expectFails('std.format("%1000000000d", 1)', stringLimit(999_999_999));
     expectFails('std.format("%0*d", [1e9, 1])', stringLimit(999_999_999));
     expectFails('std.strReplace(std.repeat("a", 1e6), "a", std.repeat("b", 1000))', stringLimit(1_000_000_000));
-    expectFails('local s = std.repeat("x", 1e6); std.join(",", std.makeArray(200, function(i) s))', stringLimit(100_000_099));
-    expectFails('local s = std.repeat("x", 6e7); std.lines([s, s])', stringLimit(120_000_002));
+    const small = { maxStringLength: 1_000_000 };
+    expectFails('local s = std.repeat("x", 1e4); std.join(",", std.makeArray(200, function(i) s))', stringLimit(1_000_099, 1_000_000), small);
+    expectFails('local s = std.repeat("x", 6e5); std.lines([s, s])', stringLimit(1_200_002, 1_000_000), small);
   });
 
   it('checks `+` on strings: doubling a string forty times fails at the limit', () => {
@@ -92,11 +93,14 @@ describe('the string length limit', () => {
   });
 
   it('bounds the text of manifestation, which indentation makes longer than the value', () => {
-    expectFails('std.manifestJsonEx(std.range(1, 1e6), std.repeat(" ", 1000))', /^RUNTIME ERROR: string length \d+ exceeds the limit of 100000000 characters \(--max-string-length\)$/);
-    expectFails('local s = std.repeat("x", 4e7); std.toString([s, s, s])', stringLimit(120_000_011));
-    expectFails('std.manifestYamlDoc([std.repeat("x", 6e7), std.repeat("y", 6e7)])', /^RUNTIME ERROR: string length \d+ exceeds the limit of 100000000 characters/);
-    const small = { maxStringLength: 1000 };
-    expectFails('std.range(1, 1000)', /^RUNTIME ERROR: string length \d+ exceeds the limit of 1000 characters/, small);
+    const small = { maxStringLength: 1_000_000 };
+    const over = /^RUNTIME ERROR: string length \d+ exceeds the limit of 1000000 characters \(--max-string-length\)$/;
+    // 10 000 numbers, but each on a line indented by 1000 spaces.
+    expectFails('std.manifestJsonEx(std.range(1, 1e4), std.repeat(" ", 1000))', over, small);
+    expectFails('local s = std.repeat("x", 4e5); std.toString([s, s, s])', stringLimit(1_200_011, 1_000_000), small);
+    expectFails('std.manifestYamlDoc([std.repeat("x", 6e5), std.repeat("y", 6e5)])', over, small);
+    // The program's output too.
+    expectFails('std.range(1, 1000)', /^RUNTIME ERROR: string length \d+ exceeds the limit of 1000 characters/, { maxStringLength: 1000 });
   });
 });
 
@@ -109,7 +113,7 @@ describe('the allocation limit', () => {
 
   it('charges object comprehensions, object and array literals, functions', () => {
     const small = { maxAllocationBytes: 8 * 1024 * 1024 };
-    expectFails('std.length({ [std.toString(i)]: i for i in std.range(1, 1e6) })', /limit of 8 MB/, small);
+    expectFails('std.length({ [std.toString(i)]: i for i in std.range(1, 1e5) })', /limit of 8 MB/, small);
     expectFails('local f(n, acc) = if n == 0 then acc else f(n - 1, { next: acc }) tailstrict; std.length(f(1e7, {}))', /limit of 8 MB/, small);
     expectFails('local f(n, acc) = if n == 0 then acc else f(n - 1, [acc, n]) tailstrict; std.length(f(1e7, []))', /limit of 8 MB/, small);
     expectFails('local f(n, acc) = if n == 0 then acc else f(n - 1, function() acc) tailstrict; std.length(f(1e7, null))', /limit of 8 MB/, small);
