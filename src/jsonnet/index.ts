@@ -21,7 +21,7 @@
  * `importCallback`.
  * Evaluation is synchronous; a native may start another evaluation (its limits are restored after).
  */
-import { makeBuiltins } from './builtins.js';
+import { fromJson, makeBuiltins } from './builtins.js';
 import { Compiler, CompileHooks } from './compile.js';
 import { JsonnetError, Loc, RuntimeError, StaticError } from './errors.js';
 import {
@@ -112,14 +112,14 @@ function globalToVal(g: GlobalValue): Val {
           if (e instanceof JsonnetError) throw e;
           throw withLoc(new RuntimeError(e instanceof Error ? e.message : String(e)), loc);
         }
-        return jsonToVal(r);
+        return fromJson(r);
       }, 'native');
-      if (g.defaults.length) f.nativeDefaults = g.params.map((_, i) => (g.defaults[i] === undefined ? undefined : jsonToVal(g.defaults[i]!)));
+      if (g.defaults.length) f.nativeDefaults = g.params.map((_, i) => (g.defaults[i] === undefined ? undefined : fromJson(g.defaults[i]!)));
       nativeCache.set(g, f);
     }
     return f;
   }
-  return jsonToVal(g);
+  return fromJson(g);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ class Runtime implements CompileHooks {
       } catch (e) {
         throw withLoc(new RuntimeError(e instanceof Error ? e.message : String(e)), loc);
       }
-      return jsonToVal(r);
+      return fromJson(r);
     }, name);
   }
 
@@ -259,13 +259,6 @@ class Runtime implements CompileHooks {
   }
 }
 
-function jsonToVal(j: Json): Val {
-  if (j === null || typeof j !== 'object') return j;
-  if (Array.isArray(j)) return j.map(jsonToVal);
-  const m = new Map<string, Lazy>();
-  for (const [k, v] of Object.entries(j)) m.set(k, jsonToVal(v));
-  return simpleObject(m);
-}
 
 function normalizeError(e: unknown): unknown {
   if (e instanceof JsonnetError) return e;

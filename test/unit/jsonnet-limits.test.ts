@@ -171,6 +171,15 @@ describe('limits of an embedding program', () => {
     expect(message.split('\n')[0]).toBe('RUNTIME ERROR: array length 20 exceeds the limit of 10 elements (--template-max-array-length)');
   });
 
+  it("charges what a native gives back (a template's Body(), called in a loop)", () => {
+    const body = { items: Array.from({ length: 1000 }, (_, i) => `item ${i}`) };
+    const program = (options: CompileOptions) => compile('std.foldl(function(n, i) n + std.length(Body().items), std.range(1, 1000), 0)', { ...options, globals: { Body: nativeFunction([], () => body) } });
+    expect(program({}).evaluate()).toBe(1_000_000);
+    // A thousand copies of the body, each of a thousand strings.
+    expect(() => program({ maxAllocationBytes: 1024 * 1024 }).evaluate()).toThrow(/allocation of about \d+ MB exceeds the limit of 1 MB/);
+    expect(() => program({ maxArrayLength: 999 }).evaluate()).toThrow('array length 1000 exceeds the limit of 999 elements');
+  });
+
   it('an evaluation started by a native keeps its own limits; the outer one gets its own back', () => {
     const inner = compile('std.length(std.range(1, n))', { globals: ['n'], maxArrayLength: 5 });
     const outer = compile('[Inner(3), std.length(std.range(1, 1000))]', {
