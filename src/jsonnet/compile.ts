@@ -1,7 +1,7 @@
 /** Compiles the Jsonnet AST into JavaScript closures over environments of slots. */
 import type { Bind, CompSpec, Node, NodeOf, Param } from './ast.js';
 import { Loc, RuntimeError, StaticError, formatLoc } from './errors.js';
-import { COST, budget, charge, checkArrayLength, chargeConcat, tick } from './limits.js';
+import { COST, LOOP_CHECK, budget, charge, checkArrayLength, chargeConcat, checkTime } from './limits.js';
 import { escapeJsonStringBody } from './manifest.js';
 import {
   Code, Env, FieldDef, JArr, JFunc, JObject, Layer, Lazy, Thunk, Val,
@@ -594,7 +594,7 @@ export class Compiler {
           const a = arr(env);
           if (!Array.isArray(a)) throw rt('In comprehension, can only iterate over array.', loc);
           for (let i = 0; i < a.length; i++) {
-            tick();
+            if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
             next(new Env([a[i]], env, env.self, env.sidx), leaf);
           }
         });
@@ -621,11 +621,14 @@ export class Compiler {
     return (env) => {
       const out: Lazy[] = [];
       run(env, (e) => {
-        // Nested `for`s multiply: the length is checked as the array grows.
-        if (out.length >= budget.maxArrayLength) checkArrayLength(out.length + 1, loc);
-        charge(cost, loc);
+        // Nested `for`s multiply: the length is checked as the array grows, the elements charged
+        // by 256 (and the rest at the end).
+        const n = out.length;
+        if (n >= budget.maxArrayLength) checkArrayLength(n + 1, loc);
+        if ((n & 255) === 255) charge(256 * cost, loc);
         out.push(body(e));
       });
+      charge((out.length & 255) * cost, loc);
       return out;
     };
   }

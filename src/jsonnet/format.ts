@@ -3,7 +3,7 @@
  * the same algorithm with the same double arithmetic, so results and error texts are identical.
  */
 import { RuntimeError } from './errors.js';
-import { chargeString } from './limits.js';
+import { budget, checkStringLength } from './limits.js';
 import { formatNumber } from './numbers.js';
 import {
   JArr, JObject, Lazy, Val, checkNumber, cpArray, cpLength, force, objectField, objectHas, toStringValue, typeName,
@@ -119,12 +119,15 @@ function parseCodes(str: string): (string | Code)[] {
   return out;
 }
 
-/** `w` copies of `s` (a width comes from the format string or a value: checked first). */
+/**
+ * `w` copies of `s`. A width comes from the format string or a value: its length is checked
+ * first (std.format charges its whole text after).
+ */
 function padding(w: number, s: string): string {
   if (!(w > 0)) return '';
-  const n = Math.ceil(w);
-  chargeString(n * s.length);
-  return s.repeat(n);
+  const n = Math.ceil(w) * s.length;
+  if (n > budget.maxStringLength) checkStringLength(n);
+  return s.repeat(Math.ceil(w));
 }
 function padLeft(str: string, w: number, s: string): string {
   return padding(w - cpLength(str), s) + str;

@@ -1,6 +1,6 @@
 /** Runtime values of the Jsonnet evaluator: thunks, environments, objects, functions. */
 import { Loc, RuntimeError, formatLoc } from './errors.js';
-import { COST, LimitError, charge, chargeArray, chargeConcat, tick } from './limits.js';
+import { COST, LOOP_CHECK, LimitError, charge, chargeArray, chargeConcat, checkTime, tick } from './limits.js';
 import { compareCodePoints, manifestJsonInline, type Json } from './manifest.js';
 
 export type Val = null | boolean | number | string | JArr | JObject | JFunc;
@@ -470,14 +470,12 @@ export function cpAt(s: string, i: number): string {
 }
 
 /**
- * Materialise a value as plain JSON (runs asserts, drops hidden fields). Charged as its text will
- * be (COST.output per value, the characters of each string): what a manifestation then builds.
+ * Materialise a value as plain JSON (runs asserts, drops hidden fields). Each array element and
+ * object field is charged COST.output: its copy and the text a manifestation then writes for it
+ * (the strings are shared, and the text is held to the string length limit as it grows).
  */
 export function materialize(v: Val, path: string[] = []): Json {
-  if (v === null || typeof v !== 'object') {
-    if (typeof v === 'string') charge(v.length);
-    return v as Json;
-  }
+  if (v === null || typeof v !== 'object') return v as Json;
   if (Array.isArray(v)) {
     charge(v.length * COST.output);
     const out: Json[] = new Array(v.length);
@@ -560,7 +558,7 @@ export function equals(a: Val, b: Val): boolean {
       const y = b as JArr;
       if (x.length !== y.length) return false;
       for (let i = 0; i < x.length; i++) {
-        tick();
+        if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
         if (!equals(force(x[i]), force(y[i]))) return false;
       }
       return true;
