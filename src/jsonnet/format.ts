@@ -129,11 +129,12 @@ function padding(w: number, s: string): string {
   if (n > budget.maxStringLength) checkStringLength(n);
   return s.repeat(Math.ceil(w));
 }
+// No width (the common `%s`, `%d`): nothing to pad, whatever the string's length in code points.
 function padLeft(str: string, w: number, s: string): string {
-  return padding(w - cpLength(str), s) + str;
+  return w <= 0 ? str : padding(w - cpLength(str), s) + str;
 }
 function padRight(str: string, w: number, s: string): string {
-  return str + padding(w - cpLength(str), s);
+  return w <= 0 ? str : str + padding(w - cpLength(str), s);
 }
 
 function digits(mag: number, radix: number, zeroPrefix: string): string {
