@@ -54,9 +54,9 @@ export const V8_MAX_STRING_LENGTH = 2 ** 29 - 24;
  * programs use (the libjsonnet test suite and the benchmarks stay well inside them):
  * - 10 million elements: 80 MB of slots for the array alone, 13 times below V8's fatal length;
  * - 100 million characters: a 100 MB string (200 MB with characters beyond Latin-1);
- * - 256 MB of estimated allocation: the estimate counts what stays reachable (array elements,
- *   lazy elements, strings, object fields), not the garbage of calls, so the real heap growth of
- *   an evaluation stays within a small multiple of it;
+ * - 256 MB of estimated allocation: the estimate counts what can stay reachable (arrays, lazy
+ *   elements, new strings, objects, functions), not the garbage of calls, so the real heap growth
+ *   of an evaluation stays within a small multiple of it;
  * - no time budget in the command line; the server gives templates 100 ms (--template-timeout).
  */
 export const DEFAULT_LIMITS: Readonly<JsonnetLimits> = {
@@ -79,11 +79,11 @@ export const CLI_LIMIT_NAMES: Readonly<LimitNames> = {
  * million-element cases on Node 20 (64-bit): an array slot; a lazily computed element (a thunk,
  * its closure and environment); an object (the object, its layer, the captured environment); a
  * function value; a field of an object built by a comprehension (its definition, environment,
- * key and map entry); a value manifested (its JSON copy and its text); a character; a string's
- * own header (the rope node V8 makes for a concatenation, which copies neither side, or a piece
- * cut from another string).
+ * key and map entry); a value manifested (its JSON copy and its text); a string's own header (the
+ * rope node V8 makes for a concatenation, which copies neither side, or a piece cut from another
+ * string). A new string's characters count one byte each.
  */
-export const COST = { element: 8, lazyElement: 200, object: 200, function: 100, field: 300, output: 40, char: 1, string: 32 } as const;
+export const COST = { element: 8, lazyElement: 200, object: 200, function: 100, field: 300, output: 40, string: 32 } as const;
 
 /** A limit crossed: a runtime error that fallbacks must not swallow (they would only hit it again). */
 export class LimitError extends RuntimeError {}
