@@ -7,6 +7,8 @@ import { goDurationString, parseByteSize, parseDuration } from './pipeline/units
 import { DEFAULT_LIMITS } from './levels/conditions.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './connectors/event-log/kafka-topics.js';
 import { InvalidKeyError, parseEncryptionKey } from './model/value-cipher.js';
+import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from './jsonnet/limits.js';
+import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
 
 export interface Config {
   host: string;
@@ -94,6 +96,14 @@ export interface Config {
   sqlConnections: number;
   /** Read-only SQL queries that may wait for a connection; beyond, 503 with Retry-After. */
   sqlQueueSize: number;
+  /** Time budget of one template evaluation (a record's template column). */
+  templateTimeoutMs: number;
+  /** Elements of one array a template may build. */
+  templateMaxArrayLength: number;
+  /** Characters of one string a template may build. */
+  templateMaxStringLength: number;
+  /** Estimated bytes one template evaluation may build. */
+  templateMaxAllocationBytes: number;
   /** A port of its own for GET /metrics (besides the API listener); undefined: none. */
   metricsPort?: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
@@ -254,6 +264,19 @@ const rate = (name: string) => (raw: string): number => {
 
 const none = (text: string) => ({ text, value: () => undefined });
 
+const positiveDuration = (name: string) => (raw: string): number => {
+  const ms = duration(name)(raw);
+  if (ms <= 0) throw new ConfigError(`${name} must be longer than 0, got "${raw}".`);
+  return ms;
+};
+
+/** A positive integer up to `max` (a V8 ceiling past which a limit would not protect anything). */
+const upTo = (name: string, max: number, why: string) => (raw: string): number => {
+  const n = positive(name)(raw);
+  if (n > max) throw new ConfigError(`${name} must be at most ${max} (${why}), got "${raw}".`);
+  return n;
+};
+
 export const OPTIONS: Option[] = [
   option({ flag: '--host', env: 'SLUICE_HOST', key: 'host', parse: str, help: 'listen address', default: '0.0.0.0' }),
   option({ flag: '--port', env: 'SLUICE_PORT', key: 'port', parse: port, help: 'listen port (0 picks a free port)', default: '8000' }),
@@ -298,6 +321,10 @@ export const OPTIONS: Option[] = [
   option({ flag: '--sql-memory-limit', env: 'SLUICE_SQL_MEMORY_LIMIT', key: 'sqlMemoryLimitBytes', parse: bytes('SQL memory limit'), help: "memory of read-only SQL: DuckDB's memory_limit and max_temp_directory_size (shared with imports and exports); PostgreSQL: a query's temp_file_limit, a quarter of it its work_mem", default: '512MB' }),
   option({ flag: '--sql-connections', env: 'SLUICE_SQL_CONNECTIONS', key: 'sqlConnections', parse: positive('SQL connections'), help: 'read-only SQL queries that run at once, each on a connection of its own', default: '2' }),
   option({ flag: '--sql-queue-size', env: 'SLUICE_SQL_QUEUE_SIZE', key: 'sqlQueueSize', parse: int('SQL queue size'), help: 'read-only SQL queries that may wait for a connection (the wait counts in their timeout); beyond, 503 with Retry-After', default: '8' }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.timeoutMs, env: 'SLUICE_TEMPLATE_TIMEOUT', key: 'templateTimeoutMs', parse: positiveDuration('template timeout'), help: "time budget of one evaluation of a template column; past it the record fails its sink's mapping", default: `${TEMPLATE_TIMEOUT_MS}ms` }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.maxArrayLength, env: 'SLUICE_TEMPLATE_MAX_ARRAY_LENGTH', key: 'templateMaxArrayLength', parse: upTo('template max array length', V8_MAX_ARRAY_LENGTH, "V8's own array limit"), help: 'elements of one array a template may build', default: String(JSONNET_LIMITS.maxArrayLength) }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.maxStringLength, env: 'SLUICE_TEMPLATE_MAX_STRING_LENGTH', key: 'templateMaxStringLength', parse: upTo('template max string length', V8_MAX_STRING_LENGTH, "V8's own string limit"), help: 'characters of one string a template may build', default: String(JSONNET_LIMITS.maxStringLength) }),
+  option({ flag: TEMPLATE_LIMIT_FLAGS.maxAllocationBytes, env: 'SLUICE_TEMPLATE_MAX_ALLOCATION', key: 'templateMaxAllocationBytes', parse: bytes('template max allocation'), help: 'estimated memory one template evaluation may build (arrays, strings, objects)', default: `${JSONNET_LIMITS.maxAllocationBytes / 1024 ** 2}MB` }),
   option({ flag: '--metrics-port', env: 'SLUICE_METRICS_PORT', key: 'metricsPort', parse: port, help: 'also serve GET /metrics on a port of its own; none: only on the API listener', default: none('none') }),
   option({ flag: '--metrics-token', env: 'SLUICE_METRICS_TOKEN', key: 'metricsToken', parse: str, help: 'GET /metrics needs "Authorization: Bearer <token>"; none: no token needed', default: none('none') }),
   option({ flag: '--encryption-key', env: 'SLUICE_ENCRYPTION_KEY', key: 'encryptionKey', parse: encryptionKey, help: 'key of the encrypted # values of configurations and jobs, 32 bytes as base64 or hex (the same on every node of a cluster); unset: <data-dir>/encryption-key, generated on first start without --kafka', default: none('<data-dir>/encryption-key') }),
@@ -307,6 +334,17 @@ export const OPTIONS: Option[] = [
   option({ flag: '--max-connections', env: 'SLUICE_MAX_CONNECTIONS', key: 'maxConnections', parse: int('max connections'), help: 'open HTTP connections at most, all listeners together; one more is answered 503 with Retry-After and closed (0: no cap)', default: none('3/4 of the open-files limit') }),
   option({ flag: '--max-json-depth', env: 'SLUICE_MAX_JSON_DEPTH', key: 'maxJsonDepth', parse: positive('max JSON depth'), help: 'JSON the APIs take (bodies, JSON text in form fields) nests at most this deep; deeper is refused with 400', default: '100' }),
 ];
+
+/** The limits of template evaluations, wherever the server builds a template engine. */
+export function templateLimits(config: Config): LimitOptions {
+  return {
+    timeoutMs: config.templateTimeoutMs,
+    maxArrayLength: config.templateMaxArrayLength,
+    maxStringLength: config.templateMaxStringLength,
+    maxAllocationBytes: config.templateMaxAllocationBytes,
+    limitNames: TEMPLATE_LIMIT_FLAGS,
+  };
+}
 
 /** The default as `sluice serve --help` shows it. */
 export function defaultText(o: Option): string {

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'n
 import { join, relative, isAbsolute } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
+import { templateLimits, type Config } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import { openMetadataStore } from './connectors/metadata/open-metadata-store.js';
 import { ReplicatedMetadataStore } from './connectors/metadata/replicated-store.js';
@@ -195,7 +195,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     },
   });
   // Templates run on Sluice's own Jsonnet compiler; libjsonnet is only the tests' oracle.
-  const templates = new SluiceTemplateEngine();
+  // The same limits wherever a template runs: the render worker, and this thread (the test
+  // endpoint, verbose ingestion, OTLP's checks, and rendering when --render-thread is off).
+  const limits = templateLimits(config);
+  const templates = new SluiceTemplateEngine(limits);
   const mappings = new MappingCache(templates);
   const checkMapping: MappingChecker = (columns) => validateMapping(columns, templates);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
@@ -221,10 +224,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const leftMarks = readLeftMarks(config.dataDir);
   // Records whose mapping stopped a process are tried again only in a child process (render/sandbox.ts).
   const heapLimitMb = Math.ceil(config.renderHeapLimitBytes / 2 ** 20);
-  const sandbox = new RenderSandbox({ heapLimitMb });
+  const sandbox = new RenderSandbox({ heapLimitMb, limits });
   // Sinks' mapping and CSV encoding run on worker threads, beside ingestion (actors/render).
   const renderer = config.renderThread
-    ? new WorkerRenderer({ slotPath: (thread) => slotPath(config.dataDir, thread), heapLimitMb, prober: sandbox, logger: logger.child({ component: 'render' }) })
+    ? new WorkerRenderer({ slotPath: (thread) => slotPath(config.dataDir, thread), heapLimitMb, limits, prober: sandbox, logger: logger.child({ component: 'render' }) })
     : new InThreadRenderer(templates, new InflightSlot(slotPath(config.dataDir, 'event-loop')));
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,

@@ -5,10 +5,13 @@ import { createRequire } from 'node:module';
 import { Loc, RuntimeError } from './errors.js';
 import { JsonParseError, parseJsonText } from './json.js';
 import { stdFormat } from './format.js';
+import {
+  COST, LOOP_CHECK, LimitError, affordable, budget, charge, chargeArray, chargeString, checkArrayLength, checkStringLength, checkTime, tick,
+} from './limits.js';
 import { compareCodePoints, manifestJsonEx, stdEscapeStringJson } from './manifest.js';
 import {
   FnThunk, JArr, JFunc, JObject, Lazy, Val, callFunction, checkNumber, cpArray, cpLength, equals, force,
-  compare, hasSurrogates, materialize, nativeFunc, plus, tick, toStringValue, objectFields, objectHas, simpleObject, typeName, withLoc,
+  compare, hasSurrogates, materialize, nativeFunc, plus, toStringValue, objectFields, objectHas, simpleObject, typeName, withLoc,
 } from './values.js';
 
 export interface BuiltinContext {
@@ -60,12 +63,22 @@ export function encodeUtf8(s: string): number[] {
   return Array.from(Buffer.from(s, 'utf8'));
 }
 
-/** JSON → Jsonnet value */
+/**
+ * JSON → Jsonnet value, its arrays and objects charged as they are copied: a YAML alias makes a
+ * small text a large tree (the parser shares the aliased node, this copy does not). Strings are
+ * shared, not copied.
+ */
 export function fromJson(j: unknown): Val {
   if (j === null || typeof j !== 'object') return j as Val;
-  if (Array.isArray(j)) return j.map(fromJson);
+  tick();
+  if (Array.isArray(j)) {
+    chargeArray(j.length, COST.element);
+    return j.map(fromJson);
+  }
   const m = new Map<string, Lazy>();
-  for (const [k, v] of Object.entries(j as Record<string, unknown>)) m.set(k, fromJson(v));
+  const entries = Object.entries(j as Record<string, unknown>);
+  charge(COST.object + entries.length * COST.field);
+  for (const [k, v] of entries) m.set(k, fromJson(v));
   return simpleObject(m);
 }
 
@@ -109,9 +122,10 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
     if (sz < 0) throw rt(`makeArray requires size >= 0, got ${sz}`, loc);
     const f = a[1] as JFunc;
     if (f.params.length !== 1) throw rt(`makeArray function must take 1 param, got: ${f.params.length}`, loc);
+    chargeArray(sz, COST.element + COST.lazyElement, loc);
     const out: Lazy[] = new Array(sz);
     for (let i = 0; i < sz; i++) {
-      if ((i & 65535) === 0) tick();
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       out[i] = new FnThunk(() => callFunction(f, [i], null, loc));
     }
     return out;
@@ -150,8 +164,10 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
     validate('filter', a, ['function', 'array'], loc);
     const f = a[0] as JFunc;
     if (f.params.length !== 1) throw rt('filter function takes 1 parameter.', loc);
+    const arr = a[1] as JArr;
+    charge(arr.length * COST.element, loc);
     const out: Lazy[] = [];
-    for (const el of a[1] as JArr) {
+    for (const el of arr) {
       const r = callFunction(f, [el], null, loc);
       if (typeof r !== 'boolean') throw rt(`filter function must return boolean, got: ${typeName(r)}`, loc);
       if (r) out.push(el);
@@ -233,12 +249,16 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
     let start = 0;
     let test = 0;
     while (test < str.length && (maxsplits === -1 || maxsplits > out.length)) {
+      if ((test & LOOP_CHECK) === LOOP_CHECK) checkTime();
       if (str.slice(test, test + c.length).join('') === cs) {
+        if (out.length >= budget.maxArrayLength) checkArrayLength(out.length + 1, loc);
+        charge(COST.element, loc);
         out.push(str.slice(start, test).join(''));
         start = test + c.length;
         test = start;
       } else test++;
     }
+    checkArrayLength(out.length + 1, loc);
     out.push(str.slice(start).join(''));
     return out;
   });
@@ -252,15 +272,17 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
     const n = cpLength(s);
     if (from > n) return '';
     if (len + from > n) len = n - from;
+    charge(len, loc);
     return substr(s, from, len);
   });
   def('range', ['from', 'to'], (a, loc) => {
     validate('range', a, ['number', 'number'], loc);
     const from = Math.trunc(a[0] as number);
     const to = Math.trunc(a[1] as number);
+    if (to >= from) chargeArray(to - from + 1, COST.element, loc);
     const out: Lazy[] = [];
     for (let i = from; i <= to; i++) {
-      if ((i & 65535) === 0) tick();
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       out.push(i);
     }
     return out;
@@ -268,14 +290,21 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
   def('strReplace', ['str', 'from', 'to'], (a, loc) => {
     validate('strReplace', a, ['string', 'string', 'string'], loc);
     if (a[1] === '') throw rt("'from' string must not be zero length.", loc);
-    return (a[0] as string).split(a[1] as string).join(a[2] as string);
+    const [str, from, to] = a as [string, string, string];
+    // The pieces first (no more than the limits allow), then the length of the result.
+    const parts = splitWithin(str, from);
+    chargeArray(parts.length, COST.element + COST.string, loc);
+    chargeString(str.length + (parts.length - 1) * (to.length - from.length), loc);
+    return parts.join(to);
   });
   def('asciiLower', ['str'], (a, loc) => {
     validate('asciiLower', a, ['string'], loc);
+    charge((a[0] as string).length, loc);
     return (a[0] as string).replace(/[A-Z]+/g, (m) => m.toLowerCase());
   });
   def('asciiUpper', ['str'], (a, loc) => {
     validate('asciiUpper', a, ['string'], loc);
+    charge((a[0] as string).length, loc);
     return (a[0] as string).replace(/[a-z]+/g, (m) => m.toUpperCase());
   });
   def('join', ['sep', 'arr'], (a, loc) => {
@@ -285,24 +314,36 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
     }
     if (!Array.isArray(arr)) throw rt(`join second parameter should be array, got ${typeName(arr)}`, loc);
     if (typeof sep === 'string') {
+      // The length is known before each piece is added; the result is one flat string.
       let out = '';
+      let length = 0;
       let first = true;
       for (let i = 0; i < arr.length; i++) {
+        if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
         const e = force(arr[i]);
         if (e === null) continue;
         if (typeof e !== 'string') throw rt(`expected string but arr[${i}] was ${typeName(e)}`, loc);
+        length += first ? e.length : sep.length + e.length;
+        if (length > budget.maxStringLength) checkStringLength(length, loc);
         if (!first) out += sep;
         first = false;
         out += e;
       }
+      charge(length, loc);
       return out;
     }
     const out: Lazy[] = [];
+    let length = 0;
     let first = true;
     for (let i = 0; i < arr.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       const e = force(arr[i]);
       if (e === null) continue;
       if (!Array.isArray(e)) throw rt(`expected array but arr[${i}] was ${typeName(e)}`, loc);
+      const added = first ? e.length : sep.length + e.length;
+      length += added;
+      checkArrayLength(length, loc);
+      charge(added * COST.element, loc);
       if (!first) for (const s of sep) out.push(s);
       first = false;
       for (const x of e) out.push(x);
@@ -312,14 +353,20 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
   def('parseJson', ['str'], (a, loc) => {
     validate('parseJson', a, ['string'], loc);
     const text = a[0] as string;
+    // The parsed tree is about as large as its text in elements: charged before it is built.
+    charge(text.length * COST.element, loc);
     // JSON.parse accepts exactly the JSON nlohmann accepts, except lone surrogate escapes and
     // integer -0 (nlohmann gives 0): those go through the exact parser, as do all errors.
     if (!/\\u[dD][89a-fA-F]|-0/.test(text)) {
+      let parsed: unknown;
+      let ok = true;
       try {
-        return fromJson(JSON.parse(text));
+        parsed = JSON.parse(text);
       } catch {
         // fall through for the exact error message
+        ok = false;
       }
+      if (ok) return fromJson(parsed);
     }
     try {
       return parseJsonText(text);
@@ -332,6 +379,7 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
     validate('parseYaml', a, ['string'], loc);
     const yaml = loadYaml();
     if (!yaml) throw rt('std.parseYaml is not supported (no YAML parser available)', loc);
+    charge((a[0] as string).length * COST.element, loc);
     let docs: unknown[];
     try {
       docs = yaml.loadAll(a[0] as string, undefined, { schema: yaml.JSON_SCHEMA ?? yaml.CORE_SCHEMA });
@@ -342,13 +390,16 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
   });
   def('encodeUTF8', ['str'], (a, loc) => {
     validate('encodeUTF8', a, ['string'], loc);
+    chargeArray(Buffer.byteLength(a[0] as string, 'utf8'), COST.element, loc);
     return encodeUtf8(a[0] as string);
   });
   def('decodeUTF8', ['arr'], (a, loc) => {
     validate('decodeUTF8', a, ['array'], loc);
     const arr = a[0] as JArr;
+    chargeString(arr.length, loc);
     const bytes = new Uint8Array(arr.length);
     for (let i = 0; i < arr.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       const d = force(arr[i]);
       if (typeof d !== 'number') throw rt(`Element ${i} of the provided array was not a number`, loc);
       if (d < 0 || d > 255 || d !== Math.trunc(d)) {
@@ -366,6 +417,18 @@ export function makeBuiltins(ctx: BuiltinContext): Map<string, JFunc> {
   for (const name of KEYF_DEFAULT3) b.get(name)!.nativeDefaults = [undefined, undefined, id];
   b.get('manifestJsonEx')!.nativeDefaults = [undefined, undefined, '\n', ': '];
   return b;
+}
+
+/**
+ * `s.split(sep)`, into no more pieces than the limits allow (one past them, to tell that they
+ * were crossed). A limit is passed only when the string could give that many: V8 caches the
+ * pieces of a split without one, which makes it several times faster on short strings.
+ */
+function splitWithin(s: string, sep: string): string[] {
+  // At most 4097 pieces: charged after, whatever the limits.
+  if (s.length < 4096) return s.split(sep);
+  const most = affordable(COST.element + COST.string);
+  return s.length < most ? s.split(sep) : s.split(sep, most);
 }
 
 /** The elements std.foldl/foldr iterate over, failing as std.jsonnet's `std.length(arr)` / `arr[i]` do. */
@@ -393,7 +456,10 @@ function addNativeOverrides(def: Def): void {
     const xs = foldInput(arr, loc);
     if (xs === null) return init;
     let acc: Val = init;
-    for (let i = 0; i < xs.length; i++) acc = callFunction(f, [acc, xs[i]], null, loc);
+    for (let i = 0; i < xs.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+      acc = callFunction(f, [acc, xs[i]], null, loc);
+    }
     return acc;
   });
   def('foldr', ['func', 'arr', 'init'], (a, loc) => {
@@ -401,7 +467,10 @@ function addNativeOverrides(def: Def): void {
     const xs = foldInput(arr, loc);
     if (xs === null) return init;
     let acc: Val = init;
-    for (let i = xs.length - 1; i >= 0; i--) acc = callFunction(f, [xs[i], acc], null, loc);
+    for (let i = xs.length - 1; i >= 0; i--) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+      acc = callFunction(f, [xs[i], acc], null, loc);
+    }
     return acc;
   });
   def('map', ['func', 'arr'], (a, loc) => {
@@ -409,8 +478,10 @@ function addNativeOverrides(def: Def): void {
     if (!(f instanceof JFunc)) throw rt(`std.map first param must be function, got ${typeName(f)}`, loc);
     if (!Array.isArray(arr) && typeof arr !== 'string') throw rt(`std.map second param must be array / string, got ${typeName(arr)}`, loc);
     const xs: Lazy[] = typeof arr === 'string' ? cpArray(arr) : arr;
+    charge(xs.length * (COST.element + COST.lazyElement), loc);
     const out: Lazy[] = new Array(xs.length);
     for (let i = 0; i < xs.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       const x = xs[i];
       out[i] = new FnThunk(() => callFunction(f, [x], null, loc));
     }
@@ -421,8 +492,10 @@ function addNativeOverrides(def: Def): void {
     if (!(f instanceof JFunc)) throw rt(`std.mapWithIndex first param must be function, got ${typeName(f)}`, loc);
     if (!Array.isArray(arr) && typeof arr !== 'string') throw rt(`std.mapWithIndex second param must be array, got ${typeName(arr)}`, loc);
     const xs: Lazy[] = typeof arr === 'string' ? cpArray(arr) : arr;
+    charge(xs.length * (COST.element + COST.lazyElement), loc);
     const out: Lazy[] = new Array(xs.length);
     for (let i = 0; i < xs.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       const x = xs[i];
       out[i] = new FnThunk(() => callFunction(f, [i, x], null, loc));
     }
@@ -438,6 +511,8 @@ function addNativeOverrides(def: Def): void {
       for (const x of arr) {
         const r = callFunction(f, [x], null, loc);
         if (own && Array.isArray(acc) && Array.isArray(r)) {
+          checkArrayLength(acc.length + r.length, loc);
+          charge(r.length * COST.element, loc);
           for (const y of r) acc.push(y);
         } else {
           acc = plus(acc, r, loc);
@@ -456,8 +531,10 @@ function addNativeOverrides(def: Def): void {
         if (typeof r !== 'string') throw rt(`expected string but arr[${i}] was ${typeName(r)}`, loc);
         if (!first) out += '';
         first = false;
+        checkStringLength(out.length + r.length, loc);
         out += r;
       }
+      charge(out.length, loc);
       return out;
     }
     throw rt(`std.flatMap second param must be array / string, got ${typeName(arr)}`, loc);
@@ -485,11 +562,19 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   isType('isObject', 'object');
   isType('isArray', 'array');
   isType('isFunction', 'function');
-  def('toString', ['a'], (a) => toStringValue(a[0]));
+  def('toString', ['a'], (a, loc) => {
+    // A string is itself, a number or a constant a few characters.
+    if (a[0] === null || typeof a[0] !== 'object') return toStringValue(a[0]);
+    const text = toStringValue(a[0]);
+    chargeString(text.length, loc);
+    return text;
+  });
   def('format', ['str', 'vals'], (a, loc) => {
     if (typeof a[0] !== 'string') return slow('format', a, loc);
     try {
-      return stdFormat(a[0], a[1]);
+      const text = stdFormat(a[0], a[1]);
+      chargeString(text.length);
+      return text;
     } catch (e) {
       if (e instanceof RuntimeError) e.addFrame(loc);
       throw e;
@@ -497,11 +582,14 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   });
   def('escapeStringJson', ['str_'], (a, loc) => {
     if (typeof a[0] !== 'string') return slow('escapeStringJson', a, loc);
+    let text: string;
     try {
-      return stdEscapeStringJson(a[0]);
+      text = stdEscapeStringJson(a[0]);
     } catch (e) {
       throw rt((e as Error).message, loc);
     }
+    chargeString(text.length, loc);
+    return text;
   });
   def('startsWith', ['a', 'b'], (a, loc) => {
     const [x, y] = a;
@@ -520,24 +608,32 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   def('split', ['str', 'c'], (a, loc) => {
     const [x, c] = a;
     if (typeof x !== 'string' || typeof c !== 'string' || c === '') return slow('split', a, loc);
-    return x.split(c);
+    const parts = splitWithin(x, c);
+    chargeArray(parts.length, COST.element + COST.string, loc);
+    return parts;
   });
   def('lines', ['arr'], (a, loc) => {
     const arr = a[0];
     if (!Array.isArray(arr)) return slow('lines', a, loc);
     let out = '';
     for (let i = 0; i < arr.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       const e = force(arr[i]);
       if (e === null) continue;
       if (typeof e !== 'string') return slow('lines', a, loc);
+      checkStringLength(out.length + e.length + 1, loc);
       out += e + '\n';
     }
+    charge(out.length, loc);
     return out;
   });
   def('member', ['arr', 'x'], (a, loc) => {
     const [arr, x] = a;
     if (Array.isArray(arr)) {
-      for (const e of arr) if (equals(force(e), x)) return true;
+      for (let i = 0; i < arr.length; i++) {
+        if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+        if (equals(force(arr[i]), x)) return true;
+      }
       return false;
     }
     if (typeof arr === 'string' && typeof x === 'string' && x !== '') return arr.includes(x);
@@ -547,7 +643,10 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
     const [arr, x] = a;
     if (!Array.isArray(arr)) return slow('count', a, loc);
     let n = 0;
-    for (const e of arr) if (equals(force(e), x)) n++;
+    for (let i = 0; i < arr.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+      if (equals(force(arr[i]), x)) n++;
+    }
     return n;
   });
 
@@ -555,9 +654,11 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   const keysOf = (arr: JArr, keyF: Val, loc?: Loc): Val[] | null => {
     if (!(keyF instanceof JFunc)) return null;
     void ID;
+    charge(arr.length * COST.element, loc);
     const keys: Val[] = new Array(arr.length);
     let kind = '';
     for (let i = 0; i < arr.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       const k = keyF.native && keyF.name === 'id' ? force(arr[i]) : callFunction(keyF, [arr[i]], null, loc);
       const t = typeName(k);
       if (t !== 'number' && t !== 'string') return null;
@@ -572,8 +673,12 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   const sortNative = (arr: JArr, keyF: Val, loc?: Loc): JArr | null => {
     const keys = keysOf(arr, keyF, loc);
     if (!keys) return null;
+    charge(arr.length * 2 * COST.element, loc);
     const idx = arr.map((_, i) => i);
+    // The comparator looks at the clock: a sort of millions of elements runs for seconds inside one call.
+    let compared = 0;
     idx.sort((i, j) => {
+      if ((++compared & LOOP_CHECK) === 0) checkTime();
       const c = cmpKeys(keys[i], keys[j]);
       return c < 0 ? -1 : c > 0 ? 1 : i - j;
     });
@@ -582,9 +687,11 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   const uniqNative = (arr: JArr, keyF: Val, loc?: Loc): JArr | null => {
     const keys = keysOf(arr, keyF, loc);
     if (!keys) return null;
+    charge(arr.length * COST.element, loc);
     const out: Lazy[] = [];
     let lastKey: Val = null;
     for (let i = 0; i < arr.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       if (out.length === 0 || keys[i] !== lastKey) {
         out.push(arr[i]);
         lastKey = keys[i];
@@ -623,10 +730,16 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   // (functions, non-string indents...), which also reproduces its error messages.
   const manifestEx = (name: string, value: Val, indent: Val, newline: Val, sep: Val, args: Val[], loc?: Loc): Val => {
     if (typeof indent === 'string' && typeof newline === 'string' && typeof sep === 'string') {
+      let text: string | undefined;
       try {
-        return manifestJsonEx(materialize(value), indent, newline, sep);
-      } catch {
-        // fall back for the exact error
+        text = manifestJsonEx(materialize(value), indent, newline, sep);
+      } catch (e) {
+        if (e instanceof LimitError) throw e;
+        // else: fall back for the exact error
+      }
+      if (text !== undefined) {
+        chargeString(text.length, loc);
+        return text;
       }
     }
     return slow(name, args, loc);
@@ -645,9 +758,13 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
       const start = i0 === null ? 0 : i0;
       const end = Math.min(e0 === null ? len : e0, len);
       const step = s0 === null ? 1 : s0;
+      charge(Math.max(0, end - start) * COST.element, loc);
       if (step === 1 && !isStr) return items.slice(start, Math.max(start, end));
       const out: Lazy[] = [];
-      for (let i = start; i < end; i += step) out.push(items[i]);
+      for (let i = start; i < end; i += step) {
+        if ((out.length & LOOP_CHECK) === LOOP_CHECK) checkTime();
+        out.push(items[i]);
+      }
       return isStr ? (out as string[]).join('') : out;
     }
     return slow('slice', a, loc);
@@ -657,9 +774,12 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
     if (!Array.isArray(arrs)) return slow('flattenArrays', a, loc);
     let acc: Val = [];
     let own = true;
-    for (const x of arrs) {
-      const r = force(x);
+    for (let i = 0; i < arrs.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+      const r = force(arrs[i]);
       if (own && Array.isArray(acc) && Array.isArray(r)) {
+        checkArrayLength(acc.length + r.length, loc);
+        charge(r.length * COST.element, loc);
         for (const y of r) acc.push(y);
       } else {
         acc = plus(acc, r, loc);
@@ -671,10 +791,17 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
   def('repeat', ['what', 'count'], (a, loc) => {
     const [what, count] = a;
     if (!isIdx(count)) return slow('repeat', a, loc);
-    if (typeof what === 'string') return what.repeat(count);
+    if (typeof what === 'string') {
+      chargeString(what.length * count, loc);
+      return what.repeat(count);
+    }
     if (Array.isArray(what)) {
+      chargeArray(what.length * count, COST.element, loc);
       const out: Lazy[] = [];
-      for (let i = 0; i < count; i++) for (const y of what) out.push(y);
+      for (let i = 0; i < count; i++) {
+        if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+        for (const y of what) out.push(y);
+      }
       return out;
     }
     return slow('repeat', a, loc);
@@ -704,16 +831,23 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
     if (typeof pat !== 'string' || typeof str !== 'string') return slow('findSubstr', a, loc);
     const out: Lazy[] = [];
     if (pat.length === 0 || str.length === 0 || pat.length > str.length) return out;
+    const found = (i: number): void => {
+      if ((out.length & LOOP_CHECK) === LOOP_CHECK) checkTime();
+      if (out.length >= budget.maxArrayLength) checkArrayLength(out.length + 1, loc);
+      charge(COST.element, loc);
+      out.push(i);
+    };
     if (!hasSurrogates(str)) {
-      for (let i = str.indexOf(pat); i >= 0; i = str.indexOf(pat, i + 1)) out.push(i);
+      for (let i = str.indexOf(pat); i >= 0; i = str.indexOf(pat, i + 1)) found(i);
       return out;
     }
     const cs = cpArray(str);
     const ps = cpArray(pat);
     for (let i = 0; i + ps.length <= cs.length; i++) {
+      if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
       let ok = true;
       for (let k = 0; k < ps.length && ok; k++) if (cs[i + k] !== ps[k]) ok = false;
-      if (ok) out.push(i);
+      if (ok) found(i);
     }
     return out;
   });
@@ -723,7 +857,11 @@ function addMoreOverrides(def: Def, ctx: BuiltinContext): void {
       if (Array.isArray(x) && Array.isArray(y)) {
         const ka = keysOf(x, keyF, loc);
         const kb = ka && keysOf(y, keyF, loc);
-        if (ka && kb && (ka.length === 0 || kb.length === 0 || typeof ka[0] === typeof kb[0])) return run(ka, kb, x, y);
+        if (ka && kb && (ka.length === 0 || kb.length === 0 || typeof ka[0] === typeof kb[0])) {
+          // The result is at most both inputs long.
+          charge((x.length + y.length) * COST.element, loc);
+          return run(ka, kb, x, y);
+        }
       }
       return slow(name, a, loc);
     });

@@ -11,7 +11,9 @@
  * (in a child process) instead, for comparisons.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { parseByteSize, parseDuration } from '../pipeline/units.js';
 import { ENGINE_NAMES, EngineError, createEngine, type EngineName, type ExtVar, type JsonnetEngine } from './engines.js';
+import { CLI_LIMIT_NAMES, DEFAULT_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type JsonnetLimits } from './limits.js';
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
@@ -37,6 +39,11 @@ Options:
   -o / --output-file <file>   write the output to a file rather than stdout
   -S / --string               expect a string result and write it as is, not as JSON
   -s / --max-stack <n>        number of allowed stack frames
+  --max-array-length <n>      elements of one array (default ${DEFAULT_LIMITS.maxArrayLength}, at most ${V8_MAX_ARRAY_LENGTH})
+  --max-string-length <n>     characters of one string (default ${DEFAULT_LIMITS.maxStringLength}, at most ${V8_MAX_STRING_LENGTH})
+  --max-allocation <size>     estimated memory the evaluation builds: arrays, strings, objects
+                              (default ${DEFAULT_LIMITS.maxAllocationBytes / 1024 ** 2}MB; units B, KB, MB, GB)
+  --timeout <duration>        time budget of the evaluation, e.g. 500ms, 10s, 5m (default none)
   -V / --ext-str <var>[=<val>]      external variable as a string (no value: from the environment)
   --ext-str-file <var>=<file>       external variable as a string read from a file
   --ext-code <var>[=<code>]         external variable as Jsonnet code
@@ -60,6 +67,7 @@ interface Parsed {
   engine: EngineName;
   jpaths: string[];
   maxStack: number | undefined;
+  limits: Partial<JsonnetLimits>;
   extVars: Record<string, ExtVar>;
   tlaVars: Record<string, ExtVar>;
 }
@@ -81,7 +89,25 @@ const VAR_OPTIONS: Record<string, VarOption> = {
   '--tla-code-file': { target: 'tlaVars', kind: 'code', fromFile: true },
 };
 
-const VALUE_OPTIONS = new Set(['-J', '--jpath', '-o', '--output-file', '-s', '--max-stack', '--engine', ...Object.keys(VAR_OPTIONS)]);
+/** The limits' flags (CLI_LIMIT_NAMES) and how each parses its value. */
+const LIMIT_OPTIONS: Record<string, { key: keyof JsonnetLimits; parse: (text: string) => number | undefined; max?: number }> = {
+  [CLI_LIMIT_NAMES.maxArrayLength]: { key: 'maxArrayLength', parse: count, max: V8_MAX_ARRAY_LENGTH },
+  [CLI_LIMIT_NAMES.maxStringLength]: { key: 'maxStringLength', parse: count, max: V8_MAX_STRING_LENGTH },
+  [CLI_LIMIT_NAMES.maxAllocationBytes]: { key: 'maxAllocationBytes', parse: (t) => positiveOrUndefined(parseByteSize(t)) },
+  [CLI_LIMIT_NAMES.timeoutMs]: { key: 'timeoutMs', parse: (t) => positiveOrUndefined(parseDuration(t)) },
+};
+
+function count(text: string): number | undefined {
+  return /^\d+$/.test(text) ? positiveOrUndefined(Number(text)) : undefined;
+}
+
+function positiveOrUndefined(n: number | undefined): number | undefined {
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+const VALUE_OPTIONS = new Set([
+  '-J', '--jpath', '-o', '--output-file', '-s', '--max-stack', '--engine', ...Object.keys(LIMIT_OPTIONS), ...Object.keys(VAR_OPTIONS),
+]);
 
 function parseArgs(argv: string[], env: NodeJS.ProcessEnv, readFile: (path: string) => string): Parsed {
   const p: Parsed = {
@@ -93,6 +119,7 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv, readFile: (path: stri
     engine: 'sluice',
     jpaths: [],
     maxStack: undefined,
+    limits: {},
     extVars: {},
     tlaVars: {},
   };
@@ -163,6 +190,15 @@ function parseArgs(argv: string[], env: NodeJS.ProcessEnv, readFile: (path: stri
         break;
       }
       default: {
+        const limit = LIMIT_OPTIONS[flag];
+        if (limit) {
+          const v = value();
+          const n = limit.parse(v);
+          if (n === undefined) throw new UsageError(`invalid ${flag} value: ${v}`);
+          if (limit.max !== undefined && n > limit.max) throw new UsageError(`${flag} is at most ${limit.max} (V8's own limit), got ${v}`);
+          p.limits[limit.key] = n;
+          break;
+        }
         const spec = VAR_OPTIONS[flag];
         if (!spec) throw new UsageError(`unrecognized argument: ${arg}`);
         const [name, val] = parseVar(flag, value(), spec, env, readFile);
@@ -244,6 +280,7 @@ export async function runJsonnetCli(argv: string[], io: CliIo, deps: CliDeps = {
       tlaVars: args.tlaVars,
       jpaths: [...envPaths, ...args.jpaths],
       maxStack: args.maxStack,
+      limits: args.limits,
       stringOutput: args.string || undefined,
       trace: (text) => io.stderr.write(text),
     });

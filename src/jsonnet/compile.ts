@@ -1,6 +1,7 @@
 /** Compiles the Jsonnet AST into JavaScript closures over environments of slots. */
 import type { Bind, CompSpec, Node, NodeOf, Param } from './ast.js';
 import { Loc, RuntimeError, StaticError, formatLoc } from './errors.js';
+import { COST, LOOP_CHECK, budget, charge, checkArrayLength, chargeConcat, checkTime } from './limits.js';
 import { escapeJsonStringBody } from './manifest.js';
 import {
   Code, Env, FieldDef, JArr, JFunc, JObject, Layer, Lazy, Thunk, Val,
@@ -47,6 +48,11 @@ function constValue(n: Node): Val {
 
 /** Creates a lazy value for an expression in `env`, without a thunk when it is cheap. */
 type LazyCode = (env: Env) => Lazy;
+
+/** Estimated bytes of an element `lazy()` makes for `n`: a slot, plus the thunk it may create. */
+function elementCost(n: Node): number {
+  return isConst(n) || n.t === 'var' || n.t === 'func' ? COST.element : COST.element + COST.lazyElement;
+}
 
 export class Compiler {
   constructor(
@@ -232,7 +238,11 @@ export class Compiler {
         const elems = n.elems.map((e) => this.lazy(e, scope));
         const k = elems.length;
         if (k === 0) return () => [];
+        let cost = 0;
+        for (const e of n.elems) cost += elementCost(e);
+        const loc = n.loc;
         return (env) => {
+          charge(cost, loc);
           const out: Lazy[] = new Array(k);
           for (let i = 0; i < k; i++) out[i] = elems[i](env);
           return out;
@@ -335,7 +345,10 @@ export class Compiler {
     const defaults = params.map((p) => (p.def ? this.c(p.def, inner) : null));
     const body = this.c(bodyN, inner, true);
     const pnames = params.map((p) => p.name);
-    return (env) => new JFunc(pnames, defaults, body, env, null, name);
+    return (env) => {
+      charge(COST.function, loc);
+      return new JFunc(pnames, defaults, body, env, null, name);
+    };
   }
 
   private cApply(n: NodeOf<'apply'>, scope: Scope, tail: boolean): Code {
@@ -436,7 +449,10 @@ export class Compiler {
       case '+': return (env) => {
         const a = l(env);
         const b = r(env);
-        if (typeof a === 'string' && typeof b === 'string') return a + b;
+        if (typeof a === 'string' && typeof b === 'string') {
+          chargeConcat(a.length, b.length, loc);
+          return a + b;
+        }
         return plus(a, b, loc);
       };
       case '-': return (env) => {
@@ -577,7 +593,10 @@ export class Compiler {
         steps.push((next) => (env, leaf) => {
           const a = arr(env);
           if (!Array.isArray(a)) throw rt('In comprehension, can only iterate over array.', loc);
-          for (let i = 0; i < a.length; i++) next(new Env([a[i]], env, env.self, env.sidx), leaf);
+          for (let i = 0; i < a.length; i++) {
+            if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+            next(new Env([a[i]], env, env.self, env.sidx), leaf);
+          }
         });
       } else {
         const cond = this.c(s.cond, sc);
@@ -597,9 +616,19 @@ export class Compiler {
   private cArrayComp(n: NodeOf<'arrayComp'>, scope: Scope): Code {
     const { run, scope: inner } = this.cSpecs(n.specs, scope, n.loc);
     const body = this.lazy(n.body, inner);
+    const cost = elementCost(n.body);
+    const loc = n.loc;
     return (env) => {
       const out: Lazy[] = [];
-      run(env, (e) => out.push(body(e)));
+      run(env, (e) => {
+        // Nested `for`s multiply: the length is checked as the array grows, the elements charged
+        // by 256 (and the rest at the end).
+        const n = out.length;
+        if (n >= budget.maxArrayLength) checkArrayLength(n + 1, loc);
+        if ((n & 255) === 255) charge(256 * cost, loc);
+        out.push(body(e));
+      });
+      charge((out.length & 255) * cost, loc);
       return out;
     };
   }
@@ -648,10 +677,16 @@ export class Compiler {
       if (typeof f.name === 'string') staticFields.set(f.name, def);
       else dynFields.push({ name: this.c(f.name, scope), def, loc: f.loc });
     }
+    const objLoc = n.loc;
     if (dynFields.length === 0) {
-      return (env) => new JObject([{ fields: staticFields, locals, dollar, asserts, env }]);
+      return (env) => {
+        charge(COST.object, objLoc);
+        return new JObject([{ fields: staticFields, locals, dollar, asserts, env }]);
+      };
     }
+    const cost = COST.object + (staticFields.size + dynFields.length) * COST.element;
     return (env) => {
+      charge(cost, objLoc);
       const fields = new Map(staticFields);
       for (const d of dynFields) {
         const name = d.name(env);
@@ -674,12 +709,14 @@ export class Compiler {
     const loc = n.loc;
     const valueLoc = n.value.loc;
     return (env) => {
+      charge(COST.object, loc);
       const fields = new Map<string, FieldDef>();
       run(env, (e) => {
         const k = key(e);
         if (k === null) return;
         if (typeof k !== 'string') throw rt(`field must be string, got: ${typeName(k)}`, loc);
         if (fields.has(k)) throw rt(`duplicate field name: "${k}"`, loc);
+        charge(COST.field, loc);
         fields.set(k, { hide: 0, plus: plusF, code: value, env: e, loc: valueLoc });
       });
       const layer: Layer = { fields, locals, dollar, asserts: [], env };

@@ -23,6 +23,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { LimitOptions } from './limits.js';
 
 export interface ExtVar {
   kind: 'string' | 'code';
@@ -40,6 +41,8 @@ export interface EvaluateOptions {
   jpaths?: string[];
   /** Maximum stack depth (libjsonnet's default is 500). */
   maxStack?: number;
+  /** The evaluation's limits (limits.ts; the Sluice compiler only: libjsonnet has none of them). */
+  limits?: LimitOptions;
   /**
    * As `jsonnet -S`: the result must be a string, and the output is that string itself with a
    * final newline (`RUNTIME ERROR: expected string result, got: object` otherwise).
@@ -130,7 +133,7 @@ export function resolveImport(
 interface CompilerModule {
   evaluateToString(
     code: string,
-    options: {
+    options: LimitOptions & {
       filename?: string;
       extVars?: Record<string, ExtVar>;
       tlaVars?: Record<string, ExtVar>;
@@ -182,6 +185,7 @@ export class SluiceEngine implements JsonnetEngine {
     const jpaths = options.jpaths ?? [];
     try {
       return mod.evaluateToString(code, {
+        ...options.limits,
         filename: options.filename ?? '<cmdline>',
         extVars: options.extVars,
         tlaVars: options.tlaVars,

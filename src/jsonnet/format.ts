@@ -3,6 +3,7 @@
  * the same algorithm with the same double arithmetic, so results and error texts are identical.
  */
 import { RuntimeError } from './errors.js';
+import { budget, checkStringLength } from './limits.js';
 import { formatNumber } from './numbers.js';
 import {
   JArr, JObject, Lazy, Val, checkNumber, cpArray, cpLength, force, objectField, objectHas, toStringValue, typeName,
@@ -118,19 +119,22 @@ function parseCodes(str: string): (string | Code)[] {
   return out;
 }
 
+/**
+ * `w` copies of `s`. A width comes from the format string or a value: its length is checked
+ * first (std.format charges its whole text after).
+ */
 function padding(w: number, s: string): string {
-  let v = '';
-  while (w > 0) {
-    v += s;
-    w -= 1;
-  }
-  return v;
+  if (!(w > 0)) return '';
+  const n = Math.ceil(w) * s.length;
+  if (n > budget.maxStringLength) checkStringLength(n);
+  return s.repeat(Math.ceil(w));
 }
+// No width (the common `%s`, `%d`): nothing to pad, whatever the string's length in code points.
 function padLeft(str: string, w: number, s: string): string {
-  return padding(w - cpLength(str), s) + str;
+  return w <= 0 ? str : padding(w - cpLength(str), s) + str;
 }
 function padRight(str: string, w: number, s: string): string {
-  return str + padding(w - cpLength(str), s);
+  return w <= 0 ? str : str + padding(w - cpLength(str), s);
 }
 
 function digits(mag: number, radix: number, zeroPrefix: string): string {

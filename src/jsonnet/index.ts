@@ -16,13 +16,19 @@
  * `globals: ['x']` with per-evaluation values (`p.evaluate(undefined, { x: 1 })`).
  * Errors are JsonnetError whose message is libjsonnet's text (first line `RUNTIME ERROR: …` or
  * `STATIC ERROR: …`, then the stack trace, final newline). Limits: `maxStack` (500 frames, as
- * libjsonnet counts them), `timeoutMs`; imports only through `importCallback`.
+ * libjsonnet counts them), `timeoutMs`, `maxArrayLength`, `maxStringLength` and
+ * `maxAllocationBytes` (limits.ts; defaults in DEFAULT_LIMITS); imports only through
+ * `importCallback`.
  * Evaluation is synchronous; a native may start another evaluation (its limits are restored after).
  */
-import { makeBuiltins } from './builtins.js';
+import { fromJson, makeBuiltins } from './builtins.js';
 import { Compiler, CompileHooks } from './compile.js';
 import { JsonnetError, Loc, RuntimeError, StaticError } from './errors.js';
-import { escapeJsonStringBody, manifestJson, type Json } from './manifest.js';
+import {
+  CLI_LIMIT_NAMES, DEFAULT_LIMITS, LimitError, beginEvaluation, endEvaluation,
+  type JsonnetLimits, type LimitNames, type LimitOptions,
+} from './limits.js';
+import { escapeJsonStringBody, manifestJson, manifestJsonCompact, type Json } from './manifest.js';
 import { parse } from './parser.js';
 import { STD_JSONNET } from './stdlib/std-source.js';
 import {
@@ -30,21 +36,24 @@ import {
   objectField, objectFieldFrom, simpleObject, stackState, typeName, withLoc,
 } from './values.js';
 
-export { JsonnetError, StaticError, RuntimeError };
+export { JsonnetError, StaticError, RuntimeError, LimitError, DEFAULT_LIMITS, CLI_LIMIT_NAMES };
+export type { JsonnetLimits, LimitNames, LimitOptions };
 
 export interface ExtVar {
   kind: 'string' | 'code';
   value: string;
 }
 
-export interface CompileOptions {
+export interface CompileOptions extends LimitOptions {
   filename?: string;
   extVars?: Record<string, ExtVar>;
   tlaVars?: Record<string, ExtVar>;
   /** Maximum depth of Jsonnet function calls (libjsonnet default 500). */
   maxStack?: number;
-  /** Time budget of one evaluation in milliseconds (default: none). */
-  timeoutMs?: number;
+  /**
+   * Limits of each evaluation (limits.ts), each defaulting to DEFAULT_LIMITS (no time budget),
+   * and the settings that change them as their errors name them (default: the CLI's flags).
+   */
   /** Resolves imports; without it, every import fails. */
   importCallback?: (base: string, rel: string) => { path: string; content: string; bytes?: Uint8Array } | undefined;
   /** Native functions for std.native(name); called with materialised JSON arguments. */
@@ -103,14 +112,14 @@ function globalToVal(g: GlobalValue): Val {
           if (e instanceof JsonnetError) throw e;
           throw withLoc(new RuntimeError(e instanceof Error ? e.message : String(e)), loc);
         }
-        return jsonToVal(r);
+        return fromJson(r);
       }, 'native');
-      if (g.defaults.length) f.nativeDefaults = g.params.map((_, i) => (g.defaults[i] === undefined ? undefined : jsonToVal(g.defaults[i]!)));
+      if (g.defaults.length) f.nativeDefaults = g.params.map((_, i) => (g.defaults[i] === undefined ? undefined : fromJson(g.defaults[i]!)));
       nativeCache.set(g, f);
     }
     return f;
   }
-  return jsonToVal(g);
+  return fromJson(g);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -207,7 +216,7 @@ class Runtime implements CompileHooks {
       } catch (e) {
         throw withLoc(new RuntimeError(e instanceof Error ? e.message : String(e)), loc);
       }
-      return jsonToVal(r);
+      return fromJson(r);
     }, name);
   }
 
@@ -250,13 +259,6 @@ class Runtime implements CompileHooks {
   }
 }
 
-function jsonToVal(j: Json): Val {
-  if (j === null || typeof j !== 'object') return j;
-  if (Array.isArray(j)) return j.map(jsonToVal);
-  const m = new Map<string, Lazy>();
-  for (const [k, v] of Object.entries(j)) m.set(k, jsonToVal(v));
-  return simpleObject(m);
-}
 
 function normalizeError(e: unknown): unknown {
   if (e instanceof JsonnetError) return e;
@@ -277,7 +279,17 @@ export class Program {
     this.globalNames = Array.isArray(g) ? g : Object.keys(g);
     this.globalDefaults = this.globalNames.map((n) => (Array.isArray(g) ? null : globalToVal(g[n])));
     this.code = this.rt.compileFile(this.filename, source, this.globalNames);
+    this.limits = {
+      maxArrayLength: options.maxArrayLength ?? DEFAULT_LIMITS.maxArrayLength,
+      maxStringLength: options.maxStringLength ?? DEFAULT_LIMITS.maxStringLength,
+      maxAllocationBytes: options.maxAllocationBytes ?? DEFAULT_LIMITS.maxAllocationBytes,
+      timeoutMs: options.timeoutMs ?? DEFAULT_LIMITS.timeoutMs,
+    };
+    this.limitNames = { ...CLI_LIMIT_NAMES, ...options.limitNames };
   }
+
+  private readonly limits: JsonnetLimits;
+  private readonly limitNames: LimitNames;
 
   private readonly globalNames: string[];
   private readonly globalDefaults: Lazy[];
@@ -294,8 +306,6 @@ export class Program {
     // libjsonnet's stack holds a few frames of its own below the program (calibrated: the
     // deepest recursion accepted is the same).
     stackState.depth = 4;
-    stackState.budgetMs = this.options.timeoutMs ?? 0;
-    stackState.deadline = stackState.budgetMs > 0 ? Date.now() + stackState.budgetMs : 0;
     let v = this.rt.run(this.code, this.filename, gv);
     if (v instanceof JFunc) {
       const named: { name: string; value: Lazy }[] = [];
@@ -318,12 +328,21 @@ export class Program {
   }
 
   /**
+   * Evaluates to compact JSON text (manifestJsonCompact: what a template column writes), the
+   * text too within the evaluation's limits. Throws JsonnetError.
+   */
+  evaluateCompact(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): string {
+    return this.evaluateWith(extVars, globals, compactText);
+  }
+
+  /**
    * Evaluates, then `manifest`s the value; errors of the manifestation get libjsonnet's
    * `During manifestation` frame.
    */
   private evaluateWith<T>(extVars: Record<string, ExtVar> | undefined, globals: Record<string, GlobalValue> | undefined, manifest: (v: Val) => T): T {
     // Saved and restored so that a native called by another evaluation may evaluate too.
-    const { depth, max, deadline, budgetMs } = stackState;
+    const { depth, max } = stackState;
+    const outer = beginEvaluation(this.limits, this.limitNames);
     try {
       let v: Val;
       try {
@@ -341,8 +360,7 @@ export class Program {
     } finally {
       stackState.depth = depth;
       stackState.max = max;
-      stackState.deadline = deadline;
-      stackState.budgetMs = budgetMs;
+      endEvaluation(outer);
     }
   }
 
@@ -351,13 +369,18 @@ export class Program {
    * the `stringOutput` option as `jsonnet -S` does: the string itself.
    */
   evaluateToString(extVars?: Record<string, ExtVar>, globals?: Record<string, GlobalValue>): string {
-    if (!this.options.stringOutput) return manifestJson(this.evaluate(extVars, globals), '   ') + '\n';
+    // The text within the evaluation's limits too.
+    if (!this.options.stringOutput) return this.evaluateWith(extVars, globals, (v) => manifestJson(materialize(v), '   ') + '\n');
     return this.evaluateWith(extVars, globals, (v) => {
       // libjsonnet checks the type before anything inside the value is evaluated.
       if (typeof v !== 'string') throw new RuntimeError(`expected string result, got: ${typeName(v)}`);
       return `${v}\n`;
     });
   }
+}
+
+function compactText(v: Val): string {
+  return manifestJsonCompact(materialize(v));
 }
 
 export function compile(code: string, options: CompileOptions = {}): Program {

@@ -11,7 +11,12 @@
  *
  * Keys are sorted by Unicode code point (libjsonnet compares UTF-32 strings), not
  * by UTF-16 code unit as `Array.prototype.sort` does.
+ *
+ * Within an evaluation, each element written ticks the time budget and the text may not grow
+ * past the string length limit (limits.ts): an indentation repeated on every line of a large
+ * value makes a text far longer than the value's own strings.
  */
+import { budget, checkStringLength, tick } from './limits.js';
 import { formatNumber } from './numbers.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -48,6 +53,12 @@ export function sortedKeys(o: { [k: string]: unknown }): string[] {
 const HIGH_CHAR = /[\ud800-\uffff]/;
 
 const HEX = '0123456789abcdef';
+
+/** After each element: the time budget, and the text so far against the string length limit. */
+function grown(out: string): void {
+  tick();
+  if (out.length > budget.maxStringLength) checkStringLength(out.length);
+}
 
 function needsEscape(c: number): boolean {
   return c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0x7f && c <= 0x9f);
@@ -148,8 +159,12 @@ function scalar(v: null | boolean | number | string): string {
  */
 export function manifestJsonCompact(v: Json): string {
   if (v === null || typeof v !== 'object') return scalar(v);
-  if (Array.isArray(v)) return `[${v.map(manifestJsonCompact).join(',')}]`;
-  return `{${sortedKeys(v).map((k) => `${escapeJsonString(k)}:${manifestJsonCompact(v[k])}`).join(',')}}`;
+  tick();
+  const out = Array.isArray(v)
+    ? `[${v.map(manifestJsonCompact).join(',')}]`
+    : `{${sortedKeys(v).map((k) => `${escapeJsonString(k)}:${manifestJsonCompact(v[k])}`).join(',')}}`;
+  if (out.length > budget.maxStringLength) checkStringLength(out.length);
+  return out;
 }
 
 /**
@@ -167,7 +182,10 @@ function multiline(v: Json, cur: string, step: string): string {
     if (v.length === 0) return '[ ]';
     const inner = cur + step;
     let out = '[\n' + inner + multiline(v[0], inner, step);
-    for (let i = 1; i < v.length; i++) out += ',\n' + inner + multiline(v[i], inner, step);
+    for (let i = 1; i < v.length; i++) {
+      out += ',\n' + inner + multiline(v[i], inner, step);
+      grown(out);
+    }
     return out + '\n' + cur + ']';
   }
   const keys = sortedKeys(v);
@@ -178,6 +196,7 @@ function multiline(v: Json, cur: string, step: string): string {
   for (const k of keys) {
     out += sep + inner + escapeJsonString(k) + ': ' + multiline(v[k], inner, step);
     sep = ',\n';
+    grown(out);
   }
   return out + '\n' + cur + '}';
 }
@@ -192,7 +211,10 @@ export function manifestJsonInline(value: Json): string {
   if (Array.isArray(value)) {
     if (value.length === 0) return '[ ]';
     let out = '[' + manifestJsonInline(value[0]);
-    for (let i = 1; i < value.length; i++) out += ', ' + manifestJsonInline(value[i]);
+    for (let i = 1; i < value.length; i++) {
+      out += ', ' + manifestJsonInline(value[i]);
+      grown(out);
+    }
     return out + ']';
   }
   const keys = sortedKeys(value);
@@ -202,6 +224,7 @@ export function manifestJsonInline(value: Json): string {
   for (const k of keys) {
     out += sep + escapeJsonString(k) + ': ' + manifestJsonInline(value[k]);
     sep = ', ';
+    grown(out);
   }
   return out + '}';
 }
@@ -227,6 +250,7 @@ export function manifestJsonEx(value: Json, indent: string, newline = '\n', keyV
       for (let i = 0; i < v.length; i++) {
         if (i > 0) out += ',' + newline;
         out += newIndent + aux(v[i], newIndent);
+        grown(out);
       }
       return out + newline + cindent + ']';
     }
@@ -236,6 +260,7 @@ export function manifestJsonEx(value: Json, indent: string, newline = '\n', keyV
       if (!first) out += ',' + newline;
       first = false;
       out += newIndent + stdEscapeStringJson(k) + keyValSep + aux(v[k], newIndent);
+      grown(out);
     }
     return out + newline + cindent + '}';
   };

@@ -1,5 +1,6 @@
 /** Runtime values of the Jsonnet evaluator: thunks, environments, objects, functions. */
 import { Loc, RuntimeError, formatLoc } from './errors.js';
+import { COST, LOOP_CHECK, LimitError, charge, chargeArray, chargeConcat, checkTime, tick } from './limits.js';
 import { compareCodePoints, manifestJsonInline, type Json } from './manifest.js';
 
 export type Val = null | boolean | number | string | JArr | JObject | JFunc;
@@ -232,9 +233,14 @@ export function visibleFieldsSorted(obj: JObject): string[] {
 }
 
 export function objectFields(obj: JObject, includeHidden: boolean): string[] {
-  if (!includeHidden) return visibleFieldsSorted(obj).slice();
+  if (!includeHidden) {
+    const sorted = visibleFieldsSorted(obj);
+    charge(sorted.length * COST.element);
+    return sorted.slice();
+  }
   const out: string[] = [];
   for (const [k, h] of obj.fieldVisibility()) if (includeHidden || h !== 1) out.push(k);
+  charge(out.length * COST.element);
   out.sort(compareCodePoints);
   return out;
 }
@@ -248,6 +254,9 @@ export function simpleObject(fields: Record<string, Lazy> | Map<string, Lazy>, h
 }
 
 export function extendObject(a: JObject, b: JObject): JObject {
+  // The new object only: its layers are shared references (charging their copy would make the
+  // common `acc + { [k]: v }` fold quadratic in the budget, as it is not in libjsonnet).
+  charge(COST.object);
   return new JObject(a.layers.concat(b.layers));
 }
 
@@ -274,15 +283,7 @@ export function nativeFunc(name: string, params: string[], fn: Native): JFunc {
   return new JFunc(params, params.map(() => null), null, null, fn, name);
 }
 
-export const stackState = { depth: 0, max: 500, deadline: 0, ticks: 0, budgetMs: 0 };
-
-/** Fails the evaluation once its time budget is spent (checked every few thousand steps). */
-export function tick(): void {
-  if ((++stackState.ticks & 4095) === 0 && stackState.deadline !== 0 && Date.now() > stackState.deadline) {
-    stackState.deadline = 0;
-    throw new RuntimeError(`evaluation exceeded its time budget of ${stackState.budgetMs} ms`);
-  }
-}
+export const stackState = { depth: 0, max: 500 };
 
 export function withLoc(e: RuntimeError, loc: Loc | undefined): RuntimeError {
   return e.at(loc);
@@ -340,6 +341,8 @@ export function callFunction(
       const msg = /call stack/i.test(e.message) ? 'max stack frames exceeded.' : e.message;
       throw withLoc(new RuntimeError(msg), curLoc);
     }
+    // A limit crossed inside a builtin (or a helper it calls) is reported where the builtin was called.
+    if (e instanceof LimitError && e.frames.length === 0) e.at(curLoc);
     if (e instanceof RuntimeError && !cur.native) {
       if (e.skipOnce) e.skipOnce = false;
       else e.caller(`function <${cur.name}>`, curLoc);
@@ -449,6 +452,7 @@ let lastCpString = '';
 let lastCpArray: string[] = [];
 /** Code points of a string (one-entry cache: loops index the same string repeatedly). */
 export function cpArray(s: string): string[] {
+  chargeArray(s.length, COST.element);
   if (!SURROGATE.test(s)) return s.split('');
   if (s === lastCpString) return lastCpArray.slice();
   lastCpString = s;
@@ -465,10 +469,15 @@ export function cpAt(s: string, i: number): string {
   return lastCpArray[i];
 }
 
-/** Materialise a value as plain JSON (runs asserts, drops hidden fields). */
+/**
+ * Materialise a value as plain JSON (runs asserts, drops hidden fields). Each array element and
+ * object field is charged COST.output: its copy and the text a manifestation then writes for it
+ * (the strings are shared, and the text is held to the string length limit as it grows).
+ */
 export function materialize(v: Val, path: string[] = []): Json {
   if (v === null || typeof v !== 'object') return v as Json;
   if (Array.isArray(v)) {
+    charge(v.length * COST.output);
     const out: Json[] = new Array(v.length);
     for (let i = 0; i < v.length; i++) out[i] = materialize(force(v[i]), path);
     return out;
@@ -476,8 +485,10 @@ export function materialize(v: Val, path: string[] = []): Json {
   if (v instanceof JObject) {
     checkAsserts(v);
     const out: { [k: string]: Json } = {};
+    const fields = visibleFieldsSorted(v);
+    charge(fields.length * COST.output);
     // Fields in code-point order, as libjsonnet manifests them (which error comes first).
-    for (const k of visibleFieldsSorted(v)) {
+    for (const k of fields) {
       let fv: Val;
       try {
         fv = objectField(v, k);
@@ -515,10 +526,15 @@ export function plus(a: Val, b: Val, loc: Loc | undefined): Val {
   const tb = typeof b;
   if (ta === 'number' && tb === 'number') return checkNumber((a as number) + (b as number), loc);
   if (ta === 'string' || tb === 'string') {
-    if (ta === 'string' && tb === 'string') return (a as string) + (b as string);
-    return toStringValue(a) + toStringValue(b);
+    const x = toStringValue(a);
+    const y = toStringValue(b);
+    chargeConcat(x.length, y.length, loc);
+    return x + y;
   }
-  if (Array.isArray(a) && Array.isArray(b)) return a.concat(b);
+  if (Array.isArray(a) && Array.isArray(b)) {
+    chargeArray(a.length + b.length, COST.element, loc);
+    return a.concat(b);
+  }
   if (a instanceof JObject && b instanceof JObject) return extendObject(a, b);
   const na = typeName(a);
   const nb = typeName(b);
@@ -541,7 +557,10 @@ export function equals(a: Val, b: Val): boolean {
       const x = a as JArr;
       const y = b as JArr;
       if (x.length !== y.length) return false;
-      for (let i = 0; i < x.length; i++) if (!equals(force(x[i]), force(y[i]))) return false;
+      for (let i = 0; i < x.length; i++) {
+        if ((i & LOOP_CHECK) === LOOP_CHECK) checkTime();
+        if (!equals(force(x[i]), force(y[i]))) return false;
+      }
       return true;
     }
     case 'object': {

@@ -2,6 +2,17 @@ import type { IngestRecord } from './record.js';
 import type { JsonValue } from './columns/json.js';
 import type { MappingErrorKind } from './columns/errors.js';
 
+/** The time budget of one template evaluation unless the server is told otherwise. */
+export const TEMPLATE_TIMEOUT_MS = 100;
+
+/** The server's flags that set the limits of template evaluations, as their errors name them. */
+export const TEMPLATE_LIMIT_FLAGS = {
+  timeoutMs: '--template-timeout',
+  maxArrayLength: '--template-max-array-length',
+  maxStringLength: '--template-max-string-length',
+  maxAllocationBytes: '--template-max-allocation',
+} as const;
+
 /**
  * TemplateEngine port: compiles a Jsonnet template once (per sink version) and evaluates it
  * per record with the seed's globals (Ip, Body, BodyStr, Header, HeaderStr, Now) bound to
@@ -10,6 +21,9 @@ import type { MappingErrorKind } from './columns/errors.js';
  *
  * Callers should start the evaluations of a whole micro-batch before awaiting any of them
  * (CompiledMapping.renderMany does): an adapter may evaluate concurrent calls together.
+ *
+ * An evaluation that runs longer than its time budget fails its record (default
+ * TEMPLATE_TIMEOUT_MS, `--template-timeout`).
  */
 export interface TemplateEngine {
   /** Syntax check: undefined when valid, otherwise "<line>:<col>-<col> <message>" as go-jsonnet prints it. */

@@ -2,8 +2,8 @@
  * The command line as a newcomer meets it (the sources through tsx, so no build is needed):
  * `sluice serve --help` lists every option of src/config.ts with its environment variable and
  * default, every command answers --help, `--version`, `sluice jsonnet -S` (string output as the
- * jsonnet CLI has it, on both engines), and the README's configuration table agrees with the
- * options table.
+ * jsonnet CLI has it, on both engines), `sluice jsonnet` under its limits (issue 21), and the
+ * README's configuration table agrees with the options table.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -189,6 +189,38 @@ describe('sluice jsonnet -S', () => {
     } finally {
       await oracle.close();
     }
+  });
+});
+
+describe('sluice jsonnet under its limits', () => {
+  /** The run and how long it took. */
+  async function timed(args: string[]): Promise<Run & { ms: number }> {
+    const started = Date.now();
+    const r = await sluice(args);
+    return { ...r, ms: Date.now() - started };
+  }
+
+  it('std.length(std.range(0, 1e9)) exits 1 with the limit and its flag, about as fast as a trivial program', async () => {
+    const trivial = await timed(['jsonnet', '-e', '1']);
+    expect(trivial).toMatchObject({ code: 0, stdout: '1\n' });
+    // It grew the process until V8 aborted it (no exit code, SIGABRT).
+    const r = await timed(['jsonnet', '-e', 'std.length(std.range(0, 1e9))']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('RUNTIME ERROR: array length 1000000001 exceeds the limit of 10000000 elements (--max-array-length)\n\t<cmdline>:1:12-29\t\n');
+    // Process start-up (tsx compiling the sources) is most of both runs; the limit adds little.
+    expect(r.ms - trivial.ms).toBeLessThan(2000);
+  });
+
+  it('raising --max-array-length changes the outcome of a smaller case', async () => {
+    const code = 'std.length(std.range(1, 1.1e7))';
+    const [limited, raised] = await Promise.all([
+      sluice(['jsonnet', '-e', code]),
+      sluice(['jsonnet', '--max-array-length', '12000000', '-e', code]),
+    ]);
+    expect(limited.code).toBe(1);
+    expect(limited.stderr.split('\n')[0]).toBe('RUNTIME ERROR: array length 11000000 exceeds the limit of 10000000 elements (--max-array-length)');
+    expect(raised).toEqual({ code: 0, stdout: '11000000\n', stderr: '' });
   });
 });
 

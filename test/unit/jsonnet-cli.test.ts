@@ -207,6 +207,7 @@ describe('engine selection', () => {
         tlaVars: { t: { kind: 'string', value: '1' } },
         jpaths: ['a', 'b'],
         maxStack: undefined,
+        limits: {},
         trace: expect.any(Function),
       },
     });

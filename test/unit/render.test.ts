@@ -7,6 +7,7 @@ import { InThreadRenderer, type RecordRenderer } from '../../src/actors/render/r
 import { typeScriptWorker, WorkerRenderer } from '../../src/actors/render/worker-renderer.js';
 import { RenderSandbox } from '../../src/actors/render/sandbox.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '../../src/jsonnet/limits.js';
 import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
 import type { Column } from '../../src/model/definition.js';
 import { BatchRenderer, type RenderGuard, type RenderJob, type RenderOwner } from '../../src/pipeline/batch-render.js';
@@ -296,6 +297,28 @@ describe('WorkerRenderer', () => {
     expect(again.count).toBe(3);
   });
 
+  it("evaluates templates under the limits it is given, as the server's other template engines", async () => {
+    const range: Column[] = [{ type: 'template', name: 'n', template: { language: 'jsonnet', content: 'std.length(std.range(1, Body("id")))' } }];
+    const records: LoggedRecord[] = [
+      { offset: 1, record: record(1, '{"id":5}') },
+      { offset: 2, record: record(2, '{"id":1000000000}') },
+    ];
+    renderer = new WorkerRenderer({ limits: { maxArrayLength: 10, limitNames: { maxArrayLength: '--template-max-array-length' } } });
+    const [small] = await renderer.render(records.slice(0, 1), [{ columns: range, after: 0 }]);
+    expect(text(small.csv)).toBe('5\n');
+    const [limited] = await renderer.render([{ offset: 3, record: record(3, '{"id":11}') }], [{ columns: range, after: 0 }]);
+    expect(limited.failures.map((f) => f.reason)).toEqual(['Invalid value for column "n": array length 11 exceeds the limit of 10 elements (--template-max-array-length).']);
+    // With the defaults, the issue's one event fails its record on the worker thread instead of aborting it.
+    const defaults = new WorkerRenderer();
+    try {
+      const [one] = await defaults.render(records, [{ columns: range, after: 0 }]);
+      expect(one.count).toBe(1);
+      expect(one.failures.map((f) => f.reason)).toEqual(['Invalid value for column "n": array length 1000000000 exceeds the limit of 10000000 elements (--template-max-array-length).']);
+    } finally {
+      await defaults.close();
+    }
+  });
+
   it('refuses work once closed', async () => {
     const closed = new WorkerRenderer();
     await closed.close();
@@ -304,22 +327,25 @@ describe('WorkerRenderer', () => {
 });
 
 describe('RenderSandbox', () => {
+  const joined: Column[] = [{ type: 'template', name: 'xs', template: { language: 'jsonnet', content: 'std.length(std.join(",", ["x" for i in std.range(1, Body("n"))]))' } }];
+  const records: LoggedRecord[] = [
+    { offset: 1, record: record(1, '{"n":3}') },
+    { offset: 2, record: record(2, '{"n":100000000}') },
+    { offset: 3, record: record(3, '{"n":5}') },
+  ];
+  const job: RenderJob = { columns: joined, after: 0, budgetMs: 1, owner: { branchId: 1, sourceId: 'src', sinkId: 'snk', mode: 'replay' } };
+  // The engine's ceilings, so that only the child's heap (64 MB) can stop the big record.
+  const unbounded: LimitOptions = { timeoutMs: 600_000, maxArrayLength: V8_MAX_ARRAY_LENGTH, maxStringLength: V8_MAX_STRING_LENGTH, maxAllocationBytes: 2 ** 50 };
+
   it('maps records one at a time in a child process and answers those that end it, parked with the reason; the others map there without harm', async () => {
-    const sandbox = new RenderSandbox({ heapLimitMb: 64 });
-    const joined: Column[] = [{ type: 'template', name: 'xs', template: { language: 'jsonnet', content: 'std.length(std.join(",", ["x" for i in std.range(1, Body("n"))]))' } }];
-    const records: LoggedRecord[] = [
-      { offset: 1, record: record(1, '{"n":3}') },
-      { offset: 2, record: record(2, '{"n":1000000000}') },
-      { offset: 3, record: record(3, '{"n":5}') },
-    ];
-    const started = Date.now();
-    const parked = await sandbox.probe(records, { columns: joined, after: 0, budgetMs: 1, owner: { branchId: 1, sourceId: 'src', sinkId: 'snk', mode: 'replay' } });
-    // With a bounded engine the big one fails cleanly instead: then nothing ends the sandbox.
-    expect(parked.length).toBeLessThanOrEqual(1);
-    for (const p of parked) {
-      expect(p.offset).toBe(2);
-      expect(p.reason).toMatch(/^The mapping of this record stopped the process that tried it apart \((exit code|killed by).*\)\. It is not mapped again unless reprocessed\.$/);
-    }
-    expect(Date.now() - started).toBeLessThan(60_000);
+    const sandbox = new RenderSandbox({ heapLimitMb: 64, limits: unbounded });
+    const parked = await sandbox.probe(records, job);
+    expect(parked.map((p) => p.offset)).toEqual([2]);
+    expect(parked[0].reason).toMatch(/^The mapping of this record stopped the process that tried it apart \((exit code|killed by).*\)\. It is not mapped again unless reprocessed\.$/);
+  }, 90_000);
+
+  it("evaluates under the server's template limits: there the big record fails its mapping and ends nothing", async () => {
+    const sandbox = new RenderSandbox({ heapLimitMb: 64, limits: { ...unbounded, maxArrayLength: 10 } });
+    expect(await sandbox.probe(records, job)).toEqual([]);
   }, 90_000);
 });

@@ -20,10 +20,13 @@ import type { ParkedRecord } from '../../pipeline/batch-render.js';
 import { stoppedSandboxReason } from './inflight.js';
 import type { RecordProber, RenderedRows, RenderJob } from './renderer.js';
 import { pack, type RenderResponse } from './worker-renderer.js';
+import type { LimitOptions } from '../../jsonnet/limits.js';
 
 export interface RenderSandboxOptions {
   /** The child's heap cap in MB (the render threads' cap); none: V8's default. */
   heapLimitMb?: number;
+  /** Limits of the child's template evaluations (the render threads'); none: the engine's own. */
+  limits?: LimitOptions;
 }
 
 class SandboxDeath extends Error {}
@@ -45,7 +48,7 @@ class SandboxChild {
   constructor(options: RenderSandboxOptions) {
     const entry = childEntry();
     const heap = options.heapLimitMb ? [`--max-old-space-size=${options.heapLimitMb}`] : [];
-    this.child = fork(entry.path, [], {
+    this.child = fork(entry.path, options.limits ? [JSON.stringify(options.limits)] : [], {
       execArgv: [...entry.execArgv, ...heap],
       env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SLUICE_') && key !== 'NODE_OPTIONS')),
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

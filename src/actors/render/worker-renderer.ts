@@ -6,6 +6,7 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
 import type { LoggedRecord } from '../../connectors/event-log/event-log.js';
 import type { Logger } from '../../logger.js';
 import type { ParkedRecord } from '../../pipeline/batch-render.js';
+import type { LimitOptions } from '../../jsonnet/limits.js';
 import { encodeRecord } from '../../pipeline/record-codec.js';
 import { readMark, stoppedWorkerReason, type InflightMark } from './inflight.js';
 import type { RecordProber, RecordRenderer, RenderedRows, RenderJob, RenderLane } from './renderer.js';
@@ -30,6 +31,8 @@ export interface RenderResponse {
 export interface RenderWorkerData {
   /** Its slot file (inflight.ts): where it marks the records its template columns are mapping. */
   slot?: string;
+  /** Limits of its template evaluations: the server's, as for templates run elsewhere (default: the engine's own). */
+  limits?: LimitOptions;
 }
 
 export interface WorkerRendererOptions {
@@ -37,6 +40,8 @@ export interface WorkerRendererOptions {
   slotPath?: (thread: string) => string;
   /** Heap cap of each render thread in MB (V8's resourceLimits.maxOldGenerationSizeMb); none: V8's default. */
   heapLimitMb?: number;
+  /** Limits of the threads' template evaluations (default: the engine's own). */
+  limits?: LimitOptions;
   logger?: Logger;
   /** Where the records a dead thread was mapping are tried one at a time (sandbox.ts); none: on a new thread each. */
   prober?: RecordProber;
@@ -98,7 +103,7 @@ class RenderThread {
   private started(): Worker {
     if (this.worker) return this.worker;
     const [script, base] = (this.options.script ?? workerScript)();
-    const workerData: RenderWorkerData = { slot: this.slot };
+    const workerData: RenderWorkerData = { slot: this.slot, limits: this.options.limits };
     const heap = this.options.heapLimitMb;
     const worker = new Worker(script, { ...base, workerData, ...(heap ? { resourceLimits: { maxOldGenerationSizeMb: heap } } : {}) });
     worker.unref();

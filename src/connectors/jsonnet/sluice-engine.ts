@@ -2,25 +2,31 @@
  * The TemplateEngine port on Sluice's own Jsonnet compiler (src/jsonnet): each template is
  * compiled once, with the seed's globals bound as native functions that read the record being
  * evaluated, and then evaluated per record synchronously, with no parsing and no thread hops.
- * A runaway template fails its record (stack depth, time budget), never the process.
+ * A runaway template fails its record (stack depth, time budget, array and string lengths,
+ * allocation: the limits of src/jsonnet/limits.ts), never the process.
  */
-import { compile, JsonnetError, nativeFunction, RuntimeError, StaticError, type Json, type Program } from '../../jsonnet/index.js';
-import { manifestJsonCompact } from '../../jsonnet/manifest.js';
+import {
+  compile, JsonnetError, nativeFunction, RuntimeError, StaticError, type Json, type LimitOptions, type Program,
+} from '../../jsonnet/index.js';
 import { MappingError, type MappingErrorKind } from '../../pipeline/columns/errors.js';
 import { toPlain } from '../../pipeline/columns/json.js';
 import { cachedPath, type BodyPath } from '../../pipeline/columns/path.js';
 import { bodyFormat } from '../../pipeline/columns/record-context.js';
 import { DEFAULT_NOW_FORMAT, strftime } from '../../pipeline/columns/strftime.js';
 import { canonicalHeaderKey } from '../../pipeline/headers.js';
-import { TemplateError, type CompiledTemplate, type RecordContext, type TemplateEngine } from '../../pipeline/template-engine.js';
+import {
+  TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS, TemplateError, type CompiledTemplate, type RecordContext, type TemplateEngine,
+} from '../../pipeline/template-engine.js';
 
 /** The reference's "no default given" sentinel of Body() and Header(). */
 const NO_DEFAULT = '<<~~errOnUndefined~~>>';
 const FILE = '(snippet)';
 
-export interface SluiceEngineOptions {
-  /** Time budget of one evaluation (default 100 ms). */
-  timeoutMs?: number;
+/**
+ * The limits of each evaluation (time budget default TEMPLATE_TIMEOUT_MS, the others the
+ * compiler's defaults), their errors naming the server's flags unless told otherwise.
+ */
+export interface SluiceEngineOptions extends LimitOptions {
   /** Maximum Jsonnet call depth (default 500, as libjsonnet). */
   maxStack?: number;
 }
@@ -140,10 +146,12 @@ export class SluiceTemplateEngine implements TemplateEngine {
 
   private program(content: string): Program {
     return compile(content, {
+      ...this.options,
       filename: FILE,
       globals: this.globals,
       maxStack: this.options.maxStack ?? 500,
-      timeoutMs: this.options.timeoutMs ?? 100,
+      timeoutMs: this.options.timeoutMs ?? TEMPLATE_TIMEOUT_MS,
+      limitNames: { ...TEMPLATE_LIMIT_FLAGS, ...this.options.limitNames },
     });
   }
 
@@ -151,7 +159,7 @@ export class SluiceTemplateEngine implements TemplateEngine {
     this.current = record;
     this.lastFailure = undefined;
     try {
-      return manifestJsonCompact(program.evaluate());
+      return program.evaluateCompact();
     } catch (err) {
       if (err instanceof JsonnetError) {
         const failure = this.lastFailure as GlobalFailure | undefined;
