@@ -392,7 +392,7 @@ describe('events posted through the API', () => {
       [echoOnly.token, { component: 'sluice.echo', message: 'forged 4', runId: extractorJob.runId },
         `The run "${extractorJob.runId}" is not a job this token may see: an event can only join the log of such a job.`],
       // A run id that is no job yet could name a job still to come.
-      [MASTER_TOKEN, { component: 'sluice.echo', message: 'forged 5', runId: '999999999' },
+      [echoOnly.token, { component: 'sluice.echo', message: 'forged 5', runId: '999999999' },
         'The run "999999999" is not a job this token may see: an event can only join the log of such a job.'],
     ];
     for (const [token, body, message] of refusals) {
@@ -406,5 +406,8 @@ describe('events posted through the API', () => {
     const master = await post(MASTER_TOKEN, { component: 'sluice.echo', message: 'note from the master', runId: echoJob.runId });
     expect(master.status).toBe(201);
     expect((await find('note from the master'))[0].token).toEqual({ id: '1', name: 'Master Token' });
+    // As in the reference, the master token may also name a run that is no job (an outside run's id).
+    const outside = await post(MASTER_TOKEN, { component: 'sluice.echo', message: 'an outside run', runId: '999999999' });
+    expect(outside.status).toBe(201);
   });
 });

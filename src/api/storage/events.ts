@@ -119,7 +119,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
     schema: {
       tags: TAGS,
       summary: 'Create an event',
-      description: 'Attributed to the token (token: {id, name}). The component must be one the token may write, not job-runner; a runId must be a job the token may see (403 otherwise).',
+      description: 'Attributed to the token (token: {id, name}). The component must be one the token may write, not job-runner; a runId must be a job the token may see (403 otherwise; the master token may name any run).',
       body: {
         type: 'object',
         required: ['message', 'component'],
@@ -155,7 +155,9 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, {
 /**
  * What a posted event may claim, checked before anything is stored: a component the token may
  * use (never the job runner's, whose lines only the runner writes) and, with a runId, a job the
- * token may see (a run id that is no job is refused too: it could name a job still to come).
+ * token may see. A run id that is no job is refused too (it could name a job still to come), but
+ * for the master token, which may do anything a job's log could show and which the reference
+ * lets post any run id (an outside system's run).
  */
 function checkClaims(token: Token, b: { component: string; runId?: string | null }, jobs: Pick<JobService, 'byRunId'>): void {
   if (b.component === JOB_RUNNER) {
@@ -164,7 +166,7 @@ function checkClaims(token: Token, b: { component: string; runId?: string | null
   if (!canWriteComponent(token, b.component)) throw accessDenied();
   if (b.runId) {
     const job = jobs.byRunId(b.runId);
-    if (!job || !canReadComponent(token, job.component)) {
+    if (job ? !canReadComponent(token, job.component) : !token.isMasterToken) {
       throw new ApiError(403, 'accessDenied', `The run "${b.runId}" is not a job this token may see: an event can only join the log of such a job.`);
     }
   }
