@@ -47,7 +47,8 @@ const SORTABLE: Record<string, (j: Job) => number | string> = {
 
 /** `status[]=a&status[]=b`, `status=a` -> {status: ["a", "b"]}; "[]" suffixes removed. */
 export function normaliseQuery(query: SearchQuery): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  // No prototype: a key such as `__proto__` is a key like any other (unknown, so ignored).
+  const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   for (const [rawKey, raw] of Object.entries(query)) {
     if (raw === undefined) continue;
     const key = rawKey.replace(/\[\d*\]$/, '');

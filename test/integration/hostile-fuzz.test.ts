@@ -219,7 +219,8 @@ describe('every operation of the OpenAPI document, fuzzed', () => {
         if (!svc.running) throw new Error(`the process died after ${describeRequest(r)}\n${svc.output().slice(-3000)}`);
         maxRss = Math.max(maxRss, residentBytes(svc.pid!));
         if (answer.status >= 500 && !(answer.status === 503 && answer.retryAfter)) {
-          throw new Error(`${answer.status} to ${describeRequest(r)}: ${answer.text.slice(0, 500)}`);
+          const logged = svc.output().split('\n').filter((l) => l.includes('"level":50')).slice(-2).join('\n');
+          throw new Error(`${answer.status} to ${describeRequest(r)}: ${answer.text.slice(0, 500)}\nthe service logged: ${logged.slice(-3000)}`);
         }
         if (!mutating) return;
         if (answer.status >= 400) {
