@@ -45,8 +45,10 @@ export interface Config {
   checkIntervalMs: number;
   /** Sinks render rows on a worker thread (default); false renders on the event loop. */
   renderThread: boolean;
-  /** How long a sink's mapping of one batch may run before the rest waits and the sink renders apart from its source's other sinks. */
+  /** How long a sink's mapping of 1 000 records of a batch may run before the rest waits and the sink renders apart from its source's other sinks. */
   renderBudgetMs: number;
+  /** Records a source's sinks may be behind the log before its ingestion answers 429 (0: never). */
+  maxSinkBacklog: number;
   /** Heap cap of each render worker thread (V8's maxOldGenerationSizeMb, in bytes here). */
   renderHeapLimitBytes: number;
   /** The common ingestion request is served before fastify routes it (default); false: every request through fastify. */
@@ -298,7 +300,8 @@ export const OPTIONS: Option[] = [
   option({ flag: '--log-min-free-disk', env: 'SLUICE_LOG_MIN_FREE_DISK', key: 'logMinFreeDiskBytes', parse: bytes('log min free disk'), help: 'ingestion answers 503 below this free disk space', default: '256MB' }),
   option({ flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked', default: '1s' }),
   option({ flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion; off: on the event loop', default: 'on' }),
-  option({ flag: '--render-budget', env: 'SLUICE_RENDER_BUDGET', key: 'renderBudgetMs', parse: duration('render budget'), help: 'longest a sink maps one batch at a time: a sink that takes longer writes what it mapped and goes on apart from the other sinks of its source (0: no limit)', default: '250ms' }),
+  option({ flag: '--render-budget', env: 'SLUICE_RENDER_BUDGET', key: 'renderBudgetMs', parse: duration('render budget'), help: 'longest a sink may take to map 1 000 records of a batch (a batch of more records has more in proportion): a sink that takes longer writes what it mapped and goes on apart from the other sinks of its source (0: no limit)', default: '250ms' }),
+  option({ flag: '--max-sink-backlog', env: 'SLUICE_MAX_SINK_BACKLOG', key: 'maxSinkBacklog', parse: int('max sink backlog'), help: 'records a source\'s sinks may be behind its log before its ingestion answers 429 with Retry-After, until they are within half of it (failing and slow sinks do not count; 0: never)', default: '200000' }),
   option({ flag: '--render-heap-limit', env: 'SLUICE_RENDER_HEAP_LIMIT', key: 'renderHeapLimitBytes', parse: bytes('render heap limit'), help: 'heap of each render worker thread: a template that needs more ends the thread, and its record is kept as a mapping failure', default: '1GB' }),
   option({ flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it; off: every request through fastify', default: 'on' }),
   option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: goDurationString(DEFAULT_LIMITS.uploadMinIntervalMs) }),

@@ -43,6 +43,7 @@ import { MappingFailures } from './storage/mapping-failures.js';
 import { LocalDirectoryStaging } from './connectors/staging/local-directory-staging.js';
 import { LevelOperator } from './actors/level-operator.js';
 import { SINK_WRITE_ATTEMPTS } from './actors/sink-health.js';
+import { BacklogGate } from './actors/backlog-gate.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
 import { PartitionHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './api/ingest/index.js';
@@ -229,6 +230,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const renderer = config.renderThread
     ? new WorkerRenderer({ slotPath: (thread) => slotPath(config.dataDir, thread), heapLimitMb, limits, prober: sandbox, logger: logger.child({ component: 'render' }) })
     : new InThreadRenderer(templates, new InflightSlot(slotPath(config.dataDir, 'event-loop')));
+  const backlogGate = new BacklogGate(config.maxSinkBacklog, logger.child({ component: 'backlog' }));
   const runtime = new StreamRuntime({
     store: metadata, levels, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,
     handOver,
@@ -239,6 +241,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     retention: { maxAgeMs: config.logRetentionMs, maxBytesPerTopic: config.logMaxBytesPerTopic },
     sinkRetry: { attempts: SINK_WRITE_ATTEMPTS, baseMs: config.sinkRetryBaseMs },
     renderBudgetMs: config.renderBudgetMs > 0 ? config.renderBudgetMs : undefined,
+    backlogGate,
     prober: sandbox,
     leftMarks,
   });
@@ -266,7 +269,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   let shuttingDown = false;
   const services: Services = {
     config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
-    eventLog, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
+    eventLog, backlogGate, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
     configurations: queue.configurations, events: queue.events, jobs: queue.jobs,
     exports, storageJobs, files, sql, metrics,
   };

@@ -3,6 +3,7 @@
  * and handed to the actors and to buildApp (api/app.ts), which gives each API plugin only the
  * part its options declare.
  */
+import type { BacklogGate } from './actors/backlog-gate.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { MetadataStore } from './connectors/metadata/store.js';
@@ -42,6 +43,8 @@ export interface Services {
   templates: TemplateEngine;
   mappings: MappingCache;
   eventLog: EventLog;
+  /** Back-pressure: refuses a source's records while its sinks are too far behind. */
+  backlogGate: BacklogGate;
   ingestSources: IngestSources;
   runtime: StreamRuntime;
   failures: MappingFailures;

@@ -7,6 +7,7 @@ import { sinkPath, type SinkKey } from '../levels/model.js';
 import type { MappingFailures } from '../storage/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
 import { SourceRouter } from './source-router.js';
+import type { BacklogGate } from './backlog-gate.js';
 import type { ReplayProgress, ReplayRequest } from './replay.js';
 import type { LevelOperator } from './level-operator.js';
 import type { PartitionHandOver } from './hand-over.js';
@@ -40,6 +41,8 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   branchId: number;
   checkIntervalMs: number;
   retention: { maxAgeMs: number; maxBytesPerTopic: number };
+  /** Where the routers say how far their sinks are behind, for ingestion to hold back (backlog-gate.ts). */
+  backlogGate?: BacklogGate;
   /** The in-flight marks the previous process left (render/inflight.ts leftMarks): parked at the start, before any mapping. */
   leftMarks?: { marks: readonly LeftMark[]; files: readonly string[] };
 }
@@ -258,7 +261,7 @@ export class StreamRuntime {
   private routerFor(partitionId: string, sourceId: string): SourceRouter {
     let router = this.routers.get(partitionId);
     if (!router) {
-      router = new SourceRouter(partitionId, sourceId, this.deps.eventLog, this.deps.renderer, this.deps.logger);
+      router = new SourceRouter(partitionId, sourceId, this.deps.eventLog, this.deps.renderer, this.deps.logger, this.deps.backlogGate);
       this.routers.set(partitionId, router);
     }
     return router;

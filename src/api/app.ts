@@ -1,3 +1,4 @@
+import type { BacklogGate } from '../actors/backlog-gate.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createIngestFastPath, type IngestFastPath } from './ingest/fast-path.js';
 import formbody from '@fastify/formbody';
@@ -40,6 +41,8 @@ export type AppServices = StreamApiOptions &
     logger: Logger;
     metadata: MetadataStore;
     eventLog: EventLog;
+    /** Back-pressure: ingestion refuses a source's records (429) while its sinks are too far behind. */
+    backlogGate?: BacklogGate;
     ingestSources: IngestSources;
     mappings: MappingCache;
     metrics: Metrics;
@@ -173,6 +176,7 @@ function ingestFastPath(services: AppServices, answered: IngestAnswered): Ingest
   if (services.config.ingestFastPath === false) return undefined;
   return createIngestFastPath({
     eventLog: services.eventLog,
+    backlog: services.backlogGate,
     sources: services.ingestSources,
     projectId: services.config.projectId,
     maxBodyBytes: services.config.maxBodyBytes,
@@ -186,6 +190,7 @@ function ingestFastPath(services: AppServices, answered: IngestAnswered): Ingest
 async function registerIngestion(app: FastifyInstance, services: AppServices, answered: IngestAnswered): Promise<void> {
   await app.register(ingestApi, {
     eventLog: services.eventLog,
+    backlog: services.backlogGate,
     sources: services.ingestSources,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.maxBodyBytes, maxBatchBodyBytes: services.config.maxBatchBodyBytes },
     isShuttingDown: services.isShuttingDown,
@@ -194,6 +199,7 @@ async function registerIngestion(app: FastifyInstance, services: AppServices, an
   });
   await app.register(otlpApi, {
     eventLog: services.eventLog,
+    backlog: services.backlogGate,
     sources: services.ingestSources,
     mappings: services.mappings,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.otlpMaxBodyBytes },

@@ -7,7 +7,7 @@
  * success path (and the ingestion fast path) pays nothing.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, asDomainError, statusOf } from './errors.js';
+import { ApiError, asDomainError, LoggedRefusal, statusOf } from './errors.js';
 import { RETRY_AFTER } from './ingest/append.js';
 
 /** What fastify refused before a route's handler ran. */
@@ -74,7 +74,7 @@ export function renderError(formatter: ErrorFormatter, err: unknown, req: Fastif
   if (ids && (statusCode >= 500 || ids.always)) failure.exceptionId = ids.make(req);
   if (formatter.refusals?.statuses.includes(statusCode)) {
     reply.header('retry-after', RETRY_AFTER);
-    req.log.warn({ code: failure.code, exceptionId: failure.exceptionId }, formatter.refusals.logMessage);
+    req.log[failure.error instanceof LoggedRefusal ? 'debug' : 'warn']({ code: failure.code, exceptionId: failure.exceptionId }, formatter.refusals.logMessage);
   } else if (statusCode >= 500) {
     req.log.error({ err, exceptionId: failure.exceptionId }, formatter.logMessage);
     if (failure.origin === 'unexpected' && formatter.applicationError && failure.exceptionId !== undefined) {

@@ -16,6 +16,12 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A refusal whose cause is logged once where it starts and ends (back-pressure: a source's
+ * sinks too far behind), not once per request refused meanwhile (debug).
+ */
+export class LoggedRefusal extends ApiError {}
+
 /** Reference messages are sentences: first letter capitalised, trailing period. */
 export function sentence(message: string): string {
   const m = message.trim();

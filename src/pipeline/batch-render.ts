@@ -27,9 +27,10 @@ export interface RenderJob {
    */
   parked?: readonly ParkedRecord[];
   /**
-   * How long (ms) this job may map in one call: after the part that crosses it, the rest of the
-   * batch is left (`RenderedRows.cutAt`) for a later call, so that one slow mapping cannot hold
-   * the other sinks rendered with it. None: the whole batch.
+   * How long (ms) this job may map each BUDGET_RECORDS records of the batch in one call (a
+   * batch of 5 000 records has five times the budget): after the part that crosses it, the rest
+   * of the batch is left (`RenderedRows.cutAt`) for a later call, so that one slow mapping cannot
+   * hold the other sinks rendered with it. None: the whole batch.
    */
   budgetMs?: number;
 }
@@ -112,6 +113,8 @@ const CACHED_MAPPINGS = 100;
 const MAX_CHUNK = 64;
 const CHUNK_GROWTH = 4;
 const CHUNK_FAST_MS = 2;
+/** The records a job's `budgetMs` is for: a larger batch gets a budget in proportion. */
+export const BUDGET_RECORDS = 1000;
 
 export class BatchRenderer {
   private readonly mappings: MappingCache;
@@ -195,6 +198,7 @@ export class BatchRenderer {
     const owner = job.owner;
     const guard = owner && this.guard;
     const started = performance.now();
+    const budget = job.budgetMs === undefined ? undefined : job.budgetMs * Math.max(1, chosen.length / BUDGET_RECORDS);
     const out: Array<string[] | MappingError> = [];
     let size = 1;
     try {
@@ -208,7 +212,7 @@ export class BatchRenderer {
         for (const row of await mapping.renderMany(part.map(contextOf))) out.push(row);
         const now = performance.now();
         size = now - t0 < CHUNK_FAST_MS ? Math.min(size * CHUNK_GROWTH, MAX_CHUNK) : Math.max(1, size >> 1);
-        if (job.budgetMs !== undefined && now - started >= job.budgetMs) break;
+        if (budget !== undefined && now - started >= budget) break;
       }
     } finally {
       if (guard) guard.leave();

@@ -6,6 +6,7 @@
  * the durable write fails. Nothing is acknowledged that is not kept.
  */
 import type { IncomingMessage } from 'node:http';
+import type { BacklogGate } from '../../actors/backlog-gate.js';
 import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { bodyFormat } from '../../pipeline/columns/record-context.js';
@@ -20,7 +21,7 @@ export interface AppendLog {
   error(obj: object, msg: string): void;
 }
 
-/** The Retry-After of every 503 an ingestion path answers because the log refused the records. */
+/** The Retry-After of every 503 an ingestion path answers because the log refused the records, and of every 429 because the sinks are behind. */
 export const RETRY_AFTER = '1';
 
 /** What an ingestion path logs when the log refuses or loses its records (constants: no allocation per request). */
@@ -62,24 +63,43 @@ export function batchRecords(req: IncomingMessage, receivedAt: Date, values: rea
   return values.map((body) => ({ receivedAt, ip, headers, body, signal: '' }));
 }
 
+/** Where every ingestion path appends: the log, the project, and the sinks' back-pressure. */
+export interface LogAppend {
+  eventLog: EventLog;
+  projectId: number;
+  /** Refuses a source's records while its sinks are too far behind (none: never). */
+  backlog?: BacklogGate;
+}
+
 /**
- * 202 at once when nobody waits for durability (sync.wait=false), 503 at once when the log
- * refuses the records (nothing is acknowledged), else a promise of 200 (durable) or 503. The
+ * Whether the source's sinks are too far behind to take its records now: checked by
+ * appendToLog, and before decoding by the paths whose decoding costs (OTLP, connector
+ * batches), so that a refused request costs little of what the sinks need to catch up.
+ */
+export function sinksTooFarBehind(to: LogAppend, target: IngestTarget): boolean {
+  return to.backlog !== undefined && to.backlog.refuses(sourceTopic(to.projectId, target.source.branchId, target.source.sourceId));
+}
+
+/**
+ * 202 at once when nobody waits for durability (sync.wait=false), 429 at once when the
+ * source's sinks are too far behind (backlog-gate.ts), 503 at once when the log refuses the
+ * records (nothing is acknowledged either way), else a promise of 200 (durable) or 503. The
  * answer that needs no wait comes synchronously: at full load every promise hop per request
  * counts.
  */
 export function appendToLog(
-  eventLog: EventLog,
-  projectId: number,
+  to: LogAppend,
   target: IngestTarget,
   records: IngestRecord[],
   log: AppendLog,
   messages: AppendMessages = RECORD_MESSAGES,
-): 202 | 503 | Promise<200 | 503> {
+): 202 | 429 | 503 | Promise<200 | 503> {
   const { sourceId, branchId } = target.source;
+  const topic = sourceTopic(to.projectId, branchId, sourceId);
+  if (to.backlog?.refuses(topic)) return 429;
   let appended: AppendResult;
   try {
-    appended = eventLog.append(sourceTopic(projectId, branchId, sourceId), records);
+    appended = to.eventLog.append(topic, records);
   } catch (err) {
     if (err instanceof EventLogFullError) {
       if (messages.full !== undefined) log.warn({ sourceId, records: records.length }, messages.full);

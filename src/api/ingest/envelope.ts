@@ -15,6 +15,7 @@ export const NO_SOURCE_FOUND = 'The specified combination of projectID, sourceID
 export const NO_ENABLED_SINK = 'No enabled sink found. The record is kept and will be delivered to sinks enabled later.';
 export const LOG_FULL = 'The event log cannot accept more data at the moment, please retry later.';
 export const SHUTTING_DOWN = 'The node is shutting down, please retry later.';
+export const SINKS_BEHIND = 'The sinks of this source are too far behind its records at the moment, please retry later.';
 export const ROUTE_NOT_FOUND = 'Not found, please send data using POST /stream/<projectID>/<sourceID>/<secret>';
 
 export const noSourceFound = (): ApiError => new ApiError(404, 'noSourceFound', NO_SOURCE_FOUND);
@@ -126,21 +127,35 @@ export function successResult(projectId: number, target: IngestTarget, statusCod
 
 /** The answer when the log refused the record (full, or the durable write failed): 503, nothing acknowledged. */
 export function logFullResult(requestId: string, projectId: number, target: IngestTarget): IngestResult {
+  return refusedResult(requestId, projectId, target, 503, 'logFull', LOG_FULL);
+}
+
+/** The answer when the source's sinks are too far behind (actors/backlog-gate.ts): 429, nothing acknowledged. */
+export function sinksBehindResult(requestId: string, projectId: number, target: IngestTarget): IngestResult {
+  return refusedResult(requestId, projectId, target, 429, 'tooManyRequests', SINKS_BEHIND);
+}
+
+/** A status of appendToLog's as the answer of a request it refused. */
+export function refusalResult(status: 429 | 503, requestId: string, projectId: number, target: IngestTarget): IngestResult {
+  return status === 429 ? sinksBehindResult(requestId, projectId, target) : logFullResult(requestId, projectId, target);
+}
+
+function refusedResult(requestId: string, projectId: number, target: IngestTarget, statusCode: 429 | 503, name: string, message: string): IngestResult {
   const n = target.enabledSinks.length;
-  const error = PREFIX + 'logFull';
+  const error = PREFIX + name;
   return {
-    statusCode: 503,
+    statusCode,
     error,
-    message: LOG_FULL,
+    message,
     exceptionId: exceptionId(requestId),
     sources: [{
       projectId,
       sourceId: target.source.sourceId,
       branchId: target.source.branchId,
-      statusCode: 503,
+      statusCode,
       error,
-      message: n === 0 ? LOG_FULL : `Written to 0/${n} sinks.`,
-      sinks: target.enabledSinks.map((s) => ({ sinkId: s.sinkId, statusCode: 503, error, message: LOG_FULL })),
+      message: n === 0 ? message : `Written to 0/${n} sinks.`,
+      sinks: target.enabledSinks.map((s) => ({ sinkId: s.sinkId, statusCode, error, message })),
     }],
   };
 }

@@ -13,14 +13,17 @@
  * every error keeps the route's envelope, and the answers of both paths are the same.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
 import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from './admission.js';
 import { appendToLog, httpRecord, RETRY_AFTER, type AppendLog } from './append.js';
-import { applicationErrorMessage, exceptionId, logFullResult } from './envelope.js';
+import { applicationErrorMessage, exceptionId, refusalResult } from './envelope.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 
 export interface IngestFastPathOptions {
   eventLog: EventLog;
+  /** Refuses a source's records (429) while its sinks are too far behind (actors/backlog-gate.ts). */
+  backlog?: BacklogGate;
   sources: IngestSources;
   projectId: number;
   maxBodyBytes: number;
@@ -38,7 +41,8 @@ const OK = Buffer.from('OK');
 const ignore = (): void => undefined;
 
 export function createIngestFastPath(options: IngestFastPathOptions): IngestFastPath {
-  const { eventLog, sources, projectId, maxBodyBytes, isShuttingDown, log, answered } = options;
+  const { eventLog, backlog, sources, projectId, maxBodyBytes, isShuttingDown, log, answered } = options;
+  const logAppend = { eventLog, projectId, backlog };
   let requests = 0;
 
   /** The target of a plain ingestion URL, or undefined for anything fastify should answer. */
@@ -57,11 +61,11 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     return target;
   };
 
-  const answer = (res: ServerResponse, status: 200 | 202 | 503, target: IngestTarget, requestId: string, started: number): void => {
+  const answer = (res: ServerResponse, status: 200 | 202 | 429 | 503, target: IngestTarget, requestId: string, started: number): void => {
     if (res.destroyed) return;
-    if (status === 503) {
-      const body = JSON.stringify(logFullResult(requestId, projectId, target));
-      res.writeHead(503, {
+    if (status === 503 || status === 429) {
+      const body = JSON.stringify(refusalResult(status, requestId, projectId, target));
+      res.writeHead(status, {
         server: SERVER,
         'access-control-allow-origin': '*',
         'retry-after': RETRY_AFTER,
@@ -102,9 +106,9 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     req.on('end', () => {
       // The client sent what Content-Length announced (the HTTP parser holds it to that).
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      let status: 202 | 503 | Promise<200 | 503>;
+      let status: ReturnType<typeof appendToLog>;
       try {
-        status = appendToLog(eventLog, projectId, target, [httpRecord(req, new Date(), body)], log);
+        status = appendToLog(logAppend, target, [httpRecord(req, new Date(), body)], log);
       } catch (err) {
         return failed(res, err, requestId, started);
       }

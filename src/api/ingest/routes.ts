@@ -7,23 +7,26 @@
  * record through each enabled sink's mapping, to say in the answer which sinks will not be able
  * to map it, and why.
  */
+import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { acceptsSignal } from '../../model/definition.js';
-import { appendToLog, batchRecords, httpRecord, RETRY_AFTER } from './append.js';
+import { appendToLog, batchRecords, httpRecord, RETRY_AFTER, sinksTooFarBehind } from './append.js';
 import { ApiError } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 import { CORS_PREFLIGHT, httpSourceTarget, INGEST_SERVER, OWN_CORS, PROJECT_ID } from './admission.js';
-import { batchResult, logFullResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
+import { batchResult, refusalResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
 import { splitBatch } from '../../connectors/http-batch/split.js';
 import { ingestRoute, type IngestAnswered } from '../../observability/ingest-requests.js';
 
 export interface IngestApiOptions {
   eventLog: EventLog;
+  /** Refuses a source's records (429) while its sinks are too far behind (actors/backlog-gate.ts). */
+  backlog?: BacklogGate;
   sources: IngestSources;
   config: {
     /** The project this node serves; any other id in the path is "not found". */
@@ -61,7 +64,7 @@ function isVerbose(req: FastifyRequest): boolean {
 
 /** The ingestion routes; registered under the prefix /stream by `ingestApi`. */
 export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, opts) => {
-  const { eventLog, sources, mappings, isShuttingDown } = opts;
+  const { eventLog, backlog, sources, mappings, isShuttingDown } = opts;
   const { projectId, maxBodyBytes, maxBatchBodyBytes } = opts.config;
 
   // Any content type is one record's raw bytes; nothing is parsed here.
@@ -89,7 +92,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   app.setNotFoundHandler(routeNotFound);
 
   const answer = (reply: FastifyReply, result: IngestResult, verbose: boolean): FastifyReply => {
-    if (result.statusCode >= 500) reply.header('retry-after', RETRY_AFTER);
+    if (result.statusCode >= 500 || result.statusCode === 429) reply.header('retry-after', RETRY_AFTER);
     if (verbose || result.statusCode >= 400) return reply.code(result.statusCode).type('application/json; charset=utf-8').send(result);
     return reply.code(result.statusCode).type('text/plain; charset=utf-8').send('OK');
   };
@@ -106,7 +109,8 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     return target;
   };
 
-  const appendRecords = (req: FastifyRequest, target: IngestTarget, records: IngestRecord[]) => appendToLog(eventLog, projectId, target, records, req.log);
+  const logAppend = { eventLog, projectId, backlog };
+  const appendRecords = (req: FastifyRequest, target: IngestTarget, records: IngestRecord[]) => appendToLog(logAppend, target, records, req.log);
 
   const recordOf = (req: FastifyRequest, receivedAt: Date, body: Buffer): IngestRecord => httpRecord(req.raw, receivedAt, body);
 
@@ -143,9 +147,9 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     const appended = appendRecords(req, target, [record]);
     const verbose = isVerbose(req);
     // Verbose only (the plain answer never maps): checked while the write becomes durable.
-    const notMapped = verbose && appended !== 503 ? notMappedBy(req, target, record) : undefined;
+    const notMapped = verbose && appended !== 503 && appended !== 429 ? notMappedBy(req, target, record) : undefined;
     const status = await appended;
-    if (status === 503) return answer(reply, logFullResult(req.id, projectId, target), verbose);
+    if (status === 503 || status === 429) return answer(reply, refusalResult(status, req.id, projectId, target), verbose);
     return answer(reply, successResult(projectId, target, status, notMapped && (await notMapped)), verbose);
   });
 
@@ -154,6 +158,10 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   // only a request without a single good record is a 400 (connectors retry any 4xx).
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret/batch', { config: OWN_CORS, bodyLimit: maxBatchBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
+    if (sinksTooFarBehind(logAppend, target)) {
+      reply.header('retry-after', RETRY_AFTER);
+      return reply.code(429).type('application/json; charset=utf-8').send(refusalResult(429, req.id, projectId, target));
+    }
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const batch = splitBatch(body);
     if (batch.records.length === 0) {
@@ -166,9 +174,9 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     // Every record's body is JSON, whatever the request's Content-Type (batchRecords).
     const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body));
     const status = await appendRecords(req, target, records);
-    if (status === 503) {
+    if (status === 503 || status === 429) {
       reply.header('retry-after', RETRY_AFTER);
-      return reply.code(503).type('application/json; charset=utf-8').send(logFullResult(req.id, projectId, target));
+      return reply.code(status).type('application/json; charset=utf-8').send(refusalResult(status, req.id, projectId, target));
     }
     return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));
   });

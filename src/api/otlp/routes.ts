@@ -13,6 +13,7 @@
  * Backpressure: 503 + Retry-After when the log cannot keep more or the node stops, 429 +
  * Retry-After when too many request bytes are being processed at once.
  */
+import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventLog } from '../../connectors/event-log/event-log.js';
 import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
@@ -25,10 +26,10 @@ import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { flatten } from '../../pipeline/otlp/flatten.js';
 import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
 import type { IngestRecord } from '../../pipeline/record.js';
-import { ApiError } from '../errors.js';
+import { ApiError, LoggedRefusal } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';
-import { appendToLog, type AppendMessages } from '../ingest/append.js';
+import { appendToLog, sinksTooFarBehind, type AppendMessages } from '../ingest/append.js';
 import { CORS_PREFLIGHT, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
 import { noSourceFound } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
@@ -38,6 +39,8 @@ import type { IngestAnswered } from '../../observability/ingest-requests.js';
 
 export interface OtlpApiOptions {
   eventLog: EventLog;
+  /** Refuses a source's records (429) while its sinks are too far behind (actors/backlog-gate.ts). */
+  backlog?: BacklogGate;
   sources: IngestSources;
   /** Compiled sink mappings, to tell the client which records a sink will reject. */
   mappings: Pick<MappingCache, 'get'>;
@@ -67,8 +70,9 @@ const OMITTED_HEADERS: ReadonlySet<string> = new Set(['Authorization']);
 export const ROUTE_NOT_FOUND = 'Not found, please send OTLP data using POST /otlp/<projectID>/<sourceID>/<secret>/v1/{logs|metrics|traces}';
 
 export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) => {
-  const { eventLog, sources, mappings, isShuttingDown } = opts;
+  const { eventLog, backlog, sources, mappings, isShuttingDown } = opts;
   const { projectId, maxBodyBytes } = opts.config;
+  const logAppend = { eventLog, projectId, backlog };
   const { answered } = opts;
   if (answered) {
     app.addHook('onResponse', (req, reply, done) => {
@@ -135,9 +139,10 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
    * false), or with the 503 to answer when the durable write failed.
    */
   function appendRecords(target: IngestTarget, records: IngestRecord[], req: FastifyRequest): Promise<ApiError | undefined> {
-    const status = appendToLog(eventLog, projectId, target, records, req.log, OTLP_MESSAGES);
+    const status = appendToLog(logAppend, target, records, req.log, OTLP_MESSAGES);
     // The refusal is logged by the error handler (otlpErrors' refusals).
     if (status === 503) throw logFull();
+    if (status === 429) throw sinksBehind();
     if (status === 202) return ACKNOWLEDGED;
     return status.then((s) => (s === 503 ? logFull() : undefined));
   }
@@ -147,6 +152,7 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
     const signal = req.params.signal as Signal;
     if (!SIGNALS.includes(signal)) throw new ApiError(404, 'routeNotFound', ROUTE_NOT_FOUND);
     const target = authenticate(req);
+    if (sinksTooFarBehind(logAppend, target)) throw sinksBehind();
     const encoding = encodingOf(req.headers['content-type']);
     if (!encoding) {
       throw new ApiError(415, 'unsupportedMediaType', `Unsupported Content-Type "${req.headers['content-type'] ?? ''}": use application/x-protobuf or application/json.`);
@@ -237,6 +243,10 @@ async function withDeadline(check: Promise<Rejections>, ms: number, onLate: () =
   } finally {
     clearTimeout(timer);
   }
+}
+
+function sinksBehind(): ApiError {
+  return new LoggedRefusal(429, 'tooManyRequests', 'The sinks of this source are too far behind its records at the moment, please retry later.');
 }
 
 function tooManyRequests(): ApiError {
