@@ -86,6 +86,13 @@ export interface SliceEntry extends SinkRef, Retry {
   /** Log offsets of the source topic covered by this slice. */
   firstOffset?: number;
   lastOffset?: number;
+  /**
+   * Set on a slice whose statistics were never recorded (state loaded from elsewhere: the
+   * reference kept no statistics key for it); its counts are zeros, not counted records. Absent
+   * on every slice Sluice opens: its statistics exist from its opening, records or not. A file
+   * with no slice but such slices has no statistics (the files listing leaves them out).
+   */
+  noStatistics?: true;
 }
 
 /**

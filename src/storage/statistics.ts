@@ -28,7 +28,11 @@ export interface FileStatistics {
   retryAttempt?: number;
   retryReason?: string;
   retryAfter?: string;
-  /** Absent in the failed-files listing, as in the reference. */
+  /**
+   * Absent in the failed-files listing, and for a file none of whose slices has statistics
+   * recorded (SliceEntry.noStatistics, or no slice at all), as in the reference. `total: null`
+   * with no levels: statistics of no records (a slice opened, nothing written yet).
+   */
   statistics?: SinkStatisticsTotal | { total: null; levels: Record<string, never> };
 }
 
@@ -41,14 +45,26 @@ export interface NodeSinkStatistics {
   node: string;
   /** The reset marker the node had applied (files opened before it are not in `files`). */
   reset: string;
-  files: Array<Omit<FileStatistics, 'statistics'> & { levels: Partial<Record<Level, LevelStatistics>> }>;
+  files: PeerFile[];
   /** Target statistics of its imported files that retention deleted. */
   archived?: LevelStatistics;
 }
 
+/** A file of a node's part: its view and its per-level counts. */
+export type PeerFile = Omit<FileStatistics, 'statistics'> & {
+  levels: Partial<Record<Level, LevelStatistics>>;
+  /** The file has no statistics (none recorded for its slices); absent: it has (older nodes never send it). */
+  noStatistics?: true;
+};
+
 /** The files of a peer's part that count: those opened after the reader's reset marker. */
-function peerFiles(peer: NodeSinkStatistics, reset: string): NodeSinkStatistics['files'] {
+function peerFiles(peer: NodeSinkStatistics, reset: string): PeerFile[] {
   return peer.files.filter((f) => f.openedAt > reset);
+}
+
+/** A peer's file as a file of a listing, with its counts unless it has no statistics. */
+function peerListed({ levels, noStatistics, ...file }: PeerFile): { file: FileStatistics; acc: Accumulator | undefined } {
+  return { file, acc: noStatistics ? undefined : new Accumulator().addLevels(levels) };
 }
 
 /** Files the aggregation endpoint shows per sink (the reference's RecentFilesLimit). */
@@ -115,7 +131,11 @@ export class StatisticsService {
       const a = this.archive(instance, reset);
       if (a) (archived ??= new Accumulator()).addLevel('target', a);
     }
-    const files = this.localFiles(sink, reset, true).map(({ file, acc }) => ({ ...fileView(file), levels: acc?.result().levels ?? {} }));
+    const files = this.localFiles(sink, reset, true).map(({ file, acc }): PeerFile => {
+      const published: PeerFile = { ...fileView(file), levels: acc?.result().levels ?? {} };
+      if (!acc) published.noStatistics = true;
+      return published;
+    });
     const out: NodeSinkStatistics = { node, reset, files };
     const target = archived?.result().levels.target;
     if (target) out.archived = target;
@@ -134,7 +154,7 @@ export class StatisticsService {
     const files: Array<{ file: FileStatistics; acc: Accumulator | undefined }> = this.localFiles(sink, reset, !failedOnly)
       .map(({ file, acc }) => ({ file: fileView(file), acc }));
     for (const peer of this.peers(sink)) {
-      for (const { levels, ...file } of peerFiles(peer, reset)) files.push({ file, acc: new Accumulator().addLevels(levels) });
+      for (const f of peerFiles(peer, reset)) files.push(peerListed(f));
     }
     const shown = failedOnly ? files.filter(({ file }) => file.state !== 'imported' && (file.retryAttempt ?? 0) > 0) : files;
     // Stable: files of two instances opened at the same time stay in instance order.
@@ -153,7 +173,7 @@ export class StatisticsService {
     const files: Array<{ file: FileStatistics; acc: Accumulator | undefined }> = this.localFiles(sink, reset, true)
       .map(({ file, acc }) => ({ file: fileView(file), acc }));
     for (const peer of this.peers(sink)) {
-      for (const { levels, ...file } of peerFiles(peer, reset)) files.push({ file, acc: new Accumulator().addLevels(levels) });
+      for (const f of peerFiles(peer, reset)) files.push(peerListed(f));
     }
     // Stable: files of two instances opened at the same time stay in instance order.
     files.sort((a, b) => (a.file.openedAt > b.file.openedAt ? -1 : a.file.openedAt < b.file.openedAt ? 1 : 0));
@@ -162,7 +182,8 @@ export class StatisticsService {
 
   /**
    * The sink's files on this node (all its instances) opened after the reset marker, each with
-   * its slices' counts when `counts` (one more range scan).
+   * its slices' counts when `counts` (one more range scan). A file none of whose slices has
+   * statistics recorded has no counts (`acc` undefined), not counts of zero.
    */
   private localFiles(sink: SinkKey, reset: string, counts: boolean): Array<{ file: FileEntry; acc: Accumulator | undefined }> {
     const instances = sinkInstances(this.store, sink);
@@ -171,6 +192,7 @@ export class StatisticsService {
     const byFile = new Map<string, Accumulator>();
     for (const instance of counts ? instances : []) {
       for (const slice of this.visibleSlices(instance, reset)) {
+        if (slice.noStatistics) continue;
         const id = fileId(instance, slice.fileOpenedAt);
         let acc = byFile.get(id);
         if (!acc) byFile.set(id, (acc = new Accumulator()));
@@ -294,9 +316,13 @@ function fileOrder(a: Ordered, b: Ordered): number {
   return rank(a) - rank(b) || (a.openedAt < b.openedAt ? -1 : a.openedAt > b.openedAt ? 1 : 0);
 }
 
-/** A file of a listing with its statistics: `total: null` when none of its slices has a record. */
+/**
+ * A file of a listing with its statistics: none when it has none (`acc` undefined), `total: null`
+ * when it has but none of its slices has a record.
+ */
 function withStatistics(file: FileStatistics, acc: Accumulator | undefined): FileStatistics {
-  return { ...file, statistics: acc && acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} } };
+  if (!acc) return file;
+  return { ...file, statistics: acc.recordsCount > 0 ? acc.result() : { total: null, levels: {} } };
 }
 
 function fileView(f: FileEntry, statistics?: FileStatistics['statistics']): FileStatistics {

@@ -2,12 +2,17 @@
  * A sink's statistics and mapping failures in the console: live cards that reach the target
  * level, charts that gain points with an accessible summary, a failure listed with its reason
  * and raw body, Reprocess after the mapping is fixed, a replay task followed to its result,
- * Clear statistics, a read-only token without write buttons, a phone's width, and a server
- * that protects /metrics (the lag chart hidden, the session kept).
+ * Clear statistics, a read-only token without write buttons, a phone's width, a server
+ * that protects /metrics (the lag chart hidden, the session kept), and files kept from stored
+ * state without statistics ("no figures yet").
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { MASTER_TOKEN, TestService } from '../helpers/service.js';
+import { seedStoredFiles } from '../helpers/stored-files.js';
 import { launchBrowser, openPage, screenshot, signIn } from './harness.js';
 import { parsePrometheus, sinkLag } from '../../src/console/pages/sink-statistics-metrics.js';
 
@@ -260,6 +265,43 @@ describe('a server that protects /metrics with a token', () => {
       // Still signed in: the 401 of /metrics is not the session's.
       expect(await page.getByRole('heading', { name: 'Sign in to Sluice' }).count()).toBe(0);
       expect(await page.evaluate("sessionStorage.getItem('sluice.token')")).toBe(MASTER_TOKEN);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.context().close();
+    }
+  }, 60_000);
+});
+
+describe('files kept from stored state, some without statistics', () => {
+  let seeded: TestService;
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-console-stored-'));
+    await seedStoredFiles(dataDir, { projectId: 11, branchId: 22, sourceId: 'shop', sinkId: 'events' });
+    // No periodic checks: the stored files stay as seeded.
+    seeded = await TestService.start({ dataDir, args: ['--check-interval', '24h'] });
+    await createSink(seeded, 'shop', 'events', 'in.c-shop.events');
+  }, 60_000);
+
+  afterAll(async () => {
+    await seeded?.close();
+  });
+
+  it('says "no figures yet" for a file without statistics, and counts the others', async () => {
+    const { page, errors } = await openPage(browser);
+    try {
+      await signIn(page, seeded.server.address, MASTER_TOKEN);
+      await page.goto(`${seeded.server.address}/console/${STATS}`);
+      const files = page.getByRole('table', { name: 'Files' });
+      const row = (state: string) => files.getByRole('row').filter({ has: page.getByText(state, { exact: true }) });
+      await row('importing').waitFor(WAIT);
+      // Stored without statistics: the imported file (a slice with none) and the failed one (no slice).
+      expect(await row('imported').getByText('no figures yet').count()).toBe(1);
+      expect(await files.getByText('no figures yet').count()).toBe(2);
+      // Stored with statistics (2 records); the service's writing file has statistics of none.
+      expect(await row('importing').locator('td.num').first().textContent()).toBe('2');
+      expect(await row('writing').locator('td.num').first().textContent()).toBe('0');
+      await page.getByText('No figures yet: no statistics have been recorded for the file.').waitFor(WAIT);
       expect(errors).toEqual([]);
     } finally {
       await page.context().close();

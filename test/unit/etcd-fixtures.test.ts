@@ -106,6 +106,8 @@ describe('mapEtcdFixture', () => {
       ['2000-01-01T02:00:00.000Z', 'imported', 4],
       ['2000-01-01T02:00:00.001Z', 'closing', 0],
     ]);
+    // Both have statistics: the open slice's are of no records.
+    expect(fixture.slices.filter((s) => s.noStatistics)).toEqual([]);
     expect(fixture.archives).toEqual([{
       sink: SINK_KEY,
       statistics: { recordsCount: 10, compressedSize: 1024 ** 2, uncompressedSize: 1024 ** 2, firstRecordAt: '1999-01-01T00:00:00.000Z', lastRecordAt: '1999-02-01T00:00:00.000Z' },
@@ -179,6 +181,31 @@ describe('loaded state through the statistics', () => {
     // The aggregation's files: newest first.
     expect(statistics.recentFiles(B, 'my-source', 'my-sink').map((f) => f.openedAt)).toEqual([F2, F1]);
     expect(statistics.recentFiles(B, 'my-source', 'my-sink', 1).map((f) => f.openedAt)).toEqual([F2]);
+  });
+
+  it('a file whose slices have no statistics keys, or that has no slice, has no statistics; an open slice\'s file has `total: null`', async () => {
+    const F1 = '2000-01-01T02:00:00.000Z';
+    const F2 = '2000-01-01T03:00:00.000Z';
+    const F3 = '2000-01-01T04:00:00.000Z';
+    const text = [
+      block(`storage/file/all/${SINK}/${F1}`, { state: 'importing', closingAt: '2000-01-01T02:30:00.000Z', importingAt: '2000-01-01T02:40:00.000Z' }),
+      block(`storage/slice/all/${SINK}/${F1}/my-volume/${F1}`, { state: 'uploaded' }),
+      block(`storage/file/all/${SINK}/${F2}`, { state: 'closing', closingAt: '2000-01-01T03:30:00.000Z' }),
+      block(`storage/file/all/${SINK}/${F3}`, { state: 'writing' }),
+      block(`storage/slice/all/${SINK}/${F3}/my-volume/${F3}`, { state: 'writing' }),
+      block(`storage/stats/local/${SINK}/${F3}/my-volume/${F3}/_open`, { slicesCount: 1, firstRecordAt: '', lastRecordAt: '' }),
+    ].join('\n');
+    const loaded = await loadEtcdFixture(dir, text, { projectId: P });
+    expect(loaded.slices.map((s) => [s.fileOpenedAt, s.state, s.noStatistics])).toEqual([[F1, 'uploaded', true], [F3, 'writing', undefined]]);
+
+    store = new LmdbMetadataStore(join(dir, 'metadata'));
+    const statistics = new StatisticsService(store);
+    expect(statistics.sinkFiles(B, 'my-source', 'my-sink', false)).toEqual([
+      { state: 'importing', openedAt: F1, closingAt: '2000-01-01T02:30:00.000Z', importingAt: '2000-01-01T02:40:00.000Z' },
+      { state: 'closing', openedAt: F2, closingAt: '2000-01-01T03:30:00.000Z' },
+      { state: 'writing', openedAt: F3, statistics: { total: null, levels: {} } },
+    ]);
+    expect(statistics.recentFiles(B, 'my-source', 'my-sink').map((f) => 'statistics' in f)).toEqual([true, false, false]);
   });
 
   it('writes in one transaction through the level keys', async () => {

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { LevelRepository, type NewFile } from '../../src/levels/repository.js';
-import { levelKeys, type SinkKey, type SliceEntry } from '../../src/levels/model.js';
-import { StatisticsService } from '../../src/storage/statistics.js';
+import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../../src/levels/model.js';
+import { localSlicePath } from '../../src/levels/local.js';
+import { StatisticsService, type NodeSinkStatistics } from '../../src/storage/statistics.js';
 import { ClusterStatistics } from '../../src/storage/cluster-statistics.js';
 
 const SINK: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
@@ -129,26 +130,26 @@ describe('sinkTotal', () => {
   });
 });
 
-describe('sinkFiles', () => {
-  /** Files: A imported, B closing and failed, C importing without failure, D writing. */
-  function fourFiles() {
-    repo.openFile(newFile(SINK), at(0));
-    write(SINK, 2, 1, 2);
-    const a = repo.rotateFile(newFile(SINK), at(10));
-    write(SINK, 1, 11, 11);
-    const b = repo.rotateFile(newFile(SINK), at(20));
-    write(SINK, 1, 21, 21);
-    const c = repo.rotateFile(newFile(SINK), at(30));
-    upload(a.closedSlice, 4, 31);
-    repo.fileImporting(a.closedFile, at(32));
-    repo.fileImported(a.closedFile, at(33));
-    repo.markFailed(repo.getSlice(b.closedSlice)!, 'upload failed', iso(60), at(34));
-    repo.markFailed(repo.getFile(b.closedFile)!, 'upload failed', iso(60), at(34));
-    upload(c.closedSlice, 3, 35);
-    repo.fileImporting(c.closedFile, at(36));
-    return { a: a.closedFile, b: b.closedFile, c: c.closedFile, d: c.file };
-  }
+/** Files: A imported, B closing and failed, C importing without failure, D writing. */
+function fourFiles() {
+  repo.openFile(newFile(SINK), at(0));
+  write(SINK, 2, 1, 2);
+  const a = repo.rotateFile(newFile(SINK), at(10));
+  write(SINK, 1, 11, 11);
+  const b = repo.rotateFile(newFile(SINK), at(20));
+  write(SINK, 1, 21, 21);
+  const c = repo.rotateFile(newFile(SINK), at(30));
+  upload(a.closedSlice, 4, 31);
+  repo.fileImporting(a.closedFile, at(32));
+  repo.fileImported(a.closedFile, at(33));
+  repo.markFailed(repo.getSlice(b.closedSlice)!, 'upload failed', iso(60), at(34));
+  repo.markFailed(repo.getFile(b.closedFile)!, 'upload failed', iso(60), at(34));
+  upload(c.closedSlice, 3, 35);
+  repo.fileImporting(c.closedFile, at(36));
+  return { a: a.closedFile, b: b.closedFile, c: c.closedFile, d: c.file };
+}
 
+describe('sinkFiles', () => {
   it('lists files with states, timestamps, retry fields and per-file statistics, in the reference order', () => {
     const { a, b, c, d } = fourFiles();
     const files = stats.sinkFiles(456, 'my-source', 'my-sink', false);
@@ -180,6 +181,128 @@ describe('sinkFiles', () => {
     expect(stats.sinkFiles(456, 'my-source', 'my-sink', true)).toEqual([
       { state: 'closing', openedAt: b.openedAt, closingAt: iso(20), retryAttempt: 1, retryReason: 'upload failed', retryAfter: iso(60) },
     ]);
+  });
+});
+
+describe('files with and without recorded statistics', () => {
+  /**
+   * Files of SINK in every state, made by the record's path (statistics recorded from each slice's
+   * opening): imported (2 records), failed (closing, 1), importing (1), closing (none: fourFiles'
+   * writing file closed) and writing (1).
+   */
+  function recordedFiles() {
+    fourFiles();
+    repo.rotateFile(newFile(SINK), at(40));
+    write(SINK, 1, 41, 41);
+  }
+
+  /**
+   * Files of OTHER in every state as loaded from stored state with no statistics: no slice at
+   * all, or slices whose statistics were never recorded (SliceEntry.noStatistics).
+   */
+  function unrecordedFiles() {
+    const stored = (minute: number, state: FileEntry['state'], fields: Partial<FileEntry>, slices: number) => {
+      const file: FileEntry = { ...newFile(OTHER), openedAt: iso(minute), state, ...fields };
+      store.transact((tx) => {
+        tx.put(levelKeys.file(OTHER, file.openedAt), file);
+        for (let i = 0; i < slices; i++) {
+          const key = { ...OTHER, fileOpenedAt: file.openedAt, openedAt: iso(minute + i) };
+          const slice: SliceEntry = {
+            projectId: 1, ...key, state: state === 'imported' ? 'imported' : 'closing', localPath: localSlicePath(key),
+            uncompressedSize: 0, compressedSize: 0, recordsCount: 0, noStatistics: true,
+          };
+          tx.put(levelKeys.slice(OTHER, key.fileOpenedAt, key.openedAt), slice);
+        }
+      });
+    };
+    stored(0, 'imported', { closingAt: iso(1), importingAt: iso(2), importedAt: iso(3) }, 2);
+    stored(10, 'closing', { closingAt: iso(11), retryAttempt: 2, retryReason: 'some reason', retryAfter: iso(70) }, 0);
+    stored(20, 'importing', { closingAt: iso(21), importingAt: iso(22) }, 1);
+    stored(30, 'closing', { closingAt: iso(31) }, 0);
+    stored(40, 'writing', {}, 1);
+  }
+
+  const NO_RECORDS = { total: null, levels: {} };
+
+  it('the files listing has statistics for every file Sluice wrote, `total: null` for one of no records', () => {
+    recordedFiles();
+    const files = stats.sinkFiles(456, 'my-source', 'my-sink', false);
+    expect(files.map((f) => [f.state, f.retryAttempt, f.statistics?.total?.recordsCount ?? f.statistics?.total])).toEqual([
+      ['imported', undefined, 2],
+      ['importing', undefined, 1],
+      ['closing', undefined, null],
+      ['writing', undefined, 1],
+      ['closing', 1, 1],
+    ]);
+    expect(files[2]).toEqual({ state: 'closing', openedAt: iso(30), closingAt: iso(40), statistics: NO_RECORDS });
+    expect(stats.recentFiles(456, 'my-source', 'my-sink').every((f) => f.statistics !== undefined)).toBe(true);
+  });
+
+  it('leaves statistics out for a file with none recorded, in every state, in the files listing and the aggregation\'s files', () => {
+    unrecordedFiles();
+    const files = stats.sinkFiles(456, 'my-source', 'my-sink-2', false);
+    expect(files.map((f) => [f.state, f.retryAttempt ?? 0])).toEqual([['imported', 0], ['importing', 0], ['closing', 0], ['writing', 0], ['closing', 2]]);
+    for (const f of files) expect(f).not.toHaveProperty('statistics');
+    expect(files[0]).toEqual({ state: 'imported', openedAt: iso(0), closingAt: iso(1), importingAt: iso(2), importedAt: iso(3) });
+    expect(files[4]).toEqual({ state: 'closing', openedAt: iso(10), closingAt: iso(11), retryAttempt: 2, retryReason: 'some reason', retryAfter: iso(70) });
+    const recent = stats.recentFiles(456, 'my-source', 'my-sink-2');
+    expect(recent.map((f) => f.openedAt)).toEqual([iso(40), iso(30), iso(20), iso(10), iso(0)]);
+    for (const f of recent) expect(f).not.toHaveProperty('statistics');
+    // The failed-files listing shows no statistics in any case.
+    expect(stats.sinkFiles(456, 'my-source', 'my-sink-2', true)).toEqual([files[4]]);
+    expect(stats.sinkTotal(456, 'my-source', 'my-sink-2')).toEqual({ total: { recordsCount: 0, compressedSize: 0, uncompressedSize: 0 }, levels: {} });
+  });
+
+  it('a file with one slice of recorded statistics beside slices of none has statistics', () => {
+    unrecordedFiles();
+    // The stored writing file gets a slice Sluice opened (statistics from its opening, no records).
+    const writing = iso(40);
+    const key = { ...OTHER, fileOpenedAt: writing, openedAt: iso(45) };
+    store.transact((tx) => tx.put(levelKeys.slice(OTHER, writing, key.openedAt), {
+      projectId: 1, ...key, state: 'writing', localPath: localSlicePath(key), uncompressedSize: 0, compressedSize: 0, recordsCount: 0,
+    } satisfies SliceEntry));
+    expect(stats.sinkFiles(456, 'my-source', 'my-sink-2', false).find((f) => f.openedAt === writing)).toEqual({
+      state: 'writing', openedAt: writing, statistics: NO_RECORDS,
+    });
+    store.transact((tx) => tx.put(levelKeys.slice(OTHER, writing, key.openedAt), {
+      projectId: 1, ...key, state: 'writing', localPath: localSlicePath(key), uncompressedSize: 30, compressedSize: 0, recordsCount: 3,
+      firstRecordAt: iso(46), lastRecordAt: iso(47),
+    } satisfies SliceEntry));
+    expect(stats.recentFiles(456, 'my-source', 'my-sink-2')[0].statistics).toEqual({
+      total: { firstRecordAt: iso(46), lastRecordAt: iso(47), recordsCount: 3, compressedSize: 30, uncompressedSize: 30 },
+      levels: { local: { firstRecordAt: iso(46), lastRecordAt: iso(47), recordsCount: 3, compressedSize: 30, uncompressedSize: 30 } },
+    });
+  });
+
+  it('cluster: a node publishes which files have no statistics, and the others answer as it does', () => {
+    recordedFiles();
+    unrecordedFiles();
+    const cluster = new ClusterStatistics(store, 'process-a', () => true);
+    cluster.publish(stats, () => [SINK, OTHER], 0);
+    const part = (sink: SinkKey) => store.list<NodeSinkStatistics>(`cluster/stats/${sink.branchId}/${sink.sourceId}/${sink.sinkId}/`)[0].value;
+    expect(part(OTHER).files.map((f) => f.noStatistics)).toEqual([true, true, true, true, true]);
+    expect(part(SINK).files.every((f) => !('noStatistics' in f))).toBe(true);
+
+    // Another node answers from the parts alone (this node's files gone) as this node did.
+    const local = {
+      recorded: stats.sinkFiles(456, 'my-source', 'my-sink', false),
+      unrecorded: stats.sinkFiles(456, 'my-source', 'my-sink-2', false),
+      recent: stats.recentFiles(456, 'my-source', 'my-sink-2'),
+    };
+    const published = { sink: part(SINK), other: part(OTHER) };
+    store.transact((tx) => {
+      for (const s of [SINK, OTHER]) for (const { key } of [...tx.list(levelKeys.files(s)), ...tx.list(levelKeys.sinkSlices(s))]) tx.delete(key);
+    });
+    const peerReader = new StatisticsService(store, { now: () => clock, peers: (s) => [s.sinkId === SINK.sinkId ? published.sink : published.other] });
+    expect(peerReader.sinkFiles(456, 'my-source', 'my-sink', false)).toEqual(local.recorded);
+    expect(peerReader.sinkFiles(456, 'my-source', 'my-sink-2', false)).toEqual(local.unrecorded);
+    expect(peerReader.recentFiles(456, 'my-source', 'my-sink-2')).toEqual(local.recent);
+    for (const f of local.unrecorded) expect(f).not.toHaveProperty('statistics');
+
+    // A node that does not send the fact (an older one): its files have statistics, as before.
+    const older: NodeSinkStatistics = { ...published.other, files: published.other.files.map(({ noStatistics: _, ...f }) => f) };
+    const olderReader = new StatisticsService(store, { now: () => clock, peers: () => [older] });
+    for (const f of olderReader.sinkFiles(456, 'my-source', 'my-sink-2', false)) expect(f.statistics).toEqual(NO_RECORDS);
   });
 });
 

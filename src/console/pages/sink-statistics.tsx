@@ -41,6 +41,7 @@ export interface SinkFile {
   retryAttempt?: number;
   retryReason?: string;
   retryAfter?: string;
+  /** Absent: no statistics recorded for the file (shown as "no figures yet"); `total: null`: no records. */
   statistics?: { total: LevelStatistics | null; levels: Partial<Record<Level, LevelStatistics>> };
 }
 
@@ -339,7 +340,7 @@ function Files({ files, failed }: { files: SinkFile[]; failed: SinkFile[] }) {
                     <td><Time iso={f.closingAt} /></td>
                     <td><Time iso={f.importingAt} /></td>
                     <td><Time iso={f.importedAt} /></td>
-                    <td class="num">{formatCount(t?.recordsCount ?? 0)}</td>
+                    <td class="num">{f.statistics ? formatCount(t?.recordsCount ?? 0) : <span class="muted">no figures yet</span>}</td>
                     <td class="num">{t ? formatBytes(t.compressedSize) : '—'}</td>
                     <td>
                       {f.retryAttempt ? (
@@ -354,6 +355,7 @@ function Files({ files, failed }: { files: SinkFile[]; failed: SinkFile[] }) {
             </tbody>
           </table>
         </div>
+        {shown.some((f) => !f.statistics) && <p class="hint">No figures yet: no statistics have been recorded for the file.</p>}
       </section>
     </>
   );

@@ -58,6 +58,7 @@ export interface StatisticsTotal {
 export interface FileStatistics {
   state: string;
   openedAt: string;
+  /** Absent: no statistics recorded for the file ("no figures yet"); `total: null`: no records. */
   statistics?: StatisticsTotal;
 }
 
@@ -86,7 +87,8 @@ export function timeMs(iso: string | undefined): number {
  * arrival time of its first and last record. So this counts the records of the files whose LAST
  * record arrived within the hour. A file whose first record is older counts whole (files are
  * short: the import trigger closes one at least every minute by default), and files that
- * retention removed are gone anyway. For a source it is summed over its sinks, i.e. the rows
+ * retention removed are gone anyway. A file with no figures yet (no `statistics`: none were
+ * recorded for it) counts nothing. For a source it is summed over its sinks, i.e. the rows
  * its sinks wrote: a record that two sinks take counts twice.
  */
 export function recordsInLastHour(files: FileStatistics[] | undefined, now = Date.now()): number {
@@ -101,11 +103,11 @@ export function recordsInLastHour(files: FileStatistics[] | undefined, now = Dat
 
 /** The hint beside a "Last hour" column of sinks. */
 export const LAST_HOUR_HINT =
-  'Last hour: records of the sink\'s files whose last record arrived within the hour (a file that began earlier counts whole).';
+  'Last hour: records of the sink\'s files whose last record arrived within the hour (a file that began earlier counts whole; one with no figures yet, nothing).';
 
 /** The hint beside a "Last hour" column of sources. */
 export const SOURCE_LAST_HOUR_HINT =
-  'Last hour: records of the sinks\' files whose last record arrived within the hour (a file that began earlier counts whole), summed over the source\'s sinks.';
+  'Last hour: records of the sinks\' files whose last record arrived within the hour (a file that began earlier counts whole; one with no figures yet, nothing), summed over the source\'s sinks.';
 
 export function isDisabled(e: { disabled?: unknown }): boolean {
   return Boolean(e.disabled);

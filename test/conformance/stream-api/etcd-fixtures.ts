@@ -32,7 +32,9 @@
  *   summed. Sluice has no volumes: a slice id is its open time within the file, so a slice whose
  *   time is taken (the same time on another volume, or the same slice at a second level) gets the
  *   next free millisecond (invisible to the API, which shows no slice ids). A slice without
- *   statistics is a slice of no records; an `_open` value is an open slice of no records.
+ *   statistics keys is a slice of no records marked `noStatistics` (as the reference, the files
+ *   listing shows no statistics for a file of only such slices, or of no slice); an `_open` value
+ *   is an open slice of no records, with statistics (`total: null`).
  * - `_sum` of a file or slice counts as one more slice of that file at that level; `_sum` of a
  *   sink at the target level is the sink's statistics archive (the target statistics of
  *   imported files that retention deleted). Sums above a sink and sums of a sink at the local or
@@ -305,6 +307,7 @@ function sliceEntry(key: string, id: SliceId, openedAt: string, state: SliceStat
     compressedSize: stats?.compressedSize ?? 0,
     recordsCount: stats?.recordsCount ?? 0,
   };
+  if (stats === undefined) entry.noStatistics = true;
   if (stats?.firstRecordAt !== undefined) entry.firstRecordAt = stats.firstRecordAt;
   if (stats?.lastRecordAt !== undefined) entry.lastRecordAt = stats.lastRecordAt;
   if (meta) {
