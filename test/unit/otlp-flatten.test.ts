@@ -22,6 +22,16 @@ describe('value conversions', () => {
     const times = ['1700000000576000000', '1700000000576199635', '1700000000000000000', '1700000000999999999'].map((ns) => JSON.parse(timestampJson(ns)) as string);
     expect(new Set(times.map((t) => t.length)).size).toBe(1);
     expect([...times].sort()).toEqual([times[2], times[0], times[1], times[3]]);
+    // protobufjs longs (the decoder's form) give the same text as the exact bigint, across
+    // high words, second boundaries and in any order (the conversion caches the last ones).
+    const samples = ['1700000000999999999', '1700000001000000000', '1700000004294967295', '1700000004294967296', '1795716394880123456', '1700000000000000001', '4294967296', '4294967295999999999'];
+    for (const ns of [...samples, ...samples.reverse()]) {
+      const big = BigInt(ns);
+      const seconds = big / 1_000_000_000n;
+      const expected = `"${new Date(Number(seconds) * 1000).toISOString().slice(0, 19)}.${String(big % 1_000_000_000n).padStart(9, '0')}Z"`;
+      expect(timestampJson(Long.fromString(ns, true)), ns).toBe(expected);
+      expect(timestampJson(Long.fromString(ns, false)), ns).toBe(expected);
+    }
     // uint64 beyond int64 saturates.
     expect(timestampJson(Long.fromString('18446744073709551615', true))).toBe('"2262-04-11T23:47:16.854775807Z"');
   });
