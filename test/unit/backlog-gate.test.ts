@@ -10,6 +10,7 @@ import { SourceRouter, type RouterTarget, type TargetJob } from '../../src/actor
 import type { RecordRenderer, RenderedRows, RenderJob } from '../../src/actors/render/renderer.js';
 import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
 import { createLogger } from '../../src/logger.js';
+import type { IngestRecord } from '../../src/pipeline/record.js';
 import { sleep, until } from '../helpers/child-service.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
 
@@ -65,7 +66,7 @@ function heldTarget(sinkId: string): RouterTarget & { open: boolean; failingNow:
     open: false,
     failingNow: false,
     get failing() {
-      return t.failingNow ? { reason: 'broken', since: new Date().toISOString(), retryAt: Date.now() + 3_600_000 } : undefined;
+      return t.failingNow ? { reason: 'broken', since: new Date().toISOString(), retries: 0, retryAt: Date.now() + 3_600_000 } : undefined;
     },
     prepare: async (): Promise<TargetJob> => ({ columns: [], after: t.committedOffset, file: 'f' }),
     deliver: async (_batch: readonly LoggedRecord[], _rendered: RenderedRows, _job: TargetJob, through: number) => {
@@ -84,7 +85,7 @@ class WholeRenderer implements RecordRenderer {
   async close(): Promise<void> {}
 }
 
-const records = (n: number) => Array.from({ length: n }, (_, i) => ({ receivedAt: new Date(), ip: '', headers: {}, body: Buffer.from(String(i)), signal: '' }));
+const records = (n: number): IngestRecord[] => Array.from({ length: n }, (_, i) => ({ receivedAt: new Date(), ip: '', headers: {}, body: Buffer.from(String(i)), signal: '' }));
 
 describe('SourceRouter backlog reports', () => {
   it('refuses its topic while its sinks are behind, and takes records again once they caught up', async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileMapping, createRecordContext } from '../../src/pipeline/columns/index.js';
 import { findRejections, mappingCanFail, rejectionMessage } from '../../src/pipeline/otlp/rejections.js';
 import { DEFAULT_COLUMNS, defaultSink } from '../../src/pipeline/otlp/default-sinks.js';
+import { ALWAYS_WRITTEN, flatten } from '../../src/pipeline/otlp/flatten.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import { InflightBudget } from '../../src/api/otlp/inflight.js';
 import type { Signal } from '../../src/model/definition.js';
@@ -23,9 +24,28 @@ describe('rejections known at ingest time', () => {
   });
 
   it('knows which mappings cannot fail on a flattened record, so they need no check', () => {
-    expect(mappingCanFail([{ type: 'uuid', name: 'id' }, { type: 'body', name: 'b' }, { type: 'path', name: 'p', path: 'x', defaultValue: '' }])).toBe(false);
-    expect(mappingCanFail([{ type: 'path', name: 'p', path: 'x' }])).toBe(true);
-    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: '1' } }])).toBe(true);
+    expect(mappingCanFail([{ type: 'uuid', name: 'id' }, { type: 'body', name: 'b' }, { type: 'path', name: 'p', path: 'x', defaultValue: '' }], 'logs')).toBe(false);
+    expect(mappingCanFail([{ type: 'path', name: 'p', path: 'x' }], 'logs')).toBe(true);
+    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: '1' } }], 'logs')).toBe(true);
+    // A key every record of the signal has, or the whole body, cannot miss; a nested path can.
+    expect(mappingCanFail([{ type: 'path', name: 'b', path: 'body' }, { type: 'path', name: 'a', path: 'attributes' }, { type: 'path', name: 'all', path: '' }], 'logs')).toBe(false);
+    expect(mappingCanFail([{ type: 'path', name: 'u', path: 'attributes.user' }], 'logs')).toBe(true);
+    expect(mappingCanFail([{ type: 'path', name: 't', path: 'trace_id' }], 'logs'), 'logs without a trace have no trace_id').toBe(true);
+    expect(mappingCanFail([{ type: 'path', name: 't', path: 'trace_id' }], 'traces')).toBe(false);
+    expect(mappingCanFail([{ type: 'path', name: 'v', path: 'value' }], 'metrics'), 'histograms have no value').toBe(true);
+  });
+
+  it('has every key ALWAYS_WRITTEN names in the records of empty messages', () => {
+    const requests: Record<Signal, unknown> = {
+      logs: { resourceLogs: [{ scopeLogs: [{ logRecords: [{}] }] }] },
+      metrics: { resourceMetrics: [{ scopeMetrics: [{ metrics: ['gauge', 'sum', 'histogram', 'exponentialHistogram', 'summary'].map((kind) => ({ [kind]: { dataPoints: [{}] } })) }] }] },
+      traces: { resourceSpans: [{ scopeSpans: [{ spans: [{}] }] }] },
+    };
+    for (const signal of ['logs', 'metrics', 'traces'] as Signal[]) {
+      const records = flatten(signal, requests[signal] as never).map((r) => JSON.parse(r) as Record<string, unknown>);
+      expect(records.length, signal).toBeGreaterThan(0);
+      for (const r of records) expect(Object.keys(r), signal).toEqual(expect.arrayContaining([...ALWAYS_WRITTEN[signal]]));
+    }
   });
 
   it('parses an OTLP record as JSON whatever the request Content-Type was', async () => {

@@ -122,7 +122,7 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
   async function sinkMappings(target: IngestTarget, signal: Signal, req: FastifyRequest): Promise<SinkMapping[]> {
     const out: SinkMapping[] = [];
     for (const sink of target.enabledSinks) {
-      if (!acceptsSignal(sink, signal) || !mappingCanFail(sink.table.mapping.columns)) continue;
+      if (!acceptsSignal(sink, signal) || !mappingCanFail(sink.table.mapping.columns, signal)) continue;
       try {
         out.push({ sinkId: sink.sinkId, mapping: await mappings.get(sink) });
       } catch (err) {

@@ -15,7 +15,9 @@ export const taskRoutes: FastifyPluginAsync<TaskRoutesOptions> = async (app, { m
   app.get<{ Params: { '*': string } }>('/tasks/*', {
     schema: { tags: ['tasks'], summary: 'Get a task', response: { 200: looseObject('Task') } },
   }, async (req) => {
-    const taskId = decodeURIComponent(req.params['*']);
+    // The router has decoded the path once (`%2F` is a slash); decoding again would turn `%25`
+    // into a percent sign that a second decoding rejects.
+    const taskId = req.params['*'];
     // A task another cluster node has just created may not be here yet.
     const task = await findCaughtUp(metadata, () => tasks.get(taskId));
     if (!task) throw new ApiError(404, 'taskNotFound', `Task "${taskId}" not found.`);

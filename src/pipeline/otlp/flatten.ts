@@ -74,6 +74,20 @@ class Records {
 }
 
 /** The flattened records of a request of the given signal; throws FlattenLimitError beyond `maxBytes`. */
+/**
+ * The top-level keys every flattened record of a signal has, whatever its message held (the
+ * writers below write them unconditionally): a `path` column naming one of them cannot miss.
+ * The unit test flattens empty messages of each signal to keep this list true.
+ */
+export const ALWAYS_WRITTEN: Readonly<Record<Signal, ReadonlySet<string>>> = {
+  logs: new Set(['timestamp', 'observed_timestamp', 'severity_number', 'severity_text', 'body', 'flags', 'attributes', 'resource', 'scope']),
+  metrics: new Set(['metric_name', 'metric_description', 'metric_unit', 'metric_type', 'resource', 'scope', 'start_timestamp', 'timestamp', 'attributes']),
+  traces: new Set([
+    'timestamp', 'end_timestamp', 'trace_id', 'span_id', 'trace_state', 'name', 'kind', 'flags', 'status_code', 'status_message',
+    'attributes', 'events', 'links', 'resource', 'scope',
+  ]),
+};
+
 export function flatten(signal: Signal, request: ExportRequest, maxBytes = Infinity): string[] {
   if (signal === 'logs') return flattenLogs(request as ExportLogsRequest, maxBytes);
   if (signal === 'metrics') return flattenMetrics(request as ExportMetricsRequest, maxBytes);

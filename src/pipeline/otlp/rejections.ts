@@ -10,10 +10,12 @@
  * Rejected records are still appended to the log: the sinks that can map them write them, the
  * others keep them as mapping failures, which can be replayed once the mapping is fixed.
  */
-import type { Column } from '../../model/definition.js';
+import type { Column, Signal } from '../../model/definition.js';
 import type { CompiledMapping } from '../columns/mapping.js';
 import { MappingError } from '../columns/errors.js';
 import type { RecordContext } from '../template-engine.js';
+import { cachedPath } from '../columns/path.js';
+import { ALWAYS_WRITTEN } from './flatten.js';
 
 export interface SinkMapping {
   sinkId: string;
@@ -28,12 +30,20 @@ export interface Rejections {
 }
 
 /**
- * Whether a mapping can fail on a flattened OTLP record at all. The body is JSON Sluice wrote
- * itself, so only templates and `path` columns without a default can fail; sinks with neither
- * need no check (which saves a mapping pass per record at ingestion).
+ * Whether a mapping can fail on a flattened OTLP record of the signal at all. The body is JSON
+ * Sluice wrote itself, so only templates and `path` columns without a default can fail, and of
+ * those only paths that can miss: not the whole body, nor a top-level key the flattening always
+ * writes (ALWAYS_WRITTEN). Sinks with none need no check, which saves a full parse and mapping
+ * of every record on the ingestion thread.
  */
-export function mappingCanFail(columns: readonly Column[]): boolean {
-  return columns.some((c) => c.type === 'template' || (c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null)));
+export function mappingCanFail(columns: readonly Column[], signal: Signal): boolean {
+  return columns.some((c) => c.type === 'template' || (c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null) && pathCanMiss(c.path, signal)));
+}
+
+function pathCanMiss(path: string | undefined, signal: Signal): boolean {
+  const steps = cachedPath(path ?? '');
+  if (steps.length === 0) return false;
+  return steps.length > 1 || !ALWAYS_WRITTEN[signal].has(steps[0].key);
 }
 
 export async function findRejections(ctxs: readonly RecordContext[], sinks: readonly SinkMapping[]): Promise<Rejections> {
