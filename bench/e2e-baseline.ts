@@ -79,7 +79,7 @@ async function writeGzipFiles(o: BaselineOptions, body: Buffer): Promise<{ files
   return { files, records };
 }
 
-async function loadDuckDb(o: BaselineOptions, files: string[]): Promise<{ rows: number; groups: () => Promise<string[]>; close: () => void }> {
+async function loadDuckDb(o: BaselineOptions): Promise<{ rows: number; groups: () => Promise<string[]>; close: () => void }> {
   const instance = await DuckDBInstance.create(join(o.dir, 'baseline.duckdb'));
   const conn = await instance.connect();
   await conn.run(`CREATE SCHEMA baseline_rows; CREATE TABLE ${TABLE} (${PATH_COLUMN_NAMES.map((c) => `"${c}" VARCHAR`).join(', ')})`);
@@ -119,7 +119,7 @@ export async function runBaseline(o: BaselineOptions): Promise<BaselineResult> {
   const body = readFileSync(o.bodyFile);
   const started = performance.now();
   const { files, records } = await writeGzipFiles(o, body);
-  const loaded = o.postgresUrl ? await loadPostgres(o.postgresUrl, files) : await loadDuckDb(o, files);
+  const loaded = o.postgresUrl ? await loadPostgres(o.postgresUrl, files) : await loadDuckDb(o);
   const seconds = (performance.now() - started) / 1000;
   try {
     return { records, seconds, rows: loaded.rows, groups: await loaded.groups() };

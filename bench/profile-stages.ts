@@ -59,7 +59,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
 ];
 
 /** What a stack with no stage is counted as. */
-export type Outside = 'http routes (outside)' | 'other Sluice code (outside)' | 'gc (outside)' | 'program (outside)' | 'node and libraries (outside)';
+export type Outside = 'http routes (outside)' | 'other Sluice code (outside)';
 
 export interface CallFrame {
   functionName: string;
@@ -83,7 +83,11 @@ export function frameStage(frame: CallFrame): Stage | Outside | undefined {
   return 'other Sluice code (outside)';
 }
 
-function outsideOf(frame: CallFrame): Outside | 'idle' {
+/**
+ * A stack without a Sluice frame, by its own function: V8's pseudo-frames, else the library or
+ * Node module the sample was in (`node and libraries (outside): fastify`, `...: node:internal/streams`).
+ */
+function outsideOf(frame: CallFrame): string {
   switch (frame.functionName) {
     case '(idle)':
       return 'idle';
@@ -91,8 +95,10 @@ function outsideOf(frame: CallFrame): Outside | 'idle' {
       return 'gc (outside)';
     case '(program)':
       return 'program (outside)';
-    default:
-      return 'node and libraries (outside)';
+    default: {
+      const lib = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(frame.url)?.[1] ?? /^(node:internal\/[^/]+|node:[^/]+)/.exec(frame.url)?.[1] ?? (frame.url ? 'other' : `V8 builtin ${frame.functionName || '(anonymous)'}`);
+      return `node and libraries (outside): ${lib}`;
+    }
   }
 }
 
@@ -120,7 +126,7 @@ export function foldProfile(profile: CpuProfile): Map<string, number> {
     const weight = i + 1 < samples.length ? timeDeltas[i + 1] : mean;
     const node = byId.get(samples[i]);
     if (!node) continue;
-    const stage = nearest.get(node.id) ?? outsideOf(node.callFrame);
+    const stage: string = nearest.get(node.id) ?? outsideOf(node.callFrame);
     if (stage === 'idle') continue;
     totals.set(stage, (totals.get(stage) ?? 0) + Math.max(0, weight));
   }
