@@ -355,7 +355,8 @@ async function profileRun(main: string, path: BatchPath, body: Buffer, dir: stri
   const profiled = [...totals.values()].reduce((a, b) => a + b, 0);
   const unprofiled = run.serverLifeCpuSec * 1e6 - profiled;
   return {
-    stages: { ...stages, 'threads without JavaScript (outside the profiles)': round2(unprofiled / run.acknowledged) },
+    // Negative when the profiles counted waits of a JavaScript thread (a blocking call) as its time.
+    stages: { ...stages, 'process CPU beyond the profiles (threads without JavaScript: libuv pool, DuckDB, GC helpers)': round2(unprofiled / run.acknowledged) },
     about: {
       records: run.acknowledged,
       profiledThreads: threads,

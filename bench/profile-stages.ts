@@ -145,11 +145,19 @@ export function foldProfiles(dir: string): { totals: Map<string, number>; thread
   return { totals, threads: files.length };
 }
 
-/** µs per record for each stage, the listed stages first (0 when absent), then what fell outside. */
-export function perRecord(totals: Map<string, number>, records: number): Record<string, number> {
+/**
+ * µs per record for each stage, the listed stages first (0 when absent), then what fell outside,
+ * largest first; outside entries under `minMicros` a record are summed into one.
+ */
+export function perRecord(totals: Map<string, number>, records: number, minMicros = 0.1): Record<string, number> {
   const out: Record<string, number> = {};
   const round = (us: number) => Math.round((us / records) * 1000) / 1000;
   for (const s of STAGES) out[s] = round(totals.get(s) ?? 0);
-  for (const [k, us] of [...totals].filter(([k]) => !(STAGES as readonly string[]).includes(k)).sort((a, b) => b[1] - a[1])) out[k] = round(us);
+  let rest = 0;
+  for (const [k, us] of [...totals].filter(([k]) => !(STAGES as readonly string[]).includes(k)).sort((a, b) => b[1] - a[1])) {
+    if (us / records >= minMicros) out[k] = round(us);
+    else rest += us;
+  }
+  if (rest > 0) out['node and libraries (outside): the rest'] = round(rest);
   return out;
 }
