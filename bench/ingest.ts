@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { apiCall, freePort, median, round2, ServerProcess, waitTask, serveNodeFlags } from './util.js';
+import { apiCall, freePort, machineBusySec, median, procCpuSec, round2, ServerProcess, waitTask, serveNodeFlags } from './util.js';
 
 /**
  * Ingestion throughput and latency of single-event requests: autocannon (in this process, the
@@ -354,7 +354,6 @@ app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 }
 
 const TOKEN = 'bench';
-const CLK_TCK = clockTicks();
 
 async function runCase(c: Case, main: string, settings: LoadSettings, extras: ServerExtras = {}): Promise<RunResult> {
   const port = await freePort();
@@ -620,38 +619,6 @@ function describeBad(res: autocannon.Result, expect: number): string {
     `status ${JSON.stringify(statusCodesOf(res))} (expected only ${expect}), non-2xx ${res.non2xx}, ` +
     `errors ${res.errors} (timeouts ${res.timeouts}), bodies other than OK ${res.mismatches}`
   );
-}
-
-/** User + system CPU seconds of a process (all its threads) from /proc; 0 where /proc is missing. */
-function procCpuSec(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat(5) (utime, stime); the split starts at field 3.
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds the whole machine spent busy (all cores; /proc/stat), 0 where /proc is missing. */
-function machineBusySec(): number {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal (guest time is already in user).
-    const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - fields[3] - fields[4];
-    return busy / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
-function clockTicks(): number {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
 }
 
 function fmt(x: number, digits: number): string {

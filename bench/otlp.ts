@@ -135,8 +135,8 @@ const COLUMNS = [
   { type: 'path', name: 'attributes', path: 'attributes' },
 ];
 
-/** One realistic ExportLogsServiceRequest: a service's resource, one scope, `n` log records. */
-function logsRequest(n: number): Buffer {
+/** One realistic ExportLogsServiceRequest (also the e2e bench's): a service's resource, one scope, `n` log records. */
+export function logsRequest(n: number): Buffer {
   const type = otlpTypes().logsRequest;
   const str = (key: string, v: string) => ({ key, value: { stringValue: v } });
   const now = BigInt(Date.now()) * 1_000_000n;

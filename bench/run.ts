@@ -8,6 +8,7 @@ import { templateBench } from './template.js';
 import { extractorBench } from './extractor.js';
 import { otlpBench } from './otlp.js';
 import { importBench } from './import.js';
+import { e2eBench } from './e2e.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
@@ -16,6 +17,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown
   extractor: extractorBench,
   otlp: otlpBench,
   import: importBench,
+  e2e: e2eBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

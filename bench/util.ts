@@ -1,5 +1,5 @@
 /** Small helpers shared by the benchmarks. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
@@ -132,4 +132,50 @@ export function serveNodeFlags(): string[] {
   const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
   if (start[0] !== 'node') throw new Error(`package.json start script does not run node: ${start.join(' ')}`);
   return start.slice(1, start.indexOf('dist/main.js'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU readings from /proc.
+
+const CLK_TCK = clockTicks();
+
+/** User + system CPU seconds of a process (all its threads) from /proc; 0 where /proc is missing. */
+export function procCpuSec(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat(5) (utime, stime); the split starts at field 3.
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds the whole machine spent busy (all cores; /proc/stat), 0 where /proc is missing. */
+export function machineBusySec(): number {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    const busy = fields.slice(0, 8).reduce((a, b) => a + b, 0) - fields[3] - fields[4];
+    return busy / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/**
+ * CPU seconds of a process's main thread (/proc/<pid>/task/<pid>/stat); 0 where /proc is
+ * missing. Node names all its threads `node`, so the main thread is the only one /proc tells
+ * apart from the others (worker threads, libuv's pool, V8's helpers, DuckDB's).
+ */
+export function mainThreadCpuSec(pid: number): number {
+  return procCpuSec(`${pid}/task/${pid}`);
 }
