@@ -35,7 +35,7 @@ import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.j
 import { otlpBody, ndjsonBody, PATH_COLUMNS, TEMPLATE_COLUMNS, type BatchPath } from './e2e-data.js';
 import { groupQuery, type BaselineOptions, type BaselineResult } from './e2e-baseline.js';
 import { foldProfiles, perRecord } from './profile-stages.js';
-import { apiCall, freePort, median, mainThreadCpuSec, procCpuSec, round2, ServerProcess, serveNodeFlags, sleep, waitTask } from './util.js';
+import { apiCall, freePort, median, mainThreadCpuSec, procCpuSec, residentBytes, round2, ServerProcess, serveNodeFlags, sleep, waitTask } from './util.js';
 
 type TargetName = 'duckdb' | 'postgres';
 
@@ -51,6 +51,8 @@ interface SluiceRun {
   acknowledged: number;
   /** Answers 429 and 503 (back-pressure) the clients waited out and sent again, by status. */
   refusedAnswers: Record<string, number>;
+  /** The server's resident memory (MiB) at the start, its most, when the load stopped, at the end. */
+  memory: { startMb: number; maxMb: number; atLoadEndMb: number; endMb: number };
   loadSec: number;
   /** From the first request until both tables held every acknowledged record. */
   totalSec: number;
@@ -170,7 +172,8 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
                 `acknowledged ${Math.round(s.acknowledged / s.loadSec)} records/s over ${s.loadSec.toFixed(1)} s; when the load stopped mapped ${fmtCounts(s.mappedAtStop)}, ` +
                 `rows ${fmtCounts(s.rowsAtStop)}; caught up after ${fmtCounts(s.caughtUpSec, 1)} s more; baseline ${Math.round(baseRate)} records/s ` +
                 `(${b.records} in ${b.seconds.toFixed(1)} s); ratio ${round2(e2eRate / baseRate)}; server CPU ${((s.serverCpuSec / s.acknowledged) * 1e6).toFixed(1)} µs a record ` +
-                `(main thread ${((s.mainThreadCpuSec / s.acknowledged) * 1e6).toFixed(1)}); the sinks had mapped everything after ${fmtCounts(s.mappedSec, 1)} s\n`,
+                `(main thread ${((s.mainThreadCpuSec / s.acknowledged) * 1e6).toFixed(1)}); the sinks had mapped everything after ${fmtCounts(s.mappedSec, 1)} s; ` +
+                `refused (waited out) ${JSON.stringify(s.refusedAnswers)}; server memory ${s.memory.startMb} MiB at the start, at most ${s.memory.maxMb}, ${s.memory.atLoadEndMb} when the load stopped\n`,
             );
             for (const p of s.problems) process.stdout.write(`  PROBLEM: ${p}\n`);
           } finally {
@@ -187,6 +190,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
           mappedRecordsPerSecond: Math.round(median(runs.map((r) => r.acknowledged / (r.loadSec + Math.max(...Object.values(r.mappedSec)))))),
           acknowledgedRecordsPerSecond: Math.round(median(runs.map((r) => r.acknowledged / r.loadSec))),
           refusedAnswers: last.refusedAnswers,
+          serverMemoryMb: last.memory,
           records: last.acknowledged,
           loadSec: round2(median(runs.map((r) => r.loadSec))),
           backlogAtStop: {
@@ -285,6 +289,9 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
     const cpu0 = procCpuSec(server.pid);
     const main0 = mainThreadCpuSec(server.pid);
     const t0 = performance.now();
+    // The server's memory over the run, each second (item 4 of the issue: flat and bounded).
+    const rss: number[] = [residentBytes(server.pid)];
+    const sampler = setInterval(() => rss.push(residentBytes(server.pid)), 1000);
     // A probe first, to fail early with a readable answer; it counts.
     const probe = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
     const probeText = Buffer.from(await probe.arrayBuffer()).toString('latin1');
@@ -317,6 +324,7 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
       }
     }
     const totalSec = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
     const serverLifeCpuSec = procCpuSec(server.pid);
     const serverCpuSec = serverLifeCpuSec - cpu0;
     const mainCpuSec = mainThreadCpuSec(server.pid) - main0;
@@ -331,7 +339,9 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
     }
     const groups = await tableGroups(base);
     if (server.exited) problems.push(`the server exited during the run: ${server.describeExit()}`);
-    return { acknowledged, loadSec, totalSec, refusedAnswers: res.refused, mappedAtStop, rowsAtStop, rowsAtEnd, caughtUpSec, mappedSec, serverCpuSec, mainThreadCpuSec: mainCpuSec, serverLifeCpuSec, groups, problems };
+    const mb = (b: number) => Math.round(b / 2 ** 20);
+    const memory = { startMb: mb(rss[0]), maxMb: mb(Math.max(...rss)), atLoadEndMb: mb(rss[Math.min(rss.length - 1, Math.round(loadSec))]), endMb: mb(rss[rss.length - 1]) };
+    return { acknowledged, loadSec, totalSec, refusedAnswers: res.refused, memory, mappedAtStop, rowsAtStop, rowsAtEnd, caughtUpSec, mappedSec, serverCpuSec, mainThreadCpuSec: mainCpuSec, serverLifeCpuSec, groups, problems };
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}${server.exited ? `; the server exited: ${server.describeExit()}` : ''}`, { cause: err });
   } finally {

@@ -176,6 +176,16 @@ function clockTicks(): number {
  * missing. Node names all its threads `node`, so the main thread is the only one /proc tells
  * apart from the others (worker threads, libuv's pool, V8's helpers, DuckDB's).
  */
+/** Resident memory of a process, bytes (VmRSS), or 0 once it is gone. */
+export function residentBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export function mainThreadCpuSec(pid: number): number {
   return procCpuSec(`${pid}/task/${pid}`);
 }
