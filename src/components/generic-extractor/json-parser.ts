@@ -11,7 +11,9 @@
  * - Parent columns (child jobs' `parent_*`, `userData`) are appended last; a clash with a data
  *   column renames the parent column with `_u0`, `_u1`, … (and remembers the alias globally).
  *
- * Pure: no I/O. `getTables()` returns header and rows per table name.
+ * Pure: no I/O. `getTables()` returns header and rows per table name; results.ts instead keeps
+ * the pages on disk, takes each page's rows when it arrives (`pageRows`) and replays the pages
+ * at the end (`pageRowsHold`, else `parseBatch`), so that memory does not grow with the pages.
  */
 import { createHash } from 'node:crypto';
 import { isObject, isScalar, phpJsonEncode, phpSerialize, type Json, type JsonObject } from './php.js';
@@ -96,6 +98,19 @@ export interface ParserLogger {
   warning(message: string): void;
 }
 
+/**
+ * The rows of one page worked out when it arrives, against the structure known then (see
+ * `pageRows`). They stand for the end's rows while `pageRowsHold` says so.
+ */
+export interface PageRows {
+  table: string;
+  /** The header the row values are positioned by. */
+  header: string[];
+  rows: unknown[][];
+  /** `valueChanges` when the rows were made. */
+  valueChanges: number;
+}
+
 export class JsonParser {
   /** A pseudo-node whose children are the top-level types (each an array node). */
   private readonly top: Node = newNode();
@@ -105,8 +120,21 @@ export class JsonParser {
   private tables = new Map<string, { header: string[]; rows: unknown[][] }>();
   /** Bumped whenever the structure changes; invalidates cached header lists. */
   private version = 0;
+  /**
+   * Bumped when a change of the structure changes values of rows already seen (a scalar
+   * upgraded to an array: its values move to a child table); new columns or a null field
+   * taking a type do not.
+   */
+  private valueChanges = 0;
 
-  constructor(private readonly logger: ParserLogger = { warning: () => undefined }) {}
+  /**
+   * @param retain keep every page for `getTables()` (default); a caller that keeps the pages
+   * itself (results.ts spools them to disk) passes false and replays them with `parseBatch`.
+   */
+  constructor(
+    private readonly logger: ParserLogger = { warning: () => undefined },
+    private readonly retain = true,
+  ) {}
 
   /**
    * Analyses one page of data for `type`; returns false (nothing stored) for an empty page or
@@ -121,18 +149,76 @@ export class JsonParser {
     this.saveNodeValue(this.top, type, 'array', trail);
     this.generateHeaderNames();
     this.version++;
-    this.batches.push({ data, type, parentId });
+    if (this.retain) this.batches.push({ data, type, parentId });
     return true;
   }
 
   /** Parses all stored pages (in arrival order) into tables. Call once, at the end. */
   getTables(): ParsedTable[] {
-    for (const batch of this.batches) {
-      const item = this.top.children.get(batch.type)?.children.get(ARRAY);
-      if (item) this.parse(batch.data, item, batch.type, batch.parentId);
-    }
+    for (const batch of this.batches) this.parseBatch(batch.data, batch.type, batch.parentId);
     this.batches = [];
     return [...this.tables].map(([name, t]) => ({ name, header: t.header, rows: t.rows }));
+  }
+
+  /**
+   * The end's parse of one analysed page (pages in arrival order): rows go to the tables, whose
+   * header is fixed when the first page reaches them (`tablesSoFar`, `takeRows`).
+   */
+  parseBatch(data: Json[], type: string, parentId: Record<string, Json> | null): void {
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (item) this.parse(data, item, type, parentId);
+  }
+
+  /** Tables in the order they were created, with the rows parsed since the last `takeRows`. */
+  tablesSoFar(): IterableIterator<[string, { header: string[]; rows: unknown[][] }]> {
+    return this.tables.entries();
+  }
+
+  /** Hands over the rows parsed so far (the tables keep their headers). */
+  takeRows(name: string): unknown[][] {
+    const table = this.tables.get(name);
+    if (!table) return [];
+    const rows = table.rows;
+    table.rows = [];
+    return rows;
+  }
+
+  /**
+   * The rows of a page just analysed, as the end's parse would write them if the structure did
+   * not change any more; null when that parse could change the structure itself or when the
+   * page holds nested arrays (parent columns and `JSON_parentId` are added to the structure
+   * when the end's parse meets them, after every page has been analysed, so their order and
+   * `_u` renames depend on all pages). Changes nothing.
+   */
+  pageRows(data: Json[], type: string, parentId: Record<string, Json> | null): PageRows | null {
+    if (parentId !== null && Object.keys(parentId).length > 0) return null;
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (!item || hasArrayNode(item)) return null;
+    try {
+      const header = this.getHeaders(item, null);
+      const rows: unknown[][] = new Array(data.length);
+      for (let i = 0; i < data.length; i++) rows[i] = this.parseRow(rowOf(data[i]), item, type, [], null);
+      return { table: safeName(type), header, rows, valueChanges: this.valueChanges };
+    } catch {
+      // The end's parse meets the same error, or a later page's structure avoids it.
+      return null;
+    }
+  }
+
+  /**
+   * At the end, in arrival order in place of `parseBatch`: true when the rows `pageRows` made
+   * are the rows the end's parse would write now (no value-changing upgrade since, the same
+   * header), and then the page's table is created if this is its first page.
+   */
+  pageRowsHold(page: PageRows, type: string): boolean {
+    if (page.valueChanges !== this.valueChanges) return false;
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (!item) return false;
+    const header = this.getHeaders(item, null);
+    if (header.length !== page.header.length) return false;
+    for (let i = 0; i < header.length; i++) if (header[i] !== page.header[i]) return false;
+    if (!this.tables.has(page.table)) this.tables.set(page.table, { header, rows: [] });
+    return true;
   }
 
   /**
@@ -241,6 +327,7 @@ export class JsonParser {
         upgraded.headerNames = node.headerNames;
       }
       parent.children.set(key, upgraded);
+      this.valueChanges++;
     } else if (old !== 'null' && newType === 'null') {
       // the known type stays
     } else if (old === 'null') {
@@ -318,10 +405,7 @@ export class JsonParser {
       }
     }
     for (const value of data) {
-      let row: Record<string, Json>;
-      if (isScalar(value) || value === null) row = { [DATA_COLUMN]: value };
-      else if (Array.isArray(value)) row = { [DATA_COLUMN]: phpJsonEncode(value) };
-      else row = value;
+      let row = rowOf(value);
       if (parentKeys.length > 0) row = { ...row, ...parentId };
       table.rows.push(this.parseRow(row, item, cleanPath, parentKeys, null));
     }
@@ -428,6 +512,19 @@ export class JsonParser {
     for (let i = 0; i < headers.length; i++) if (!node.headerIndex.has(headers[i])) node.headerIndex.set(headers[i], i);
     return headers;
   }
+}
+
+/** An item as a row: scalars and lists go into the `data` column. */
+function rowOf(value: Json): Record<string, Json> {
+  if (isScalar(value) || value === null) return { [DATA_COLUMN]: value };
+  if (Array.isArray(value)) return { [DATA_COLUMN]: phpJsonEncode(value) };
+  return value;
+}
+
+/** True when the node or a node below it is an array (its rows would make child tables). */
+function hasArrayNode(node: Node): boolean {
+  for (const child of node.children.values()) if (child.nodeType === 'array' || hasArrayNode(child)) return true;
+  return false;
 }
 
 /** PHP `$data == [null]` for a one-element array: the element loosely equals null. */

@@ -22,7 +22,8 @@ import { HttpClient, tlsSettings, type ConnectTo } from './http-client.js';
 import { lineShape, RepeatedLines } from './log-summary.js';
 import { JsonParserError } from './json-parser.js';
 import { ResultCollector } from './results.js';
-import { writeTables, type WrittenTable } from './output.js';
+import type { WrittenTable } from './output.js';
+import { PageSpool } from './page-spool.js';
 import { createScroller, hasPagesBound, selectScroller } from './pagination.js';
 import { isObject, phpEmpty, type Json, type JsonObject } from './php.js';
 import { compileRecursionFilter } from './recursion-filter.js';
@@ -183,6 +184,15 @@ class JobRun {
     selectScroller(this.scroller, job.scroller);
     this.scroller.onStop = (reason) => this.stopped(endpoint, dataType, reason, `Job '${endpoint}': ${reason}`);
 
+    const dataOf = (located: Json[]): Json[] =>
+      applyResponseFilter(
+        located,
+        job.responseFilter,
+        job.responseFilterDelimiter,
+        shared.config.compatLevel,
+        // The legacy parser leaves PHP's serialize_precision at its default (-1).
+        shared.results.structVersion === 2 ? -1 : 17,
+      );
     let request = this.scroller.first(config);
     let previous: Json | undefined;
     let pages = 0;
@@ -203,7 +213,7 @@ class JobRun {
         }
         throw err;
       }
-      const { body, bytes } = downloaded;
+      const { body, bytes, raw } = downloaded;
       pages++;
       shared.progress.pages++;
       shared.progress.bytes += bytes;
@@ -216,18 +226,12 @@ class JobRun {
       }
       const located = locateData(body, dataField, endpoint);
       if (located.warning) this.logLine(endpoint, located.warning, 'warning');
-      const data = applyResponseFilter(
-        located.data,
-        job.responseFilter,
-        job.responseFilterDelimiter,
-        shared.config.compatLevel,
-        // The legacy parser leaves PHP's serialize_precision at its default (-1).
-        shared.results.structVersion === 2 ? -1 : 17,
-      );
+      const data = dataOf(located.data);
       shared.progress.items += data.length;
       shared.onProgress?.(shared.progress);
       try {
-        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null) && shared.config.debug) {
+        const source = { raw, data: (b: Json) => dataOf(locateData(b, dataField, endpoint).data) };
+        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null, source) && shared.config.debug) {
           this.logLine(endpoint, `No data returned in '${dataType}'`);
         }
       } catch (err) {
@@ -307,13 +311,32 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
   const struct = stateStructure(state);
 
   const configs = expandIterations(raw).map((c) => parseConfig(c, { now }));
+  // Pages wait on disk for the end of the run, not in memory.
+  const spool = new PageSpool(opts.dataDir);
+  try {
+    return await extract(opts, raw, state, configs, currentStart, time, struct, spool);
+  } finally {
+    spool.close();
+  }
+}
+
+async function extract(
+  opts: ExtractionOptions,
+  raw: unknown,
+  state: JsonObject,
+  configs: ExtractorConfig[],
+  currentStart: number,
+  time: Record<string, Json>,
+  struct: ReturnType<typeof stateStructure>,
+  spool: PageSpool,
+): Promise<ExtractionResult> {
   const parsers = new Map<string, { results: ResultCollector; incremental: boolean }>();
   const progress: Progress = { pages: 0, items: 0, bytes: 0 };
   const stopReasons: string[] = [];
   for (const config of configs) {
     let entry = parsers.get(config.outputBucket);
     if (!entry) {
-      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings, config.compatLevel, struct);
+      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings, config.compatLevel, struct, spool);
       parsers.set(config.outputBucket, (entry = { results, incremental: config.incrementalOutput }));
     }
     entry.incremental = config.incrementalOutput;
@@ -323,14 +346,12 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
   const written: WrittenTable[] = [];
   const structs: { struct: JsonObject; version: 2 | 3 }[] = [];
   for (const [bucket, { results, incremental }] of parsers) {
-    let tables;
     try {
-      tables = results.tables();
+      written.push(...(await results.write(join(opts.dataDir, 'out'), bucket, incremental)));
     } catch (err) {
       if (err instanceof JsonParserError) throw new UserError(`Error parsing response JSON: ${err.message}`);
       throw err;
     }
-    written.push(...(await writeTables(join(opts.dataDir, 'out'), bucket, incremental, tables)));
     structs.push({ struct: results.parser.dump(), version: results.structVersion });
   }
   await writeState(opts.dataDir, state, currentStart, structs[0]?.struct ?? {}, structs[0]?.version ?? 3);
