@@ -12,6 +12,11 @@ import { csvCell } from './php.js';
 
 const QUOTES = /"/g;
 
+/** One cell as written: quoted, `"` doubled (csvCell's text of the value). */
+export function csvCellQuoted(v: unknown): string {
+  return quote(v);
+}
+
 function quote(v: unknown): string {
   const cell = typeof v === 'string' ? v : csvCell(v);
   return `"${cell.includes('"') ? cell.replace(QUOTES, '""') : cell}"`;

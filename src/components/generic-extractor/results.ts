@@ -9,10 +9,11 @@
  * still hold are copied from the spool, the other pages are read back and parsed, as the
  * reference does with all of them (every table's header is the union of all pages).
  */
-import { JsonParser, type PageRows, type ParsedTable, type ParserLogger } from './json-parser.js';
+import { JsonParser, type PageRowsOrigin, type ParsedTable, type ParserLogger } from './json-parser.js';
 import { LegacyJsonParser } from './legacy-json-parser.js';
 import { Mapper } from './mapper.js';
-import { csvLines, TableFile, type WrittenTable } from './output.js';
+import { TableFile, type WrittenTable } from './output.js';
+import { findData, type DataFind } from './page-data.js';
 import type { PageSpool, SpoolRange } from './page-spool.js';
 import { isObject, type Json, type JsonObject } from './php.js';
 import type { StoredStructure } from './state.js';
@@ -56,8 +57,7 @@ export interface ResultTable {
 export interface PageSource {
   /** Bytes whose UTF-8 text is the JSON of the response body. */
   raw: Buffer;
-  /** The page's data in a body (the data field, the response filter). */
-  data: (body: Json) => Json[];
+  find: DataFind;
 }
 
 /** A page of the current JSON parser, as kept until the end. */
@@ -65,9 +65,9 @@ interface SpooledPage {
   type: string;
   parentCols: JsonObject | null;
   /** The rows made on arrival (without their values, which are in `csv`). */
-  rows: (Omit<PageRows, 'rows'> & { count: number; csv: SpoolRange }) | null;
+  rows: (PageRowsOrigin & { count: number; csv: SpoolRange }) | null;
   /** The body in the spool, or the data itself when no source was given. */
-  body: { range: SpoolRange; data: (body: Json) => Json[] } | Json[];
+  body: { range: SpoolRange; find: DataFind } | Json[];
 }
 
 export class ResultCollector {
@@ -103,13 +103,13 @@ export class ResultCollector {
     const { parser, pages, spool } = this;
     if (!parser.process(data, type, parentCols)) return false;
     if (pages && spool && parser instanceof JsonParser) {
-      const made = parser.pageRows(data, type, parentCols);
+      const made = parser.pageCsv(data, type, parentCols);
       let rows: SpooledPage['rows'] = null;
       if (made) {
-        const { rows: values, ...rest } = made;
-        rows = { ...rest, count: values.length, csv: spool.append(csvLines(values)) };
+        const { csv, ...rest } = made;
+        rows = { ...rest, csv: spool.append(csv) };
       }
-      pages.push({ type, parentCols, rows, body: source ? { range: spool.append(source.raw), data: source.data } : data });
+      pages.push({ type, parentCols, rows, body: source ? { range: spool.append(source.raw), find: source.find } : data });
     }
     return true;
   }
@@ -147,12 +147,12 @@ export class ResultCollector {
       const page = pages[i];
       // Let the pages read go (a run can have many).
       (pages as (SpooledPage | undefined)[])[i] = undefined;
-      if (page.rows && parser.pageRowsHold({ ...page.rows, rows: [] }, page.type)) {
+      if (page.rows && parser.pageRowsHold(page.rows, page.type)) {
         await drain();
         await (files.get(page.rows.table) as TableFile).appendCsv(spool.read(page.rows.csv), page.rows.count);
         continue;
       }
-      const data = Array.isArray(page.body) ? page.body : page.body.data(JSON.parse(spool.read(page.body.range).toString('utf8')) as Json);
+      const data = Array.isArray(page.body) ? page.body : findData(JSON.parse(spool.read(page.body.range).toString('utf8')) as Json, page.body.find);
       parser.parseBatch(data, page.type, page.parentCols);
       await drain();
     }

@@ -17,7 +17,8 @@ import { UserError } from '../contract.js';
 import { fillEndpoint, mergeParentParams, parentColumns, resolvePlaceholders, type PlaceholderValue } from './children.js';
 import { expandIterations, parseConfig, type ExtractorConfig, type JobConfig } from './config.js';
 import { readState, stateStructure, stateTime, writeState } from './state.js';
-import { locateData, parseDataField } from './data-path.js';
+import { parseDataField } from './data-path.js';
+import { locatePageData, type DataFind } from './page-data.js';
 import { HttpClient, tlsSettings, type ConnectTo } from './http-client.js';
 import { lineShape, RepeatedLines } from './log-summary.js';
 import { JsonParserError } from './json-parser.js';
@@ -30,7 +31,6 @@ import { compileRecursionFilter } from './recursion-filter.js';
 import { prepareRequest, type JobRequestConfig, type RequestDefaults } from './request.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { buildValues, type FunctionContexts } from './functions.js';
-import { applyResponseFilter } from './response-filter.js';
 import type { Scroller } from './scrollers.js';
 
 export type LogLevel = 'info' | 'warning' | 'error';
@@ -184,15 +184,15 @@ class JobRun {
     selectScroller(this.scroller, job.scroller);
     this.scroller.onStop = (reason) => this.stopped(endpoint, dataType, reason, `Job '${endpoint}': ${reason}`);
 
-    const dataOf = (located: Json[]): Json[] =>
-      applyResponseFilter(
-        located,
-        job.responseFilter,
-        job.responseFilterDelimiter,
-        shared.config.compatLevel,
-        // The legacy parser leaves PHP's serialize_precision at its default (-1).
-        shared.results.structVersion === 2 ? -1 : 17,
-      );
+    const find: DataFind = {
+      dataField,
+      endpoint,
+      responseFilter: job.responseFilter,
+      responseFilterDelimiter: job.responseFilterDelimiter,
+      compatLevel: shared.config.compatLevel,
+      // The legacy parser leaves PHP's serialize_precision at its default (-1).
+      precision: shared.results.structVersion === 2 ? -1 : 17,
+    };
     let request = this.scroller.first(config);
     let previous: Json | undefined;
     let pages = 0;
@@ -224,14 +224,12 @@ class JobRun {
         this.scroller.reset();
         break;
       }
-      const located = locateData(body, dataField, endpoint);
-      if (located.warning) this.logLine(endpoint, located.warning, 'warning');
-      const data = dataOf(located.data);
+      const { data, warning } = locatePageData(body, find);
+      if (warning) this.logLine(endpoint, warning, 'warning');
       shared.progress.items += data.length;
       shared.onProgress?.(shared.progress);
       try {
-        const source = { raw, data: (b: Json) => dataOf(locateData(b, dataField, endpoint).data) };
-        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null, source) && shared.config.debug) {
+        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null, { raw, find }) && shared.config.debug) {
           this.logLine(endpoint, `No data returned in '${dataType}'`);
         }
       } catch (err) {
