@@ -14,7 +14,7 @@ import { LegacyJsonParser } from './legacy-json-parser.js';
 import { Mapper } from './mapper.js';
 import { TableFile, type WrittenTable } from './output.js';
 import { findData, type DataFind } from './page-data.js';
-import type { PageSpool, SpoolRange } from './page-spool.js';
+import type { PageSpool } from './page-spool.js';
 import { isObject, type Json, type JsonObject } from './php.js';
 import type { StoredStructure } from './state.js';
 
@@ -60,14 +60,25 @@ export interface PageSource {
   find: DataFind;
 }
 
-/** A page of the current JSON parser, as kept until the end. */
+/**
+ * A page of the current JSON parser, as kept in memory until the end: one flat object (a run
+ * can have many pages), the rows and the body in the spool.
+ */
 interface SpooledPage {
   type: string;
   parentCols: JsonObject | null;
-  /** The rows made on arrival (without their values, which are in `csv`). */
-  rows: (PageRowsOrigin & { count: number; csv: SpoolRange }) | null;
-  /** The body in the spool, or the data itself when no source was given. */
-  body: { range: SpoolRange; find: DataFind } | Json[];
+  /** The rows made on arrival, or null; their origin (`PageRowsOrigin`) and where their CSV is. */
+  table: string | null;
+  header: string[];
+  valueChanges: number;
+  count: number;
+  csvAt: number;
+  csvBytes: number;
+  /** Where the body is in the spool, and how the data is found in it; or the data itself when no source was given. */
+  bodyAt: number;
+  bodyBytes: number;
+  find: DataFind | null;
+  data: Json[] | null;
 }
 
 export class ResultCollector {
@@ -75,6 +86,7 @@ export class ResultCollector {
   /** `json_parser.structVersion` of the parser's structure (2: legacy). */
   readonly structVersion: 2 | 3;
   private readonly mappers = new Map<string, Mapper>();
+  private lastHeader: string[] = [];
   /** The current parser's pages when a spool keeps them (else the parser keeps them). */
   private readonly pages: SpooledPage[] | null;
 
@@ -104,12 +116,24 @@ export class ResultCollector {
     if (!parser.process(data, type, parentCols)) return false;
     if (pages && spool && parser instanceof JsonParser) {
       const made = parser.pageCsv(data, type, parentCols);
-      let rows: SpooledPage['rows'] = null;
-      if (made) {
-        const { csv, ...rest } = made;
-        rows = { ...rest, csv: spool.append(csv) };
-      }
-      pages.push({ type, parentCols, rows, body: source ? { range: spool.append(source.raw), find: source.find } : data });
+      const csv = made ? spool.append(made.csv) : { at: 0, bytes: 0 };
+      // Pages of one shape share one header.
+      if (made && !sameStrings(made.header, this.lastHeader)) this.lastHeader = made.header;
+      const body = source ? spool.append(source.raw) : { at: 0, bytes: 0 };
+      pages.push({
+        type,
+        parentCols,
+        table: made ? made.table : null,
+        header: made ? this.lastHeader : [],
+        valueChanges: made ? made.valueChanges : 0,
+        count: made ? made.count : 0,
+        csvAt: csv.at,
+        csvBytes: csv.bytes,
+        bodyAt: body.at,
+        bodyBytes: body.bytes,
+        find: source ? source.find : null,
+        data: source ? null : data,
+      });
     }
     return true;
   }
@@ -147,12 +171,12 @@ export class ResultCollector {
       const page = pages[i];
       // Let the pages read go (a run can have many).
       (pages as (SpooledPage | undefined)[])[i] = undefined;
-      if (page.rows && parser.pageRowsHold(page.rows, page.type)) {
+      if (page.table !== null && parser.pageRowsHold(page as PageRowsOrigin, page.type)) {
         await drain();
-        await (files.get(page.rows.table) as TableFile).appendCsv(spool.read(page.rows.csv), page.rows.count);
+        await (files.get(page.table) as TableFile).appendCsv(spool.read({ at: page.csvAt, bytes: page.csvBytes }), page.count);
         continue;
       }
-      const data = Array.isArray(page.body) ? page.body : findData(JSON.parse(spool.read(page.body.range).toString('utf8')) as Json, page.body.find);
+      const data = page.data ?? findData(JSON.parse(spool.read({ at: page.bodyAt, bytes: page.bodyBytes }).toString('utf8')) as Json, page.find as DataFind);
       parser.parseBatch(data, page.type, page.parentCols);
       await drain();
     }
@@ -172,4 +196,10 @@ export class ResultCollector {
     for (const t of this.parser.getTables()) out.push({ ...t, primaryKey: [] });
     return out;
   }
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
