@@ -92,13 +92,16 @@ export async function extractorBench(args: string[]): Promise<Record<string, unk
     await bareRound(api.url, pages, perPage);
     const ext: { pagesPerSec: number; itemsPerSec: number }[] = [];
     const bare: number[] = [];
+    // Each round's extractor beside the bare loop that follows it: the machine's load changes less within a round.
+    const ratios: number[] = [];
     for (let r = 0; r < rounds; r++) {
       const e = await extractorRound(api.url, perPage);
       ext.push({ pagesPerSec: e.pages / e.seconds, itemsPerSec: e.items / e.seconds });
       const b = await bareRound(api.url, pages, perPage);
       bare.push(b.pages / b.seconds);
+      ratios.push(e.pages / e.seconds / (b.pages / b.seconds));
       process.stdout.write(
-        `round ${r + 1}: extractor ${round2(e.pages / e.seconds)} pages/s, ${round2(e.items / e.seconds)} items/s (${e.pages} pages, ${e.items} items, ${round2(e.seconds)} s); bare loop ${round2(b.pages / b.seconds)} pages/s\n`,
+        `round ${r + 1}: extractor ${round2(e.pages / e.seconds)} pages/s, ${round2(e.items / e.seconds)} items/s (${e.pages} pages, ${e.items} items, ${round2(e.seconds)} s); bare loop ${round2(b.pages / b.seconds)} pages/s; ratio ${round2(ratios[r])}\n`,
       );
     }
     const pagesPerSec = median(ext.map((x) => x.pagesPerSec));
@@ -111,6 +114,7 @@ export async function extractorBench(args: string[]): Promise<Record<string, unk
       itemsPerSec: round2(median(ext.map((x) => x.itemsPerSec))),
       bareLoopPagesPerSec: round2(bareLoopPagesPerSec),
       ratioToBareLoop: round2(pagesPerSec / bareLoopPagesPerSec),
+      medianRoundRatio: round2(median(ratios)),
     };
   } finally {
     await api.close();

@@ -152,6 +152,8 @@ function transportHint(curl: number | null, url: string): string {
 
 export interface Downloaded {
   body: Json;
+  /** Bytes whose UTF-8 text is the JSON of `body` (the body as received, when it is JSON). */
+  raw: Buffer;
   /** Bytes of the response body as received. */
   bytes: number;
   status: number;
@@ -268,16 +270,21 @@ export class HttpClient {
     if (res.status >= 400) {
       // Only ignored errors get here: their body is the data, or {errorData: <raw>}.
       try {
-        return { body: JSON.parse(res.text) as Json, bytes: res.bytes, status: res.status };
+        return { body: JSON.parse(res.text) as Json, raw: res.raw, bytes: res.bytes, status: res.status };
       } catch {
-        return { body: { errorData: res.text }, bytes: res.bytes, status: res.status };
+        const body = { errorData: res.text };
+        return { body, raw: Buffer.from(JSON.stringify(body)), bytes: res.bytes, status: res.status };
       }
     }
-    return { body: decodeJson(res.text, res.contentType, `${req.method} ${maskSecrets(req.url, this.opts.secrets)}`), bytes: res.bytes, status: res.status };
+    const body = decodeJson(res.text, res.contentType, `${req.method} ${maskSecrets(req.url, this.opts.secrets)}`);
+    return { body, raw: res.raw, bytes: res.bytes, status: res.status };
   }
 
-  /** Sends the request (with retries); the body as text. Error statuses not ignored throw. */
-  async send(req: PreparedRequest): Promise<{ status: number; text: string; bytes: number; contentType?: string }> {
+  /**
+   * Sends the request (with retries); the body as text (and `raw`, its bytes). Error statuses
+   * not ignored throw.
+   */
+  async send(req: PreparedRequest): Promise<{ status: number; text: string; raw: Buffer; bytes: number; contentType?: string }> {
     const { retry } = this.opts;
     const base = this.opts.backoffBaseMs ?? 1000;
     const maxDelay = this.opts.maxDelayMs ?? 60_000;
@@ -298,6 +305,7 @@ export class HttpClient {
       this.logRequest(sent, attempt);
       let status: number;
       let text: string;
+      let raw: Buffer;
       let headers: Record<string, string | string[] | undefined>;
       try {
         const res = await undiciRequest(req.url, {
@@ -311,7 +319,7 @@ export class HttpClient {
         });
         status = res.statusCode;
         headers = res.headers;
-        text = await res.body.text();
+        ({ text, raw } = decodeBody(await res.body.bytes()));
       } catch (err) {
         if (this.opts.signal?.aborted) throw new UserError('Extraction aborted');
         const reason = (err as Error).message;
@@ -349,7 +357,7 @@ export class HttpClient {
         throw new UserError(maskSecrets(`The API request failed: [${status}] ${req.method} ${safeUrl}: ${snippet(text)}${gaveUp}`, this.opts.secrets));
       }
       const ct = headers['content-type'];
-      return { status, text, bytes, contentType: Array.isArray(ct) ? ct[0] : ct };
+      return { status, text, raw, bytes, contentType: Array.isArray(ct) ? ct[0] : ct };
     }
   }
 
@@ -357,6 +365,14 @@ export class HttpClient {
   addSecrets(secrets: string[]): void {
     this.opts.secrets.push(...secrets.filter((s) => s.length > 0));
   }
+}
+
+/** The body's text as undici's `body.text()` gives it (a UTF-8 BOM skipped), and its bytes without the BOM. */
+function decodeBody(bytes: Uint8Array): { text: string; raw: Buffer } {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const start = buf.length > 2 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  const raw = buf.subarray(start);
+  return { text: raw.toString('utf8'), raw };
 }
 
 function snippet(text: string): string {

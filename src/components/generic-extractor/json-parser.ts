@@ -11,9 +11,12 @@
  * - Parent columns (child jobs' `parent_*`, `userData`) are appended last; a clash with a data
  *   column renames the parent column with `_u0`, `_u1`, … (and remembers the alias globally).
  *
- * Pure: no I/O. `getTables()` returns header and rows per table name.
+ * Pure: no I/O. `getTables()` returns header and rows per table name; results.ts instead keeps
+ * the pages on disk, takes each page's rows when it arrives (`pageRows`) and replays the pages
+ * at the end (`pageRowsHold`, else `parseBatch`), so that memory does not grow with the pages.
  */
 import { createHash } from 'node:crypto';
+import { csvCellQuoted, csvLines } from './output.js';
 import { isObject, isScalar, phpJsonEncode, phpSerialize, type Json, type JsonObject } from './php.js';
 
 export class JsonParserError extends Error {}
@@ -96,6 +99,42 @@ export interface ParserLogger {
   warning(message: string): void;
 }
 
+/**
+ * The rows of one page worked out when it arrives, against the structure known then (see
+ * `pageRows`). They stand for the end's rows while `pageRowsHold` says so.
+ */
+export interface PageRowsOrigin {
+  table: string;
+  /** The header the row values are positioned by. */
+  header: string[];
+  /** `valueChanges` when the rows were made. */
+  valueChanges: number;
+}
+
+export interface PageRows extends PageRowsOrigin {
+  rows: unknown[][];
+}
+
+/** The rows of a page as CSV lines (`csvLine` of each row). */
+export interface PageCsv extends PageRowsOrigin {
+  csv: string;
+  count: number;
+}
+
+/**
+ * Where a flat table's values are (a table of objects, nested objects included, no arrays, no
+ * repeated header name): one path of keys per column written, in the order the parse writes
+ * them, and the column it goes to.
+ */
+interface CsvPlan {
+  paths: string[][];
+  columns: number[];
+  width: number;
+}
+
+/** Keys that a plain object answers without having them: read as own properties only. */
+const INHERITED = new Set(Object.getOwnPropertyNames(Object.prototype));
+
 export class JsonParser {
   /** A pseudo-node whose children are the top-level types (each an array node). */
   private readonly top: Node = newNode();
@@ -105,8 +144,21 @@ export class JsonParser {
   private tables = new Map<string, { header: string[]; rows: unknown[][] }>();
   /** Bumped whenever the structure changes; invalidates cached header lists. */
   private version = 0;
+  /**
+   * Bumped when a change of the structure changes values of rows already seen (a scalar
+   * upgraded to an array: its values move to a child table); new columns or a null field
+   * taking a type do not.
+   */
+  private valueChanges = 0;
 
-  constructor(private readonly logger: ParserLogger = { warning: () => undefined }) {}
+  /**
+   * @param retain keep every page for `getTables()` (default); a caller that keeps the pages
+   * itself (results.ts spools them to disk) passes false and replays them with `parseBatch`.
+   */
+  constructor(
+    private readonly logger: ParserLogger = { warning: () => undefined },
+    private readonly retain = true,
+  ) {}
 
   /**
    * Analyses one page of data for `type`; returns false (nothing stored) for an empty page or
@@ -118,21 +170,120 @@ export class JsonParser {
     if (!typeNode) this.top.children.set(type, (typeNode = newNode()));
     const trail: Trail = { up: null, key: type };
     this.analyzeArray(data, typeNode, trail);
-    this.saveNodeValue(this.top, type, 'array', trail);
+    this.saveNodeValue(this.top, type, 'array', null);
     this.generateHeaderNames();
     this.version++;
-    this.batches.push({ data, type, parentId });
+    if (this.retain) this.batches.push({ data, type, parentId });
     return true;
   }
 
   /** Parses all stored pages (in arrival order) into tables. Call once, at the end. */
   getTables(): ParsedTable[] {
-    for (const batch of this.batches) {
-      const item = this.top.children.get(batch.type)?.children.get(ARRAY);
-      if (item) this.parse(batch.data, item, batch.type, batch.parentId);
-    }
+    for (const batch of this.batches) this.parseBatch(batch.data, batch.type, batch.parentId);
     this.batches = [];
     return [...this.tables].map(([name, t]) => ({ name, header: t.header, rows: t.rows }));
+  }
+
+  /**
+   * The end's parse of one analysed page (pages in arrival order): rows go to the tables, whose
+   * header is fixed when the first page reaches them (`tablesSoFar`, `takeRows`).
+   */
+  parseBatch(data: Json[], type: string, parentId: Record<string, Json> | null): void {
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (item) this.parse(data, item, type, parentId);
+  }
+
+  /** Tables in the order they were created, with the rows parsed since the last `takeRows`. */
+  tablesSoFar(): IterableIterator<[string, { header: string[]; rows: unknown[][] }]> {
+    return this.tables.entries();
+  }
+
+  /** Hands over the rows parsed so far (the tables keep their headers). */
+  takeRows(name: string): unknown[][] {
+    const table = this.tables.get(name);
+    if (!table) return [];
+    const rows = table.rows;
+    table.rows = [];
+    return rows;
+  }
+
+  /**
+   * The rows of a page just analysed, as the end's parse would write them if the structure did
+   * not change any more; null when that parse could change the structure itself or when the
+   * page holds nested arrays (parent columns and `JSON_parentId` are added to the structure
+   * when the end's parse meets them, after every page has been analysed, so their order and
+   * `_u` renames depend on all pages). Changes nothing.
+   */
+  pageRows(data: Json[], type: string, parentId: Record<string, Json> | null): PageRows | null {
+    if (parentId !== null && Object.keys(parentId).length > 0) return null;
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (!item || hasArrayNode(item)) return null;
+    try {
+      const header = this.getHeaders(item, null);
+      const rows: unknown[][] = new Array(data.length);
+      for (let i = 0; i < data.length; i++) rows[i] = this.parseRow(rowOf(data[i]), item, type, [], null);
+      return { table: safeName(type), header, rows, valueChanges: this.valueChanges };
+    } catch {
+      // The end's parse meets the same error, or a later page's structure avoids it.
+      return null;
+    }
+  }
+
+  /**
+   * `pageRows` as CSV lines. A table of objects without arrays (the common case) is written
+   * straight from the items by a plan of where each value goes, without a row of values per
+   * item; the lines are those of `csvLine(row)` for the rows `pageRows` would make.
+   */
+  pageCsv(data: Json[], type: string, parentId: Record<string, Json> | null): PageCsv | null {
+    if (parentId !== null && Object.keys(parentId).length > 0) return null;
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (!item || hasArrayNode(item)) return null;
+    const plan = item.nodeType === 'object' ? this.csvPlan(item) : null;
+    const csv = plan ? planCsv(plan, data) : null;
+    if (csv !== null) return { table: safeName(type), header: this.getHeaders(item, null), csv, count: data.length, valueChanges: this.valueChanges };
+    const made = this.pageRows(data, type, parentId);
+    return made && { table: made.table, header: made.header, csv: csvLines(made.rows), count: made.rows.length, valueChanges: made.valueChanges };
+  }
+
+  /** The plan of an object node's rows (see CsvPlan); null when the generic parse is needed. */
+  private csvPlan(item: Node): CsvPlan | null {
+    const headers = this.getHeaders(item, null);
+    const index = item.headerIndex as Map<string, number>;
+    if (index.size !== headers.length) return null;
+    const plan: CsvPlan = { paths: [], columns: [], width: headers.length };
+    const walk = (node: Node, path: string[]): boolean => {
+      for (const [column, child] of node.children) {
+        if (child.nodeType === 'object') {
+          const nested = this.getHeaders(child, null);
+          if ((child.headerIndex as Map<string, number>).size !== nested.length) return false;
+          if (!walk(child, [...path, column])) return false;
+        } else {
+          const at = index.get((child.headerNames ?? node.headerNames) as string);
+          // The parse fails such a row (a column missing from the header): let it say so.
+          if (at === undefined) return false;
+          plan.paths.push([...path, column]);
+          plan.columns.push(at);
+        }
+      }
+      return true;
+    };
+    return walk(item, []) ? plan : null;
+  }
+
+  /**
+   * At the end, in arrival order in place of `parseBatch`: true when the rows `pageRows` made
+   * are the rows the end's parse would write now (no value-changing upgrade since, the same
+   * header), and then the page's table is created if this is its first page.
+   */
+  pageRowsHold(page: PageRowsOrigin, type: string): boolean {
+    if (page.valueChanges !== this.valueChanges) return false;
+    const item = this.top.children.get(type)?.children.get(ARRAY);
+    if (!item) return false;
+    const header = this.getHeaders(item, null);
+    if (header.length !== page.header.length) return false;
+    for (let i = 0; i < header.length; i++) if (header[i] !== page.header[i]) return false;
+    if (!this.tables.has(page.table)) this.tables.set(page.table, { header, rows: [] });
+    return true;
   }
 
   /**
@@ -176,48 +327,53 @@ export class JsonParser {
   // ---------------------------------------------------------------------------------------
   // Analysis
 
-  private analyzeItem(item: Json, parent: Node, key: string, trail: Trail): string {
+  /** `up`: the trail of the node holding `key` (the item's own trail is only made when needed). */
+  private analyzeItem(item: Json, parent: Node, key: string, up: Trail | null): string {
     let node = parent.children.get(key);
     if (!node) parent.children.set(key, (node = newNode()));
     let nodeType: string;
     if (isScalar(item)) nodeType = 'scalar';
     else if (item === null) nodeType = 'null';
-    else if (Array.isArray(item)) {
-      if (key === ARRAY) {
-        this.logger.warning(`Converting nested array '${trailText(trail)}' to JSON string.`);
-        nodeType = 'scalar';
+    else {
+      const trail: Trail = { up, key };
+      if (Array.isArray(item)) {
+        if (key === ARRAY) {
+          this.logger.warning(`Converting nested array '${trailText(trail)}' to JSON string.`);
+          nodeType = 'scalar';
+        } else {
+          nodeType = 'array';
+          this.analyzeArray(item, node, trail);
+        }
       } else {
-        nodeType = 'array';
-        this.analyzeArray(item, node, trail);
+        nodeType = 'object';
+        for (const k of Object.keys(item)) this.analyzeItem(item[k], node, k, trail);
       }
-    } else {
-      nodeType = 'object';
-      for (const k of Object.keys(item)) this.analyzeItem(item[k], node, k, { up: trail, key: k });
     }
-    this.saveNodeValue(parent, key, nodeType, trail);
+    // Usually the type is known already: nothing to save.
+    if (node.nodeType !== nodeType) this.saveNodeValue(parent, key, nodeType, up);
     return nodeType;
   }
 
   /** Analyses the items of an array held by `holder` (its `[]` child). */
   private analyzeArray(array: Json[], holder: Node, holderTrail: Trail): void {
-    const trail: Trail = { up: holderTrail, key: ARRAY };
     if (array.length === 0) {
       if (!holder.children.has(ARRAY)) holder.children.set(ARRAY, newNode());
-      this.saveNodeValue(holder, ARRAY, 'null', trail);
+      this.saveNodeValue(holder, ARRAY, 'null', holderTrail);
     }
     let oldType: string | null = null;
     for (const row of array) {
-      const newType = this.analyzeItem(row, holder, ARRAY, trail);
+      const newType = this.analyzeItem(row, holder, ARRAY, holderTrail);
       if (oldType !== null && newType !== oldType && newType !== 'null' && oldType !== 'null') {
-        throw new JsonParserError(`Data in '${trailText(trail)}' contains incompatible data types '${oldType}' and '${newType}'.`);
+        throw new JsonParserError(`Data in '${trailText({ up: holderTrail, key: ARRAY })}' contains incompatible data types '${oldType}' and '${newType}'.`);
       }
       oldType = newType;
     }
   }
 
-  private saveNodeValue(parent: Node, key: string, nodeType: string, trail: Trail): void {
+  /** `up`: the trail of `parent` (for messages). */
+  private saveNodeValue(parent: Node, key: string, nodeType: string, up: Trail | null): void {
     const node = parent.children.get(key) as Node;
-    if (node.nodeType && node.nodeType !== nodeType) this.handleUpgrade(parent, key, node, nodeType, trail);
+    if (node.nodeType && node.nodeType !== nodeType) this.handleUpgrade(parent, key, node, nodeType, { up, key });
     else node.nodeType = nodeType;
   }
 
@@ -241,6 +397,7 @@ export class JsonParser {
         upgraded.headerNames = node.headerNames;
       }
       parent.children.set(key, upgraded);
+      this.valueChanges++;
     } else if (old !== 'null' && newType === 'null') {
       // the known type stays
     } else if (old === 'null') {
@@ -318,10 +475,7 @@ export class JsonParser {
       }
     }
     for (const value of data) {
-      let row: Record<string, Json>;
-      if (isScalar(value) || value === null) row = { [DATA_COLUMN]: value };
-      else if (Array.isArray(value)) row = { [DATA_COLUMN]: phpJsonEncode(value) };
-      else row = value;
+      let row = rowOf(value);
       if (parentKeys.length > 0) row = { ...row, ...parentId };
       table.rows.push(this.parseRow(row, item, cleanPath, parentKeys, null));
     }
@@ -428,6 +582,52 @@ export class JsonParser {
     for (let i = 0; i < headers.length; i++) if (!node.headerIndex.has(headers[i])) node.headerIndex.set(headers[i], i);
     return headers;
   }
+}
+
+/**
+ * The CSV lines of `data` by `plan`, as `parseRow` then `csvLine` make them; null when an item
+ * is not an object or a nested object is something else (the parse fails it, or the upgrade
+ * of a later page makes it a child table: the generic parse decides).
+ */
+function planCsv(plan: CsvPlan, data: Json[]): string | null {
+  const { paths, columns, width } = plan;
+  const cells: string[] = new Array<string>(width);
+  let out = '';
+  for (const item of data) {
+    if (!isObject(item)) return null;
+    cells.fill('""');
+    for (let p = 0; p < paths.length; p++) {
+      const path = paths[p];
+      let value: Json | undefined = item;
+      for (let i = 0; i < path.length; i++) {
+        const key = path[i];
+        const holder = value as JsonObject;
+        value = INHERITED.has(key) && !Object.prototype.hasOwnProperty.call(holder, key) ? undefined : holder[key];
+        if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
+          value = null;
+          break;
+        }
+        if (i < path.length - 1 && !isObject(value)) return null;
+      }
+      if (value === null) continue;
+      cells[columns[p]] = csvCellQuoted(isScalar(value) ? value : phpJsonEncode(value));
+    }
+    out += `${cells.join(',')}\n`;
+  }
+  return out;
+}
+
+/** An item as a row: scalars and lists go into the `data` column. */
+function rowOf(value: Json): Record<string, Json> {
+  if (isScalar(value) || value === null) return { [DATA_COLUMN]: value };
+  if (Array.isArray(value)) return { [DATA_COLUMN]: phpJsonEncode(value) };
+  return value;
+}
+
+/** True when the node or a node below it is an array (its rows would make child tables). */
+function hasArrayNode(node: Node): boolean {
+  for (const child of node.children.values()) if (child.nodeType === 'array' || hasArrayNode(child)) return true;
+  return false;
 }
 
 /** PHP `$data == [null]` for a one-element array: the element loosely equals null. */

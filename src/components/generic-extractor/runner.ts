@@ -17,19 +17,20 @@ import { UserError } from '../contract.js';
 import { fillEndpoint, mergeParentParams, parentColumns, resolvePlaceholders, type PlaceholderValue } from './children.js';
 import { expandIterations, parseConfig, type ExtractorConfig, type JobConfig } from './config.js';
 import { readState, stateStructure, stateTime, writeState } from './state.js';
-import { locateData, parseDataField } from './data-path.js';
+import { parseDataField } from './data-path.js';
+import { locatePageData, type DataFind } from './page-data.js';
 import { HttpClient, tlsSettings, type ConnectTo } from './http-client.js';
 import { lineShape, RepeatedLines } from './log-summary.js';
 import { JsonParserError } from './json-parser.js';
 import { ResultCollector } from './results.js';
-import { writeTables, type WrittenTable } from './output.js';
+import type { WrittenTable } from './output.js';
+import { PageSpool } from './page-spool.js';
 import { createScroller, hasPagesBound, selectScroller } from './pagination.js';
 import { isObject, phpEmpty, type Json, type JsonObject } from './php.js';
 import { compileRecursionFilter } from './recursion-filter.js';
 import { prepareRequest, type JobRequestConfig, type RequestDefaults } from './request.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { buildValues, type FunctionContexts } from './functions.js';
-import { applyResponseFilter } from './response-filter.js';
 import type { Scroller } from './scrollers.js';
 
 export type LogLevel = 'info' | 'warning' | 'error';
@@ -183,6 +184,15 @@ class JobRun {
     selectScroller(this.scroller, job.scroller);
     this.scroller.onStop = (reason) => this.stopped(endpoint, dataType, reason, `Job '${endpoint}': ${reason}`);
 
+    const find: DataFind = {
+      dataField,
+      endpoint,
+      responseFilter: job.responseFilter,
+      responseFilterDelimiter: job.responseFilterDelimiter,
+      compatLevel: shared.config.compatLevel,
+      // The legacy parser leaves PHP's serialize_precision at its default (-1).
+      precision: shared.results.structVersion === 2 ? -1 : 17,
+    };
     let request = this.scroller.first(config);
     let previous: Json | undefined;
     let pages = 0;
@@ -203,7 +213,7 @@ class JobRun {
         }
         throw err;
       }
-      const { body, bytes } = downloaded;
+      const { body, bytes, raw } = downloaded;
       pages++;
       shared.progress.pages++;
       shared.progress.bytes += bytes;
@@ -214,20 +224,12 @@ class JobRun {
         this.scroller.reset();
         break;
       }
-      const located = locateData(body, dataField, endpoint);
-      if (located.warning) this.logLine(endpoint, located.warning, 'warning');
-      const data = applyResponseFilter(
-        located.data,
-        job.responseFilter,
-        job.responseFilterDelimiter,
-        shared.config.compatLevel,
-        // The legacy parser leaves PHP's serialize_precision at its default (-1).
-        shared.results.structVersion === 2 ? -1 : 17,
-      );
+      const { data, warning } = locatePageData(body, find);
+      if (warning) this.logLine(endpoint, warning, 'warning');
       shared.progress.items += data.length;
       shared.onProgress?.(shared.progress);
       try {
-        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null) && shared.config.debug) {
+        if (!shared.results.process(data, dataType, Object.keys(parentCols).length > 0 ? parentCols : null, { raw, find }) && shared.config.debug) {
           this.logLine(endpoint, `No data returned in '${dataType}'`);
         }
       } catch (err) {
@@ -307,13 +309,32 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
   const struct = stateStructure(state);
 
   const configs = expandIterations(raw).map((c) => parseConfig(c, { now }));
+  // Pages wait on disk for the end of the run, not in memory.
+  const spool = new PageSpool(opts.dataDir);
+  try {
+    return await extract(opts, raw, state, configs, currentStart, time, struct, spool);
+  } finally {
+    spool.close();
+  }
+}
+
+async function extract(
+  opts: ExtractionOptions,
+  raw: unknown,
+  state: JsonObject,
+  configs: ExtractorConfig[],
+  currentStart: number,
+  time: Record<string, Json>,
+  struct: ReturnType<typeof stateStructure>,
+  spool: PageSpool,
+): Promise<ExtractionResult> {
   const parsers = new Map<string, { results: ResultCollector; incremental: boolean }>();
   const progress: Progress = { pages: 0, items: 0, bytes: 0 };
   const stopReasons: string[] = [];
   for (const config of configs) {
     let entry = parsers.get(config.outputBucket);
     if (!entry) {
-      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings, config.compatLevel, struct);
+      const results = new ResultCollector({ warning: (m) => opts.log(m, 'warning') }, config.mappings, config.compatLevel, struct, spool);
       parsers.set(config.outputBucket, (entry = { results, incremental: config.incrementalOutput }));
     }
     entry.incremental = config.incrementalOutput;
@@ -323,14 +344,12 @@ export async function runExtraction(opts: ExtractionOptions): Promise<Extraction
   const written: WrittenTable[] = [];
   const structs: { struct: JsonObject; version: 2 | 3 }[] = [];
   for (const [bucket, { results, incremental }] of parsers) {
-    let tables;
     try {
-      tables = results.tables();
+      written.push(...(await results.write(join(opts.dataDir, 'out'), bucket, incremental)));
     } catch (err) {
       if (err instanceof JsonParserError) throw new UserError(`Error parsing response JSON: ${err.message}`);
       throw err;
     }
-    written.push(...(await writeTables(join(opts.dataDir, 'out'), bucket, incremental, tables)));
     structs.push({ struct: results.parser.dump(), version: results.structVersion });
   }
   await writeState(opts.dataDir, state, currentStart, structs[0]?.struct ?? {}, structs[0]?.version ?? 3);
