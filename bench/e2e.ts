@@ -51,8 +51,11 @@ interface SluiceRun {
   acknowledged: number;
   /** Answers 429 and 503 (back-pressure) the clients waited out and sent again, by status. */
   refusedAnswers: Record<string, number>;
-  /** The server's resident memory (MiB) at the start, its most, when the load stopped, at the end. */
-  memory: { startMb: number; maxMb: number; atLoadEndMb: number; endMb: number };
+  /**
+   * The server's own resident memory (RssAnon, MiB) at the start, its most, when the load
+   * stopped, at the end; and the most of the mapped files' pages it had resident (the LMDB log's).
+   */
+  memory: { startMb: number; maxMb: number; atLoadEndMb: number; endMb: number; mappedFilesMaxMb: number; eachMinuteMb: number[] };
   loadSec: number;
   /** From the first request until both tables held every acknowledged record. */
   totalSec: number;
@@ -173,7 +176,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
                 `rows ${fmtCounts(s.rowsAtStop)}; caught up after ${fmtCounts(s.caughtUpSec, 1)} s more; baseline ${Math.round(baseRate)} records/s ` +
                 `(${b.records} in ${b.seconds.toFixed(1)} s); ratio ${round2(e2eRate / baseRate)}; server CPU ${((s.serverCpuSec / s.acknowledged) * 1e6).toFixed(1)} µs a record ` +
                 `(main thread ${((s.mainThreadCpuSec / s.acknowledged) * 1e6).toFixed(1)}); the sinks had mapped everything after ${fmtCounts(s.mappedSec, 1)} s; ` +
-                `refused (waited out) ${JSON.stringify(s.refusedAnswers)}; server memory ${s.memory.startMb} MiB at the start, at most ${s.memory.maxMb}, ${s.memory.atLoadEndMb} when the load stopped\n`,
+                `refused (waited out) ${JSON.stringify(s.refusedAnswers)}; server memory (own) ${s.memory.startMb} MiB at the start, at most ${s.memory.maxMb}, ${s.memory.atLoadEndMb} when the load stopped; mapped files' pages at most ${s.memory.mappedFilesMaxMb} MiB; own memory each minute ${s.memory.eachMinuteMb.join(', ')} MiB\n`,
             );
             for (const p of s.problems) process.stdout.write(`  PROBLEM: ${p}\n`);
           } finally {
@@ -290,7 +293,7 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
     const main0 = mainThreadCpuSec(server.pid);
     const t0 = performance.now();
     // The server's memory over the run, each second (item 4 of the issue: flat and bounded).
-    const rss: number[] = [residentBytes(server.pid)];
+    const rss = [residentBytes(server.pid)];
     const sampler = setInterval(() => rss.push(residentBytes(server.pid)), 1000);
     // A probe first, to fail early with a readable answer; it counts.
     const probe = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
@@ -340,7 +343,16 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
     const groups = await tableGroups(base);
     if (server.exited) problems.push(`the server exited during the run: ${server.describeExit()}`);
     const mb = (b: number) => Math.round(b / 2 ** 20);
-    const memory = { startMb: mb(rss[0]), maxMb: mb(Math.max(...rss)), atLoadEndMb: mb(rss[Math.min(rss.length - 1, Math.round(loadSec))]), endMb: mb(rss[rss.length - 1]) };
+    const atLoadEnd = rss[Math.min(rss.length - 1, Math.round(loadSec))];
+    const memory = {
+      startMb: mb(rss[0].anon),
+      maxMb: mb(Math.max(...rss.map((r) => r.anon))),
+      atLoadEndMb: mb(atLoadEnd.anon),
+      endMb: mb(rss[rss.length - 1].anon),
+      mappedFilesMaxMb: mb(Math.max(...rss.map((r) => r.file))),
+      // Whether it stays flat over a long load: the own memory at each minute of the run.
+      eachMinuteMb: rss.filter((_, i) => i % 60 === 0).map((r) => mb(r.anon)),
+    };
     return { acknowledged, loadSec, totalSec, refusedAnswers: res.refused, memory, mappedAtStop, rowsAtStop, rowsAtEnd, caughtUpSec, mappedSec, serverCpuSec, mainThreadCpuSec: mainCpuSec, serverLifeCpuSec, groups, problems };
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}${server.exited ? `; the server exited: ${server.describeExit()}` : ''}`, { cause: err });

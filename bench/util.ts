@@ -176,13 +176,18 @@ function clockTicks(): number {
  * missing. Node names all its threads `node`, so the main thread is the only one /proc tells
  * apart from the others (worker threads, libuv's pool, V8's helpers, DuckDB's).
  */
-/** Resident memory of a process, bytes (VmRSS), or 0 once it is gone. */
-export function residentBytes(pid: number): number {
+/**
+ * Resident memory of a process, bytes, or zeros once it is gone: `anon` is its own memory (heaps,
+ * buffers), `file` the pages of mapped files it touched (the LMDB event log and metadata are
+ * memory-mapped: the kernel's page cache, given back under pressure, growing with the data).
+ */
+export function residentBytes(pid: number): { anon: number; file: number } {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+    return { anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') };
   } catch {
-    return 0;
+    return { anon: 0, file: 0 };
   }
 }
 
