@@ -31,6 +31,13 @@ describe('sluice serve options', () => {
     expect(() => loadConfig(['--render-heap-limit', 'lots'], {})).toThrow('render heap limit must be a size like 1MB or 512KB, got "lots".');
   });
 
+  it('hold a source back once its sinks are 200 000 records behind unless told otherwise (0: never)', () => {
+    expect(loadConfig([], {}).maxSinkBacklog).toBe(200_000);
+    expect(loadConfig(['--max-sink-backlog', '5000'], {}).maxSinkBacklog).toBe(5000);
+    expect(loadConfig([], { SLUICE_MAX_SINK_BACKLOG: '0' }).maxSinkBacklog).toBe(0);
+    expect(() => loadConfig(['--max-sink-backlog', 'many'], {})).toThrow('max sink backlog must be a non-negative integer, got "many".');
+  });
+
   it('serve plain ingestion requests before fastify unless told otherwise', () => {
     expect(loadConfig([], {}).ingestFastPath).toBe(true);
     expect(loadConfig(['--ingest-fast-path', 'off'], {}).ingestFastPath).toBe(false);
