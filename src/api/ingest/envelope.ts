@@ -125,22 +125,17 @@ export function successResult(projectId: number, target: IngestTarget, statusCod
   };
 }
 
-/** The answer when the log refused the record (full, or the durable write failed): 503, nothing acknowledged. */
-export function logFullResult(requestId: string, projectId: number, target: IngestTarget): IngestResult {
-  return refusedResult(requestId, projectId, target, 503, 'logFull', LOG_FULL);
-}
+/** Why appendToLog refused a request, by its status: nothing was acknowledged. */
+const REFUSALS = {
+  /** The source's sinks are too far behind (actors/backlog-gate.ts). */
+  429: { name: 'tooManyRequests', message: SINKS_BEHIND },
+  /** The log refused the records (full, or the durable write failed). */
+  503: { name: 'logFull', message: LOG_FULL },
+} as const;
 
-/** The answer when the source's sinks are too far behind (actors/backlog-gate.ts): 429, nothing acknowledged. */
-export function sinksBehindResult(requestId: string, projectId: number, target: IngestTarget): IngestResult {
-  return refusedResult(requestId, projectId, target, 429, 'tooManyRequests', SINKS_BEHIND);
-}
-
-/** A status of appendToLog's as the answer of a request it refused. */
-export function refusalResult(status: 429 | 503, requestId: string, projectId: number, target: IngestTarget): IngestResult {
-  return status === 429 ? sinksBehindResult(requestId, projectId, target) : logFullResult(requestId, projectId, target);
-}
-
-function refusedResult(requestId: string, projectId: number, target: IngestTarget, statusCode: 429 | 503, name: string, message: string): IngestResult {
+/** The answer to a request appendToLog refused (429 or 503). */
+export function refusalResult(statusCode: 429 | 503, requestId: string, projectId: number, target: IngestTarget): IngestResult {
+  const { name, message } = REFUSALS[statusCode];
   const n = target.enabledSinks.length;
   const error = PREFIX + name;
   return {

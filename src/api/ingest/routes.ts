@@ -158,10 +158,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   // only a request without a single good record is a 400 (connectors retry any 4xx).
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret/batch', { config: OWN_CORS, bodyLimit: maxBatchBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
-    if (sinksTooFarBehind(logAppend, target)) {
-      reply.header('retry-after', RETRY_AFTER);
-      return reply.code(429).type('application/json; charset=utf-8').send(refusalResult(429, req.id, projectId, target));
-    }
+    if (sinksTooFarBehind(logAppend, target)) return answer(reply, refusalResult(429, req.id, projectId, target), true);
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const batch = splitBatch(body);
     if (batch.records.length === 0) {
@@ -174,10 +171,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     // Every record's body is JSON, whatever the request's Content-Type (batchRecords).
     const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body));
     const status = await appendRecords(req, target, records);
-    if (status === 503 || status === 429) {
-      reply.header('retry-after', RETRY_AFTER);
-      return reply.code(status).type('application/json; charset=utf-8').send(refusalResult(status, req.id, projectId, target));
-    }
+    if (status === 503 || status === 429) return answer(reply, refusalResult(status, req.id, projectId, target), true);
     return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));
   });
 

@@ -31,7 +31,7 @@ import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';
 import { appendToLog, sinksTooFarBehind, type AppendMessages } from '../ingest/append.js';
 import { CORS_PREFLIGHT, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
-import { noSourceFound } from '../ingest/envelope.js';
+import { noSourceFound, SINKS_BEHIND } from '../ingest/envelope.js';
 import { inflate, isSupportedEncoding } from './body.js';
 import { LOG_FULL, otlpErrors } from './answers.js';
 import { InflightBudget } from './inflight.js';
@@ -246,7 +246,7 @@ async function withDeadline(check: Promise<Rejections>, ms: number, onLate: () =
 }
 
 function sinksBehind(): ApiError {
-  return new LoggedRefusal(429, 'tooManyRequests', 'The sinks of this source are too far behind its records at the moment, please retry later.');
+  return new LoggedRefusal(429, 'tooManyRequests', SINKS_BEHIND);
 }
 
 function tooManyRequests(): ApiError {
