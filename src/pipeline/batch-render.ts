@@ -115,6 +115,31 @@ const CHUNK_GROWTH = 4;
 const CHUNK_FAST_MS = 2;
 /** The records a job's `budgetMs` is for: a larger batch gets a budget in proportion. */
 export const BUDGET_RECORDS = 1000;
+/**
+ * A batch is mapped a slice of this many records at a time, every job on one slice before the
+ * next: the records' contexts (bodies, parsed values) then die young, in the scavenger, instead
+ * of living through the whole batch into the old generation. Measured on the e2e bench's
+ * records (five path columns and a template): 6.4 µs a record in slices of 250, 10.1 in one
+ * slice of 4 000 with the whole trees parsed, most of the difference garbage collection.
+ */
+const SLICE_RECORDS = 256;
+
+/** One job's progress through a batch. */
+interface JobRun {
+  readonly job: RenderJob;
+  readonly mapping?: CompiledMapping;
+  readonly parked?: ReadonlyMap<number, string>;
+  readonly result: RenderedRows;
+  /** The rows' CSV, a part per slice. */
+  readonly csvParts: Uint8Array[];
+  /** The job's time budget for the whole batch (ms), and what it has spent of it. */
+  readonly budgetMs?: number;
+  spentMs: number;
+  /** The next guard chunk's size (see MAX_CHUNK). */
+  chunkSize: number;
+  /** Cut short by its budget, or its mapping does not compile: nothing more to render. */
+  finished: boolean;
+}
 
 export class BatchRenderer {
   private readonly mappings: MappingCache;
@@ -127,25 +152,48 @@ export class BatchRenderer {
   }
 
   async render(records: readonly BatchRecord[], jobs: readonly RenderJob[]): Promise<RenderedRows[]> {
-    // Built lazily: a record no job takes is never decoded or parsed.
-    const contexts = new Array<RecordContext | undefined>(records.length);
-    const contextOf = (i: number): RecordContext => (contexts[i] ??= createRecordContext(records[i].record));
-    const out: RenderedRows[] = [];
-    for (const job of jobs) out.push(await this.renderJob(records, job, contextOf));
-    return out;
+    const runs: JobRun[] = [];
+    for (const job of jobs) runs.push(await this.start(records, job));
+    for (let from = 0; from < records.length; from += SLICE_RECORDS) {
+      const to = Math.min(records.length, from + SLICE_RECORDS);
+      // Built lazily: a record no job takes is never decoded or parsed.
+      const contexts = new Array<RecordContext | undefined>(to - from);
+      const contextOf = (i: number): RecordContext => (contexts[i - from] ??= createRecordContext(records[i].record));
+      for (const run of runs) if (!run.finished) await this.renderSlice(records, from, to, run, contextOf);
+    }
+    return runs.map(finish);
   }
 
-  private async renderJob(records: readonly BatchRecord[], job: RenderJob, contextOf: (i: number) => RecordContext): Promise<RenderedRows> {
+  private async start(records: readonly BatchRecord[], job: RenderJob): Promise<JobRun> {
     const result: RenderedRows = { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [] };
+    const run = { job, result, csvParts: [], spentMs: 0, chunkSize: 1, finished: false };
     let mapping: CompiledMapping;
     try {
       mapping = await this.mappings.forColumns(job.columns);
     } catch (err) {
-      return { ...result, error: err instanceof Error ? err.message : String(err) };
+      return { ...run, result: { ...result, error: err instanceof Error ? err.message : String(err) }, finished: true };
     }
     const parked = job.parked && job.parked.length > 0 ? new Map(job.parked.map((p) => [p.offset, p.reason])) : undefined;
+    let budgetMs: number | undefined;
+    if (job.budgetMs !== undefined) {
+      let taken = 0;
+      for (const r of records) if (r.offset > job.after) taken++;
+      budgetMs = job.budgetMs * Math.max(1, taken / BUDGET_RECORDS);
+    }
+    return { ...run, mapping, parked, budgetMs };
+  }
+
+  /** The job's records among records[from, to): its rows, its failures, or its cut. */
+  private async renderSlice(
+    records: readonly BatchRecord[],
+    from: number,
+    to: number,
+    run: JobRun,
+    contextOf: (i: number) => RecordContext,
+  ): Promise<void> {
+    const { job, result, parked } = run;
     const chosen: number[] = [];
-    for (let i = 0; i < records.length; i++) {
+    for (let i = from; i < to; i++) {
       if (records[i].offset <= job.after) continue;
       if (job.allowedSignals && !acceptsSignal(job, records[i].record.signal)) continue;
       const reason = parked?.get(records[i].offset);
@@ -155,12 +203,13 @@ export class BatchRenderer {
       }
       chosen.push(i);
     }
-    if (chosen.length === 0) return result;
-    const rendered = await this.renderChunks(records, chosen, job, mapping, contextOf);
+    if (chosen.length === 0) return;
+    const rendered = await this.renderChunks(records, chosen, run, contextOf);
     if (rendered.length < chosen.length) {
       // Cut short: what comes from the cut on (parked records too) is answered by a later call.
       const cutAt = chosen[rendered.length];
       result.cutAt = cutAt;
+      run.finished = true;
       if (parked) result.failures = result.failures.filter((f) => f.index < cutAt);
     }
     const rows: string[][] = [];
@@ -174,11 +223,8 @@ export class BatchRenderer {
       if (result.firstIndex < 0) result.firstIndex = index;
       result.lastIndex = index;
     });
-    // Parked records first, then the mapping's: by batch index.
-    if (parked) result.failures.sort((a, b) => a.index - b.index);
-    result.count = rows.length;
-    result.csv = encoder.encode(csvRows(rows));
-    return result;
+    result.count += rows.length;
+    if (rows.length > 0) run.csvParts.push(encoder.encode(csvRows(rows)));
   }
 
   /**
@@ -190,20 +236,18 @@ export class BatchRenderer {
   private async renderChunks(
     records: readonly BatchRecord[],
     chosen: readonly number[],
-    job: RenderJob,
-    mapping: CompiledMapping,
+    run: JobRun,
     contextOf: (i: number) => RecordContext,
   ): Promise<Array<string[] | MappingError>> {
+    const mapping = run.mapping!;
     if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
-    const owner = job.owner;
+    const owner = run.job.owner;
     const guard = owner && this.guard;
     const started = performance.now();
-    const budget = job.budgetMs === undefined ? undefined : job.budgetMs * Math.max(1, chosen.length / BUDGET_RECORDS);
     const out: Array<string[] | MappingError> = [];
-    let size = 1;
     try {
       while (out.length < chosen.length) {
-        const part = chosen.slice(out.length, out.length + size);
+        const part = chosen.slice(out.length, out.length + run.chunkSize);
         const t0 = performance.now();
         // The engine evaluates within the call (TemplateEngine): the mark covers that work. It
         // stays until the next chunk's mark replaces it or the job ends (one write a chunk, not
@@ -211,12 +255,35 @@ export class BatchRenderer {
         if (guard) guard.enter(owner, part.map((i) => records[i].offset));
         for (const row of await mapping.renderMany(part.map(contextOf))) out.push(row);
         const now = performance.now();
-        size = now - t0 < CHUNK_FAST_MS ? Math.min(size * CHUNK_GROWTH, MAX_CHUNK) : Math.max(1, size >> 1);
-        if (budget !== undefined && now - started >= budget) break;
+        run.chunkSize = now - t0 < CHUNK_FAST_MS ? Math.min(run.chunkSize * CHUNK_GROWTH, MAX_CHUNK) : Math.max(1, run.chunkSize >> 1);
+        if (run.budgetMs !== undefined && run.spentMs + (now - started) >= run.budgetMs) break;
       }
     } finally {
       if (guard) guard.leave();
+      run.spentMs += performance.now() - started;
     }
     return out;
   }
+}
+
+/** The job's answer for the whole batch. */
+function finish(run: JobRun): RenderedRows {
+  const { result, csvParts } = run;
+  // Parked records first, then the mapping's: by batch index.
+  if (run.parked) result.failures.sort((a, b) => a.index - b.index);
+  result.csv = csvParts.length === 1 ? csvParts[0] : concat(csvParts);
+  return result;
+}
+
+/** The parts in one array with a buffer of its own (the render thread transfers it; Buffer.concat may answer a slice of a shared pool). */
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

@@ -1,6 +1,8 @@
 import type { IngestRecord } from './record.js';
 import type { JsonValue } from './columns/json.js';
 import type { MappingErrorKind } from './columns/errors.js';
+import type { JsonIndex } from './columns/json-index.js';
+import type { BodyPath } from './columns/path.js';
 
 /** The time budget of one template evaluation unless the server is told otherwise. */
 export const TEMPLATE_TIMEOUT_MS = 100;
@@ -45,6 +47,14 @@ export interface RecordContext {
   readonly record: IngestRecord;
   /** Parsed body (JSON or form); throws a MappingError (no column) for unsupported content or a bad body. */
   parsedBody(): JsonValue;
+  /**
+   * The value at a body path (undefined: not there), as lookupPath on parsedBody() gives it;
+   * throws as parsedBody() for a body that cannot be parsed. Cheaper than the whole tree when a
+   * few fields are read (columns/json-index.ts).
+   */
+  bodyValue(path: BodyPath): JsonValue | undefined;
+  /** The JSON object body's member index (columns/json-index.ts); undefined when the body has none. */
+  bodyIndex(): JsonIndex | undefined;
   /** The body decoded as UTF-8. */
   bodyString(): string;
   /** [canonical name, first value] pairs, sorted by name. */

@@ -119,6 +119,39 @@ describe('BatchRenderer', () => {
     vi.restoreAllMocks();
   });
 
+  it('renders a large batch slice by slice into the same rows, failures and cut as one pass would give', async () => {
+    // 1 000 records (slices of 256): every seventh has no "name", the job `late` starts mid-slice.
+    const records: LoggedRecord[] = Array.from({ length: 1000 }, (_, k) => ({
+      offset: k + 1,
+      record: record(k, JSON.stringify(k % 7 === 3 ? { id: k } : { id: k, name: `n${k}` })),
+    }));
+    const renderer = new BatchRenderer(new SluiceTemplateEngine());
+    const [all, late, templated] = await renderer.render(records, [
+      { columns: idName, after: 0 },
+      { columns: idName, after: 300 },
+      { columns: template, after: 0 },
+    ]);
+    const kept = records.map((_, k) => k).filter((k) => k % 7 !== 3);
+    expect(all.count).toBe(kept.length);
+    expect(text(all.csv)).toBe(csvRows(kept.map((k) => [String(k), `n${k}`, new Date(T0 + k * 1000).toISOString()])));
+    expect(all.failures.map((f) => f.index)).toEqual(records.map((_, k) => k).filter((k) => k % 7 === 3));
+    expect([all.firstIndex, all.lastIndex]).toEqual([0, 999]);
+    expect([late.firstIndex, late.lastIndex, late.count]).toEqual([300, 999, kept.filter((k) => k >= 300).length]);
+    expect(text(templated.csv)).toBe(records.map((_, k) => `${k * 10}\n`).join(''));
+
+    // A budget spent in a later slice cuts there: the rows before it are all there, in order.
+    const slowAfter400: Column[] = [
+      { type: 'template', name: 's', template: { language: 'jsonnet', content: 'if Body("id") < 400 then Body("id") else std.foldl(function(a, b) a + b, std.range(0, 5e4), 0) * 0 + Body("id")' } },
+    ];
+    const [cut] = await renderer.render(records, [{ columns: slowAfter400, after: 0, budgetMs: 100, owner: owner('slow') }]);
+    expect(cut.cutAt).toBeGreaterThan(400);
+    expect(cut.cutAt).toBeLessThan(1000);
+    // (A slow record may fail on the engine's own time budget on a loaded machine: a failure, not a row.)
+    const failed = new Set(cut.failures.map((f) => f.index));
+    expect([...failed].every((k) => k >= 400)).toBe(true);
+    expect(text(cut.csv)).toBe(records.slice(0, cut.cutAt).map((_, k) => (failed.has(k) ? '' : `${k}\n`)).join(''));
+  });
+
   it('answers a job whose columns do not compile with an error, and still renders the others', async () => {
     const renderer = new BatchRenderer(new SluiceTemplateEngine());
     const bad: Column[] = [{ type: 'template', name: 'bad', template: { language: 'jsonnet', content: '{' } }];

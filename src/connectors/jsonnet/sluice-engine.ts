@@ -90,6 +90,22 @@ export class SluiceTemplateEngine implements TemplateEngine {
       this.plainBodies.set(c, value);
       return value;
     };
+    /**
+     * The value at a path: out of the body's member index when it has one (a few fields of a
+     * large body without its whole tree) and no number that may be beyond the double range;
+     * otherwise out of the whole body as body() reads it.
+     */
+    const bodyAt = (steps: BodyPath): Json | undefined => {
+      const c = ctx();
+      if (!this.plainBodies.has(c)) {
+        const index = c.bodyIndex();
+        if (index !== undefined && !index.largeExponent) {
+          const found = index.valueAt(steps);
+          return found === undefined ? undefined : (toPlain(found) as Json);
+        }
+      }
+      return lookupPlain(body() as Json, steps);
+    };
     this.globals = {
       Ip: nativeFunction([], () => ctx().record.ip),
       BodyStr: nativeFunction([], () => ctx().bodyString()),
@@ -102,9 +118,8 @@ export class SluiceTemplateEngine implements TemplateEngine {
         return def === NO_DEFAULT ? fail(`header "${canonical}" not found`, 'notFound') : def;
       }, ['', NO_DEFAULT]),
       Body: nativeFunction(['path', 'default'], (path, def) => {
-        const parsed = body() as Json;
-        if (path === '' || path === null) return parsed;
-        const found = lookupPlain(parsed, cachedPath(String(path)));
+        if (path === '' || path === null) return body() as Json;
+        const found = bodyAt(cachedPath(String(path)));
         if (found !== undefined) return found;
         return def === NO_DEFAULT ? fail(`path "${String(path)}" not found in the body`, 'notFound') : def;
       }, ['', NO_DEFAULT]),

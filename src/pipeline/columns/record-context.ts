@@ -8,7 +8,9 @@ import type { RecordContext } from '../template-engine.js';
 import { headerStr, headersJson, sortedHeaderEntries } from '../headers.js';
 import { MappingError } from './errors.js';
 import { FormSyntaxError, parseForm } from './form.js';
+import { JsonIndex } from './json-index.js';
 import { JsonSyntaxError, parseJson, type JsonValue } from './json.js';
+import { lookupPath, type BodyPath } from './path.js';
 
 export const UNSUPPORTED_CONTENT_TYPE =
   'supported types: application/json and application/x-www-form-urlencoded';
@@ -65,6 +67,8 @@ const UNSET = Symbol('unset');
 export class LazyRecordContext implements RecordContext {
   private body: string | undefined;
   private parsed: JsonValue | MappingError | typeof UNSET = UNSET;
+  /** The JSON body's member index; null when the body has none (then the whole tree is parsed). */
+  private index: JsonIndex | null | undefined;
   private entries: Array<[string, string]> | undefined;
   private headerIndex: Map<string, string> | undefined;
   private json: string | undefined;
@@ -82,10 +86,7 @@ export class LazyRecordContext implements RecordContext {
     let p = this.parsed;
     if (p === UNSET) {
       try {
-        // An OTLP record's body is its flattened JSON whatever the request's Content-Type
-        // (protobuf, or the test endpoint's payload); HTTP records follow their Content-Type.
-        const contentType = this.record.signal === '' ? this.header('Content-Type') : 'application/json';
-        p = parseBody(contentType, this.bodyString());
+        p = parseBody(this.contentType(), this.bodyString());
       } catch (e) {
         if (!(e instanceof MappingError)) throw e;
         p = e;
@@ -94,6 +95,28 @@ export class LazyRecordContext implements RecordContext {
     }
     if (p instanceof MappingError) throw p;
     return p;
+  }
+
+  bodyValue(path: BodyPath): JsonValue | undefined {
+    if (this.parsed === UNSET && path.length > 0) {
+      const index = this.bodyIndex();
+      if (index !== undefined) return index.valueAt(path);
+    }
+    return lookupPath(this.parsedBody(), path);
+  }
+
+  bodyIndex(): JsonIndex | undefined {
+    if (this.index === undefined) this.index = (this.isJson() && JsonIndex.of(this.bodyString())) || null;
+    return this.index ?? undefined;
+  }
+
+  /** An OTLP record's body is its flattened JSON whatever the request's Content-Type (protobuf, or the test endpoint's payload); HTTP records follow their Content-Type. */
+  private contentType(): string | undefined {
+    return this.record.signal === '' ? this.header('Content-Type') : 'application/json';
+  }
+
+  private isJson(): boolean {
+    return bodyFormat(this.contentType()) === 'json';
   }
 
   headerEntries(): ReadonlyArray<readonly [string, string]> {

@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { RecordContext } from '../template-engine.js';
 import { MappingError } from './errors.js';
 import { goJsonString, stringifyJson } from './json.js';
-import { cachedPath, lookupPath, type BodyPath } from './path.js';
+import { cachedPath, type BodyPath } from './path.js';
 
 /** `uuid`: a new UUID v7 per row (per sink: two sinks get two ids for one record). */
 export const renderUuid = (): string => uuidv7();
@@ -55,7 +55,7 @@ export function compilePathColumn(spec: PathColumnSpec): CompiledPathColumn {
  * A body that cannot be parsed fails even when there is a default.
  */
 export function renderPath(ctx: RecordContext, col: CompiledPathColumn): string {
-  const value = lookupPath(ctx.parsedBody(), col.steps);
+  const value = ctx.bodyValue(col.steps);
   if (value === undefined) {
     if (col.fallback !== undefined) return col.fallback;
     throw new MappingError(`path "${col.path}" not found in the body`, 'notFound');

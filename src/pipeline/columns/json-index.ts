@@ -1,0 +1,271 @@
+/**
+ * A JSON object body read without building its tree: one validating pass over the text notes
+ * where each top-level member's key and value are, and a path lookup then materialises only
+ * the value it lands on (a string sliced out, a number as its text, an object or array parsed
+ * on its own). The sinks' path columns and `Body(path)` read a few fields of each record; the
+ * whole tree (every key, string and number of `resource`, `scope`, ...) was most of the
+ * mapping's allocations, kept alive for the whole batch, and so most of its GC.
+ *
+ * The values are those of the exact parser (json.ts) on the same text: keys compared decoded,
+ * the last of duplicate keys wins, numbers keep their text. Anything the pass is not sure of
+ * (invalid JSON, which the exact parser words; a top level that is not an object; nesting
+ * deeper than MAX_INDEX_DEPTH) gives no index, and the caller parses the whole text as before.
+ */
+import { JsonNumber, parseJson, type JsonValue } from './json.js';
+import type { BodyPath } from './path.js';
+
+/** Nesting the pass follows; deeper bodies are left to the exact parser (its limit and its error). */
+const MAX_INDEX_DEPTH = 64;
+
+/** Set by skipString: whether the string it skipped had an escape. */
+let sawEscape = false;
+/** Set by skipNumber: a number with an exponent of three digits or more was seen. */
+let sawLargeExponent = false;
+
+export class JsonIndex {
+  /**
+   * Per top-level member, four numbers: the key's start and end (its quotes included), then
+   * the value's; the key's start is negated when the key has an escape (compared decoded).
+   */
+  private constructor(
+    private readonly text: string,
+    private readonly members: readonly number[],
+    /**
+     * Some number has an exponent of three digits or more (past the leading zeros), so it may
+     * be beyond the double range: a reader that holds numbers as doubles has to look closer.
+     */
+    readonly largeExponent: boolean,
+  ) {}
+
+  /** The index of a JSON object's text; undefined when the text is anything else (see above). */
+  static of(text: string): JsonIndex | undefined {
+    const members: number[] = [];
+    sawLargeExponent = false;
+    let i = skipWs(text, 0);
+    if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
+    i = skipWs(text, i + 1);
+    if (text.charCodeAt(i) === 0x7d /* } */) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, sawLargeExponent) : undefined;
+    for (;;) {
+      if (text.charCodeAt(i) !== 0x22) return undefined;
+      const keyStart = i;
+      i = skipString(text, i);
+      if (i < 0) return undefined;
+      const escaped = sawEscape;
+      const keyEnd = i;
+      i = skipWs(text, i);
+      if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
+      i = skipWs(text, i + 1);
+      const valueStart = i;
+      i = skipValue(text, i, 1);
+      if (i < 0) return undefined;
+      members.push(escaped ? -keyStart - 1 : keyStart, keyEnd, valueStart, i);
+      i = skipWs(text, i);
+      const c = text.charCodeAt(i);
+      if (c === 0x2c /* , */) {
+        i = skipWs(text, i + 1);
+        continue;
+      }
+      if (c === 0x7d) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, sawLargeExponent) : undefined;
+      return undefined;
+    }
+  }
+
+  /** The value at a path, as parseJson + lookupPath give it; undefined when missing. */
+  valueAt(path: BodyPath): JsonValue | undefined {
+    // No step: the whole body (callers that keep the tree parse it once themselves).
+    if (path.length === 0) return parseJson(this.text);
+    const text = this.text;
+    const key = path[0].key;
+    const m = this.members;
+    let start = -1;
+    let end = -1;
+    // The last of duplicate keys wins.
+    for (let k = m.length - 4; k >= 0; k -= 4) {
+      if (keyEquals(text, m[k], m[k + 1], key)) {
+        start = m[k + 2];
+        end = m[k + 3];
+        break;
+      }
+    }
+    if (start < 0) return undefined;
+    for (let s = 1; s < path.length; s++) {
+      const span = stepInto(text, start, path[s].key, path[s].index);
+      if (span === undefined) return undefined;
+      start = span[0];
+      end = span[1];
+    }
+    return materialise(text, start, end);
+  }
+}
+
+/** Whether the key written at [start, end) (quotes included; start negated when escaped) is `key`. */
+function keyEquals(text: string, start: number, end: number, key: string): boolean {
+  if (start < 0) return (parseJson(text.slice(-start - 1, end)) as string) === key;
+  return end - start - 2 === key.length && text.startsWith(key, start + 1);
+}
+
+/**
+ * The span of the member `key` of the object, or of element `index` of the array, whose
+ * (already validated) text starts at `start`; undefined when there is none or it is a scalar.
+ */
+function stepInto(text: string, start: number, key: string, index: number): [number, number] | undefined {
+  const open = text.charCodeAt(start);
+  let i = skipWs(text, start + 1);
+  if (open === 0x7b) {
+    let found: [number, number] | undefined;
+    if (text.charCodeAt(i) === 0x7d) return undefined;
+    for (;;) {
+      const keyStart = i;
+      i = skipString(text, i);
+      const keyEnd = i;
+      const escaped = sawEscape;
+      i = skipWs(text, skipWs(text, i) + 1);
+      const valueStart = i;
+      i = skipValue(text, i, 1);
+      if (keyEquals(text, escaped ? -keyStart - 1 : keyStart, keyEnd, key)) found = [valueStart, i];
+      i = skipWs(text, i);
+      if (text.charCodeAt(i) !== 0x2c) return found;
+      i = skipWs(text, i + 1);
+    }
+  }
+  if (open === 0x5b /* [ */) {
+    if (index < 0 || text.charCodeAt(i) === 0x5d) return undefined;
+    for (let n = 0; ; n++) {
+      const valueStart = i;
+      i = skipValue(text, i, 1);
+      if (n === index) return [valueStart, i];
+      i = skipWs(text, i);
+      if (text.charCodeAt(i) !== 0x2c) return undefined;
+      i = skipWs(text, i + 1);
+    }
+  }
+  return undefined;
+}
+
+/** The JsonValue written at [start, end) of valid text. */
+function materialise(text: string, start: number, end: number): JsonValue {
+  switch (text.charCodeAt(start)) {
+    case 0x22: {
+      const close = end - 1;
+      const backslash = text.indexOf('\\', start + 1);
+      return backslash < 0 || backslash >= close ? text.slice(start + 1, close) : (parseJson(text.slice(start, end)) as string);
+    }
+    case 0x7b:
+    case 0x5b:
+      return parseJson(text.slice(start, end));
+    case 0x74:
+      return true;
+    case 0x66:
+      return false;
+    case 0x6e:
+      return null;
+    default:
+      return new JsonNumber(text.slice(start, end));
+  }
+}
+
+function skipWs(text: string, i: number): number {
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+    else return i;
+  }
+}
+
+/** The end of the value starting at i, or -1 when it is not valid JSON (or nests too deep). */
+function skipValue(text: string, i: number, depth: number): number {
+  const c = text.charCodeAt(i);
+  switch (c) {
+    case 0x22:
+      return skipString(text, i);
+    case 0x7b:
+    case 0x5b:
+      return depth > MAX_INDEX_DEPTH ? -1 : skipContainer(text, i, depth, c === 0x7b);
+    case 0x74:
+      return text.startsWith('true', i) ? i + 4 : -1;
+    case 0x66:
+      return text.startsWith('false', i) ? i + 5 : -1;
+    case 0x6e:
+      return text.startsWith('null', i) ? i + 4 : -1;
+    default:
+      return skipNumber(text, i);
+  }
+}
+
+function skipContainer(text: string, i: number, depth: number, isObject: boolean): number {
+  const close = isObject ? 0x7d : 0x5d;
+  i = skipWs(text, i + 1);
+  if (text.charCodeAt(i) === close) return i + 1;
+  for (;;) {
+    if (isObject) {
+      if (text.charCodeAt(i) !== 0x22) return -1;
+      i = skipString(text, i);
+      if (i < 0) return -1;
+      i = skipWs(text, i);
+      if (text.charCodeAt(i) !== 0x3a) return -1;
+      i = skipWs(text, i + 1);
+    }
+    i = skipValue(text, i, depth + 1);
+    if (i < 0) return -1;
+    i = skipWs(text, i);
+    const c = text.charCodeAt(i);
+    if (c === close) return i + 1;
+    if (c !== 0x2c) return -1;
+    i = skipWs(text, i + 1);
+  }
+}
+
+/** The end of the string literal whose quote is at i, or -1; sets sawEscape. */
+function skipString(text: string, i: number): number {
+  const length = text.length;
+  let escaped = false;
+  for (let j = i + 1; j < length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x22) {
+      sawEscape = escaped;
+      return j + 1;
+    }
+    if (c < 0x20) return -1;
+    if (c !== 0x5c) continue;
+    escaped = true;
+    const e = text.charCodeAt(++j);
+    if (e === 0x75 /* u */) {
+      for (let k = 0; k < 4; k++) if (!isHex(text.charCodeAt(++j))) return -1;
+    } else if (!(e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74)) {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+function isHex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, or -1. */
+function skipNumber(text: string, i: number): number {
+  if (text.charCodeAt(i) === 0x2d) i++;
+  const first = text.charCodeAt(i);
+  if (first === 0x30) i++;
+  else if (isDigit(first)) while (isDigit(text.charCodeAt(++i)));
+  else return -1;
+  if (text.charCodeAt(i) === 0x2e) {
+    if (!isDigit(text.charCodeAt(++i))) return -1;
+    while (isDigit(text.charCodeAt(++i)));
+  }
+  const e = text.charCodeAt(i);
+  if (e === 0x65 || e === 0x45) {
+    const sign = text.charCodeAt(++i);
+    if (sign === 0x2b || sign === 0x2d) i++;
+    while (text.charCodeAt(i) === 0x30) i++;
+    const digits = i;
+    if (!isDigit(text.charCodeAt(i))) return text.charCodeAt(i - 1) === 0x30 ? i : -1;
+    while (isDigit(text.charCodeAt(++i)));
+    if (i - digits >= 3) sawLargeExponent = true;
+  }
+  return i;
+}
