@@ -16,8 +16,29 @@ const SIGNALS_BY_CODE: (Signal | '')[] = ['', 'logs', 'metrics', 'traces'];
 
 export function encodeRecord(record: IngestRecord): Buffer {
   const headers = JSON.stringify(record.headers);
+  return encodeWithHeaders(record, headers, Buffer.byteLength(headers));
+}
+
+/**
+ * The records of one append, encoded: the records of a request share their headers object, whose
+ * JSON is then written once per object, not once per record.
+ */
+export function encodeRecords(records: readonly IngestRecord[]): Buffer[] {
+  let lastHeaders: IngestRecord['headers'] | undefined;
+  let json = '';
+  let length = 0;
+  return records.map((record) => {
+    if (record.headers !== lastHeaders) {
+      lastHeaders = record.headers;
+      json = JSON.stringify(record.headers);
+      length = Buffer.byteLength(json);
+    }
+    return encodeWithHeaders(record, json, length);
+  });
+}
+
+function encodeWithHeaders(record: IngestRecord, headers: string, headersLength: number): Buffer {
   const ipLength = Buffer.byteLength(record.ip);
-  const headersLength = Buffer.byteLength(headers);
   const out = Buffer.allocUnsafe(FIXED_HEADER + ipLength + headersLength + record.body.length);
   out[0] = FORMAT_VERSION;
   out.writeDoubleLE(record.receivedAt.getTime(), 1);
@@ -47,6 +68,42 @@ export function decodeRecord(bytes: Uint8Array, size?: unknown): IngestRecord {
   pos += headersLength;
   const body = Buffer.from(b.subarray(pos, length));
   return { receivedAt, ip, headers, body, signal };
+}
+
+/**
+ * Decodes the records of one batch, each a view of the batch's bytes (the body is not copied:
+ * the bytes must outlive the records). Records of one request share their receive time and
+ * headers: a record whose are the same bytes as the last one's gets the same Date and headers
+ * object (read-only, as every reader of a record treats them).
+ */
+export class BatchDecoder {
+  private lastAt = NaN;
+  private lastDate = new Date(0);
+  private lastHeaderBytes: Buffer | undefined;
+  private lastHeaders: Record<string, string> = {};
+
+  decode(bytes: Uint8Array): IngestRecord {
+    const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    if (b[0] !== FORMAT_VERSION) throw new Error(`event log: unknown record format ${b[0]}`);
+    const at = b.readDoubleLE(1);
+    if (at !== this.lastAt) {
+      this.lastAt = at;
+      this.lastDate = new Date(at);
+    }
+    const signal = SIGNALS_BY_CODE[b[9]] ?? '';
+    const ipLength = b.readUInt16LE(10);
+    const ip = b.toString('utf8', 12, 12 + ipLength);
+    let pos = 12 + ipLength;
+    const headersLength = b.readUInt32LE(pos);
+    pos += 4;
+    const headerBytes = b.subarray(pos, pos + headersLength);
+    if (this.lastHeaderBytes === undefined || !headerBytes.equals(this.lastHeaderBytes)) {
+      this.lastHeaders = JSON.parse(headerBytes.toString('utf8')) as Record<string, string>;
+      this.lastHeaderBytes = headerBytes;
+    }
+    pos += headersLength;
+    return { receivedAt: this.lastDate, ip, headers: this.lastHeaders, body: b.subarray(pos), signal };
+  }
 }
 
 /** Receive time (epoch ms) of an encoded record, without decoding the rest. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { JAVA_TO_STRING_MESSAGE, splitBatch } from '../../src/connectors/http-batch/split.js';
+import fc from 'fast-check';
+import { JAVA_TO_STRING_MESSAGE, splitBatch, splitRecordByRecord } from '../../src/connectors/http-batch/split.js';
 
 const bodies = (text: string) => splitBatch(Buffer.from(text)).records.map((r) => r.body.toString());
 
@@ -57,5 +58,37 @@ describe('splitBatch: the bodies Kafka Connect HTTP sinks send', () => {
     const open = splitBatch(Buffer.from('[{"a":1},{"a":2}'));
     expect(open.records).toEqual([]);
     expect(open.rejected.length).toBe(1);
+  });
+});
+
+describe('splitBatch on valid bodies: one pass that checks the values in place', () => {
+  const value: fc.Arbitrary<string> = fc.oneof(
+    fc.json({ maxDepth: 3 }),
+    fc.constantFrom('{"s":"a,b\\n]}"}', '12345678901234567890', '"é\\u00e9"', '{ "pretty" : [ 1 ,\n 2 ] }', '[]', '{}'),
+  );
+  const separator = fc.constantFrom('\n', '\r\n', ',', ',\n', ' , ', '\n\n', ',,');
+
+  it('cuts the same records as the record-by-record split, as views of the body when it is ASCII', () => {
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 6 }), separator, fc.boolean(), fc.boolean(), (values, sep, asArray, trailing) => {
+        const text = asArray ? `[${values.join(', ')}]` : values.join(sep) + (trailing ? sep : '');
+        const body = Buffer.from(text);
+        const fast = splitBatch(body);
+        const slow = splitRecordByRecord(text);
+        expect(fast.rejected).toEqual(slow.rejected);
+        expect(fast.records.map((r) => r.body.toString())).toEqual(slow.records.map((r) => r.body.toString()));
+        if (slow.rejected.length === 0 && text.length === body.length) {
+          for (const r of fast.records) expect(r.body.buffer).toBe(body.buffer);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('leaves a body with a broken record, or nested past the depth it follows, to the record-by-record split', () => {
+    const deep = `${'['.repeat(100)}${']'.repeat(100)}\n{"a":1}`;
+    expect(bodies(deep)).toEqual([`${'['.repeat(100)}${']'.repeat(100)}`, '{"a":1}']);
+    const broken = splitBatch(Buffer.from('{"a":1}\n{"a":01}\n'));
+    expect([broken.records.length, broken.rejected.map((r) => r.index)]).toEqual([1, [1]]);
   });
 });

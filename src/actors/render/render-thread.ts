@@ -7,7 +7,7 @@
  * process does.
  */
 import { BatchRenderer, type BatchRecord } from '../../pipeline/batch-render.js';
-import { decodeRecord } from '../../pipeline/record-codec.js';
+import { BatchDecoder } from '../../pipeline/record-codec.js';
 import type { TemplateEngine } from '../../pipeline/template-engine.js';
 import { InflightSlot } from './inflight.js';
 import type { RenderRequest, RenderResponse, RenderWorkerData } from './worker-renderer.js';
@@ -23,10 +23,11 @@ export function serveRenderRequests(port: RenderEndpoint, engine: TemplateEngine
   const answer = async (request: RenderRequest): Promise<RenderResponse> => {
     const bytes = new Uint8Array(request.data);
     const records: BatchRecord[] = new Array(request.offsets.length);
+    const decoder = new BatchDecoder();
     let start = 0;
     for (let i = 0; i < records.length; i++) {
       const end = request.ends[i];
-      records[i] = { offset: request.offsets[i], record: decodeRecord(bytes.subarray(start, end)) };
+      records[i] = { offset: request.offsets[i], record: decoder.decode(bytes.subarray(start, end)) };
       start = end;
     }
     return { id: request.id, results: await renderer.render(records, request.jobs) };

@@ -2,7 +2,7 @@ import { statfsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { IngestRecord } from '../../pipeline/record.js';
-import { decodeRecord, encodeRecord, encodedReceivedAt } from '../../pipeline/record-codec.js';
+import { decodeRecord, encodeRecords, encodedReceivedAt } from '../../pipeline/record-codec.js';
 import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from './event-log.js';
 
 /**
@@ -211,7 +211,7 @@ export class LmdbEventLog implements EventLog {
       if (Date.now() < this.refuseUntil) throw new EventLogFullError('event log: the last commit failed (disk full or I/O error); try again later');
       this.refuseUntil = 0;
     }
-    const values = records.map(encodeRecord);
+    const values = encodeRecords(records);
     let bytes = 0;
     for (const v of values) bytes += v.length + RECORD_OVERHEAD;
     const used = this.usedBytes();

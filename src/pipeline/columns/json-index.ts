@@ -9,18 +9,11 @@
  * The values are those of the exact parser (json.ts) on the same text: keys compared decoded,
  * the last of duplicate keys wins, numbers keep their text. Anything the pass is not sure of
  * (invalid JSON, which the exact parser words; a top level that is not an object; nesting
- * deeper than MAX_INDEX_DEPTH) gives no index, and the caller parses the whole text as before.
+ * deeper than json-scan.ts follows) gives no index, and the caller parses the whole text as before.
  */
 import { JsonNumber, parseJson, type JsonValue } from './json.js';
+import { scanned, skipString, skipValue, skipWs } from './json-scan.js';
 import type { BodyPath } from './path.js';
-
-/** Nesting the pass follows; deeper bodies are left to the exact parser (its limit and its error). */
-const MAX_INDEX_DEPTH = 64;
-
-/** Set by skipString: whether the string it skipped had an escape. */
-let sawEscape = false;
-/** Set by skipNumber: a number with an exponent of three digits or more was seen. */
-let sawLargeExponent = false;
 
 export class JsonIndex {
   /**
@@ -40,17 +33,17 @@ export class JsonIndex {
   /** The index of a JSON object's text; undefined when the text is anything else (see above). */
   static of(text: string): JsonIndex | undefined {
     const members: number[] = [];
-    sawLargeExponent = false;
+    scanned.largeExponent = false;
     let i = skipWs(text, 0);
     if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
     i = skipWs(text, i + 1);
-    if (text.charCodeAt(i) === 0x7d /* } */) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, sawLargeExponent) : undefined;
+    if (text.charCodeAt(i) === 0x7d /* } */) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, scanned.largeExponent) : undefined;
     for (;;) {
       if (text.charCodeAt(i) !== 0x22) return undefined;
       const keyStart = i;
       i = skipString(text, i);
       if (i < 0) return undefined;
-      const escaped = sawEscape;
+      const escaped = scanned.escape;
       const keyEnd = i;
       i = skipWs(text, i);
       if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
@@ -65,7 +58,7 @@ export class JsonIndex {
         i = skipWs(text, i + 1);
         continue;
       }
-      if (c === 0x7d) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, sawLargeExponent) : undefined;
+      if (c === 0x7d) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, scanned.largeExponent) : undefined;
       return undefined;
     }
   }
@@ -118,7 +111,7 @@ function stepInto(text: string, start: number, key: string, index: number): [num
       const keyStart = i;
       i = skipString(text, i);
       const keyEnd = i;
-      const escaped = sawEscape;
+      const escaped = scanned.escape;
       i = skipWs(text, skipWs(text, i) + 1);
       const valueStart = i;
       i = skipValue(text, i, 1);
@@ -162,110 +155,4 @@ function materialise(text: string, start: number, end: number): JsonValue {
     default:
       return new JsonNumber(text.slice(start, end));
   }
-}
-
-function skipWs(text: string, i: number): number {
-  for (;;) {
-    const c = text.charCodeAt(i);
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-    else return i;
-  }
-}
-
-/** The end of the value starting at i, or -1 when it is not valid JSON (or nests too deep). */
-function skipValue(text: string, i: number, depth: number): number {
-  const c = text.charCodeAt(i);
-  switch (c) {
-    case 0x22:
-      return skipString(text, i);
-    case 0x7b:
-    case 0x5b:
-      return depth > MAX_INDEX_DEPTH ? -1 : skipContainer(text, i, depth, c === 0x7b);
-    case 0x74:
-      return text.startsWith('true', i) ? i + 4 : -1;
-    case 0x66:
-      return text.startsWith('false', i) ? i + 5 : -1;
-    case 0x6e:
-      return text.startsWith('null', i) ? i + 4 : -1;
-    default:
-      return skipNumber(text, i);
-  }
-}
-
-function skipContainer(text: string, i: number, depth: number, isObject: boolean): number {
-  const close = isObject ? 0x7d : 0x5d;
-  i = skipWs(text, i + 1);
-  if (text.charCodeAt(i) === close) return i + 1;
-  for (;;) {
-    if (isObject) {
-      if (text.charCodeAt(i) !== 0x22) return -1;
-      i = skipString(text, i);
-      if (i < 0) return -1;
-      i = skipWs(text, i);
-      if (text.charCodeAt(i) !== 0x3a) return -1;
-      i = skipWs(text, i + 1);
-    }
-    i = skipValue(text, i, depth + 1);
-    if (i < 0) return -1;
-    i = skipWs(text, i);
-    const c = text.charCodeAt(i);
-    if (c === close) return i + 1;
-    if (c !== 0x2c) return -1;
-    i = skipWs(text, i + 1);
-  }
-}
-
-/** The end of the string literal whose quote is at i, or -1; sets sawEscape. */
-function skipString(text: string, i: number): number {
-  const length = text.length;
-  let escaped = false;
-  for (let j = i + 1; j < length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === 0x22) {
-      sawEscape = escaped;
-      return j + 1;
-    }
-    if (c < 0x20) return -1;
-    if (c !== 0x5c) continue;
-    escaped = true;
-    const e = text.charCodeAt(++j);
-    if (e === 0x75 /* u */) {
-      for (let k = 0; k < 4; k++) if (!isHex(text.charCodeAt(++j))) return -1;
-    } else if (!(e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74)) {
-      return -1;
-    }
-  }
-  return -1;
-}
-
-function isHex(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-}
-
-function isDigit(c: number): boolean {
-  return c >= 0x30 && c <= 0x39;
-}
-
-/** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, or -1. */
-function skipNumber(text: string, i: number): number {
-  if (text.charCodeAt(i) === 0x2d) i++;
-  const first = text.charCodeAt(i);
-  if (first === 0x30) i++;
-  else if (isDigit(first)) while (isDigit(text.charCodeAt(++i)));
-  else return -1;
-  if (text.charCodeAt(i) === 0x2e) {
-    if (!isDigit(text.charCodeAt(++i))) return -1;
-    while (isDigit(text.charCodeAt(++i)));
-  }
-  const e = text.charCodeAt(i);
-  if (e === 0x65 || e === 0x45) {
-    const sign = text.charCodeAt(++i);
-    if (sign === 0x2b || sign === 0x2d) i++;
-    while (text.charCodeAt(i) === 0x30) i++;
-    const digits = i;
-    if (!isDigit(text.charCodeAt(i))) return text.charCodeAt(i - 1) === 0x30 ? i : -1;
-    while (isDigit(text.charCodeAt(++i)));
-    if (i - digits >= 3) sawLargeExponent = true;
-  }
-  return i;
 }
