@@ -24,10 +24,10 @@
  *
  * `npm run bench -- e2e [--target duckdb|postgres|duckdb,postgres] [--paths otlp,batch]
  *   [--records 768000] [--duration <s>] [--connections 8] [--rounds 1] [--profile]
- *   [--profile-records 256000] [--import-min-interval <duration>] [--drain-timeout 180]`
+ *   [--profile-records 256000] [--keep-profiles <dir>] [--import-min-interval <duration>] [--drain-timeout 180]`
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify, parseArgs } from 'node:util';
@@ -45,6 +45,8 @@ interface Settings {
   connections: number;
   importMinInterval?: string;
   drainTimeoutSec: number;
+  /** Where to copy the `.cpuprofile` files of profiled runs (one folder per case), to read them in a tool. */
+  keepProfiles?: string;
 }
 
 interface SluiceRun {
@@ -96,6 +98,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
       rounds: { type: 'string', default: '1' },
       profile: { type: 'boolean', default: false },
       'profile-records': { type: 'string', default: '256000' },
+      'keep-profiles': { type: 'string' },
       'import-min-interval': { type: 'string' },
       'drain-timeout': { type: 'string', default: '180' },
     },
@@ -110,6 +113,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
     connections: Number(values.connections),
     importMinInterval: values['import-min-interval'],
     drainTimeoutSec: Number(values['drain-timeout']),
+    keepProfiles: values['keep-profiles'],
   };
   const rounds = Number(values.rounds);
   const main = resolve('dist/main.js');
@@ -369,6 +373,7 @@ async function profileRun(main: string, path: BatchPath, body: Buffer, dir: stri
   const profDir = join(dir, 'profiles');
   const run = await sluiceRun(main, path, body, dir, postgresUrl, s, ['--cpu-prof', '--cpu-prof-dir', profDir]);
   const { totals, threads } = foldProfiles(profDir);
+  if (s.keepProfiles) cpSync(profDir, join(s.keepProfiles, path), { recursive: true });
   const stages = perRecord(totals, run.acknowledged);
   // The profiles cover the JavaScript threads over the server's life; the CPU the process used
   // beyond them is the threads that run no JavaScript (libuv's pool: gzip and file writes;

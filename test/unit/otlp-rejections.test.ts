@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileMapping, createRecordContext } from '../../src/pipeline/columns/index.js';
 import { findRejections, mappingCanFail, rejectionMessage } from '../../src/pipeline/otlp/rejections.js';
+import { templateCanFail } from '../../src/pipeline/otlp/template-can-fail.js';
 import { DEFAULT_COLUMNS, defaultSink } from '../../src/pipeline/otlp/default-sinks.js';
 import { ALWAYS_WRITTEN, flatten } from '../../src/pipeline/otlp/flatten.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
@@ -26,13 +27,43 @@ describe('rejections known at ingest time', () => {
   it('knows which mappings cannot fail on a flattened record, so they need no check', () => {
     expect(mappingCanFail([{ type: 'uuid', name: 'id' }, { type: 'body', name: 'b' }, { type: 'path', name: 'p', path: 'x', defaultValue: '' }], 'logs')).toBe(false);
     expect(mappingCanFail([{ type: 'path', name: 'p', path: 'x' }], 'logs')).toBe(true);
-    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: '1' } }], 'logs')).toBe(true);
+    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("x")' } }], 'logs')).toBe(true);
+    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("body") + "!"' } }], 'logs')).toBe(false);
     // A key every record of the signal has, or the whole body, cannot miss; a nested path can.
     expect(mappingCanFail([{ type: 'path', name: 'b', path: 'body' }, { type: 'path', name: 'a', path: 'attributes' }, { type: 'path', name: 'all', path: '' }], 'logs')).toBe(false);
     expect(mappingCanFail([{ type: 'path', name: 'u', path: 'attributes.user' }], 'logs')).toBe(true);
     expect(mappingCanFail([{ type: 'path', name: 't', path: 'trace_id' }], 'logs'), 'logs without a trace have no trace_id').toBe(true);
     expect(mappingCanFail([{ type: 'path', name: 't', path: 'trace_id' }], 'traces')).toBe(false);
     expect(mappingCanFail([{ type: 'path', name: 'v', path: 'value' }], 'metrics'), 'histograms have no value').toBe(true);
+  });
+
+  it('clears from their syntax the templates that cannot fail on a flattened record, and only those', async () => {
+    const cannot = [
+      'Body("severity_text") + ": " + Body("body")',
+      '{ sev: Body("severity_text"), all: Body(), t: Body("trace_id", ""), h: Header("X-A", null), s: [BodyStr(), HeaderStr(), Ip(), Now()] }',
+      '"n=" + std.toString(Body("attributes"))',
+      '1 + "a"',
+    ];
+    const can = [
+      'Body("trace_id")', // not in every log record
+      'Body("attributes.user")',
+      'Body("severity_number") + 1', // arithmetic
+      'Body("body") + Body("attributes")', // neither side known to be text: object + string fails
+      'Header("X-A")',
+      'Now("%Q")',
+      'local x = Body("body"); x',
+      'if true then "a" else error "b"',
+      'std.length(Body("body"))',
+      '{ [Body("severity_text")]: 1 }',
+      '{',
+    ];
+    for (const content of cannot) expect(templateCanFail(content, 'logs'), content).toBe(false);
+    for (const content of can) expect(templateCanFail(content, 'logs'), content).toBe(true);
+    // What it clears maps every flattened record of an empty message without a failure.
+    const ctx = createRecordContext({ receivedAt: new Date(0), ip: '10.0.0.1', headers: {}, body: Buffer.from(flatten('logs', { resourceLogs: [{ scopeLogs: [{ logRecords: [{}] }] }] } as never)[0]), signal: 'logs' });
+    const engine = new SluiceTemplateEngine();
+    for (const content of cannot) await expect((await engine.compile(content)).evaluate(ctx), content).resolves.toBeTypeOf('string');
+    await expect((await engine.compile('Body("body") + Body("attributes")')).evaluate(ctx)).rejects.toThrow();
   });
 
   it('has every key ALWAYS_WRITTEN names in the records of empty messages', () => {

@@ -14,8 +14,7 @@ import type { Column, Signal } from '../../model/definition.js';
 import type { CompiledMapping } from '../columns/mapping.js';
 import { MappingError } from '../columns/errors.js';
 import type { RecordContext } from '../template-engine.js';
-import { cachedPath } from '../columns/path.js';
-import { ALWAYS_WRITTEN } from './flatten.js';
+import { pathCanMiss, templateCanFail } from './template-can-fail.js';
 
 export interface SinkMapping {
   sinkId: string;
@@ -33,17 +32,15 @@ export interface Rejections {
  * Whether a mapping can fail on a flattened OTLP record of the signal at all. The body is JSON
  * Sluice wrote itself, so only templates and `path` columns without a default can fail, and of
  * those only paths that can miss: not the whole body, nor a top-level key the flattening always
- * writes (ALWAYS_WRITTEN). Sinks with none need no check, which saves a full parse and mapping
- * of every record on the ingestion thread.
+ * writes (ALWAYS_WRITTEN), and templates that template-can-fail.ts cannot clear from their
+ * syntax. Sinks with none need no check, which saves a full parse and mapping of every record
+ * on the ingestion thread.
  */
 export function mappingCanFail(columns: readonly Column[], signal: Signal): boolean {
-  return columns.some((c) => c.type === 'template' || (c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null) && pathCanMiss(c.path, signal)));
-}
-
-function pathCanMiss(path: string | undefined, signal: Signal): boolean {
-  const steps = cachedPath(path ?? '');
-  if (steps.length === 0) return false;
-  return steps.length > 1 || !ALWAYS_WRITTEN[signal].has(steps[0].key);
+  return columns.some((c) => {
+    if (c.type === 'template') return c.template?.language !== 'jsonnet' || templateCanFail(c.template.content ?? '', signal);
+    return c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null) && pathCanMiss(c.path ?? '', signal);
+  });
 }
 
 export async function findRejections(ctxs: readonly RecordContext[], sinks: readonly SinkMapping[]): Promise<Rejections> {
