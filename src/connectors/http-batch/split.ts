@@ -177,6 +177,7 @@ function splitValid(text: string, body: Buffer): SplitBatch | undefined {
     i = skipWs(text, i + 1);
     while (text.charCodeAt(i) !== Ch.CloseBracket) {
       const valueEnd = skipValue(text, i, 1);
+      if (valueEnd < 0) return undefined; // checked above: never, but never a loop either
       push(i, valueEnd);
       i = skipWs(text, valueEnd);
       if (text.charCodeAt(i) === Ch.Comma) i = skipWs(text, i + 1);
