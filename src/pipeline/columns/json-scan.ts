@@ -77,6 +77,7 @@ let controlFree = false;
 /** The first backslash at or after backslashFrom (-1: none): scans may move back (a second pass). */
 let backslashFrom = 0;
 let nextBackslash = -1;
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL = /[\u0000-\u001f]/;
 
 /** The end of the string literal whose quote is at i, or -1; sets scanned.escape. */
