@@ -13,7 +13,7 @@
  * the values are only validated, never built. A record that is not valid JSON is rejected on its
  * own, so one bad record does not fail the batch (connectors retry any 4xx and then stop the task).
  */
-import { beginScan, skipValue, skipWs } from '../../pipeline/columns/json-scan.js';
+import { skipValue, skipWs } from '../../pipeline/columns/json-scan.js';
 
 export interface BatchRecord {
   /** The record's value, byte for byte as sent. */
@@ -171,7 +171,6 @@ function splitValid(text: string, body: Buffer): SplitBatch | undefined {
   const push = (start: number, end: number) => {
     records.push({ body: ascii ? body.subarray(start, end) : Buffer.from(text.slice(start, end), 'utf8') });
   };
-  beginScan(text);
   let i = skipWs(text, 0);
   if (text.charCodeAt(i) === Ch.OpenBracket && skipWs(text, Math.max(0, skipValue(text, i, 0))) === text.length) {
     // One JSON array spanning the whole body: its elements.

@@ -12,7 +12,7 @@
  * deeper than json-scan.ts follows) gives no index, and the caller parses the whole text as before.
  */
 import { JsonNumber, parseJson, type JsonValue } from './json.js';
-import { beginScan, scanned, scannedControlFree, skipString, skipValue, skipWs } from './json-scan.js';
+import { scanned, skipString, skipValue, skipWs } from './json-scan.js';
 import type { BodyPath } from './path.js';
 
 export class JsonIndex {
@@ -28,19 +28,16 @@ export class JsonIndex {
      * be beyond the double range: a reader that holds numbers as doubles has to look closer.
      */
     readonly largeExponent: boolean,
-    /** The text has no control character (json-scan.ts beginScan). */
-    private readonly controlFree: boolean,
   ) {}
 
   /** The index of a JSON object's text; undefined when the text is anything else (see above). */
   static of(text: string): JsonIndex | undefined {
     const members: number[] = [];
-    beginScan(text);
     scanned.largeExponent = false;
     let i = skipWs(text, 0);
     if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
     i = skipWs(text, i + 1);
-    if (text.charCodeAt(i) === 0x7d /* } */) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, scanned.largeExponent, scannedControlFree()) : undefined;
+    if (text.charCodeAt(i) === 0x7d /* } */) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, scanned.largeExponent) : undefined;
     for (;;) {
       if (text.charCodeAt(i) !== 0x22) return undefined;
       const keyStart = i;
@@ -61,7 +58,7 @@ export class JsonIndex {
         i = skipWs(text, i + 1);
         continue;
       }
-      if (c === 0x7d) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, scanned.largeExponent, scannedControlFree()) : undefined;
+      if (c === 0x7d) return skipWs(text, i + 1) === text.length ? new JsonIndex(text, members, scanned.largeExponent) : undefined;
       return undefined;
     }
   }
@@ -84,7 +81,6 @@ export class JsonIndex {
       }
     }
     if (start < 0) return undefined;
-    if (path.length > 1) beginScan(text, this.controlFree);
     for (let s = 1; s < path.length; s++) {
       const span = stepInto(text, start, path[s].key, path[s].index);
       if (span === undefined) return undefined;

@@ -24,7 +24,7 @@ export function skipWs(text: string, i: number): number {
   }
 }
 
-/** The end of the value starting at i, or -1 when it is not valid JSON (or nests too deep). Only after beginScan(text). */
+/** The end of the value starting at i, or -1 when it is not valid JSON (or nests too deep). */
 export function skipValue(text: string, i: number, depth: number): number {
   const c = text.charCodeAt(i);
   switch (c) {
@@ -67,58 +67,8 @@ function skipContainer(text: string, i: number, depth: number, isObject: boolean
   }
 }
 
-/**
- * What is known of the text being scanned (beginScan): whether it has a control character
- * anywhere, and where its next backslash is. A string with neither ends at its next quote,
- * which String#indexOf finds natively, faster than a loop over the characters.
- */
-let controlFree = false;
-/** The first backslash at or after backslashFrom (-1: none): scans may move back (a second pass). */
-let backslashFrom = 0;
-let nextBackslash = -1;
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
-const CONTROL = /[\u0000-\u001f]/;
-
-/**
- * Says which text the scan functions read from now on; call it before the first skipValue or
- * skipString on a text. (Not found out by comparing texts: two equal request bodies are two
- * strings that `===` compares character by character.) `controlFree`: what an earlier scan of
- * the same text found, to skip looking again.
- */
-export function beginScan(text: string, knownControlFree?: boolean): void {
-  controlFree = knownControlFree ?? !CONTROL.test(text);
-  backslashFrom = 0;
-  nextBackslash = text.indexOf('\\');
-}
-
-/** Whether the text of the last beginScan has no control character at all. */
-export function scannedControlFree(): boolean {
-  return controlFree;
-}
-
-/** The end of the string literal whose quote is at i, or -1; sets scanned.escape. Only after beginScan(text). */
+/** The end of the string literal whose quote is at i, or -1; sets scanned.escape. */
 export function skipString(text: string, i: number): number {
-  if (controlFree) {
-    const quote = text.indexOf('"', i + 1);
-    if (quote < 0) return -1;
-    if (backslashFrom > i + 1 || (nextBackslash >= 0 && nextBackslash <= i)) {
-      backslashFrom = i + 1;
-      nextBackslash = text.indexOf('\\', i + 1);
-    }
-    if (nextBackslash < 0 || nextBackslash > quote) {
-      scanned.escape = false;
-      return quote + 1;
-    }
-  }
-  const end = skipStringByCharacter(text, i);
-  if (end > 0 && scanned.escape && nextBackslash >= 0 && nextBackslash < end && backslashFrom <= end) {
-    backslashFrom = end;
-    nextBackslash = text.indexOf('\\', end);
-  }
-  return end;
-}
-
-function skipStringByCharacter(text: string, i: number): number {
   const length = text.length;
   let escaped = false;
   for (let j = i + 1; j < length; j++) {
