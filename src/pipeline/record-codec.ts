@@ -52,22 +52,35 @@ function encodeWithHeaders(record: IngestRecord, headers: string, headersLength:
   return out;
 }
 
+/** Where the parts of an encoded record are (see the layout above). */
+interface Parts {
+  receivedAt: number;
+  signal: Signal | '';
+  ip: string;
+  headersStart: number;
+  bodyStart: number;
+}
+
+function partsOf(b: Buffer): Parts {
+  if (b[0] !== FORMAT_VERSION) throw new Error(`event log: unknown record format ${b[0]}`);
+  const ipLength = b.readUInt16LE(10);
+  const headersStart = 12 + ipLength + 4;
+  return {
+    receivedAt: b.readDoubleLE(1),
+    signal: SIGNALS_BY_CODE[b[9]] ?? '',
+    ip: b.toString('utf8', 12, 12 + ipLength),
+    headersStart,
+    bodyStart: headersStart + b.readUInt32LE(12 + ipLength),
+  };
+}
+
 /** Decodes the first `size` bytes (default: all); the body is copied, so `bytes` may be reused afterwards. */
 export function decodeRecord(bytes: Uint8Array, size?: unknown): IngestRecord {
   const length = typeof size === 'number' ? size : bytes.length;
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, length);
-  if (b[0] !== FORMAT_VERSION) throw new Error(`event log: unknown record format ${b[0]}`);
-  const receivedAt = new Date(b.readDoubleLE(1));
-  const signal = SIGNALS_BY_CODE[b[9]] ?? '';
-  const ipLength = b.readUInt16LE(10);
-  const ip = b.toString('utf8', 12, 12 + ipLength);
-  let pos = 12 + ipLength;
-  const headersLength = b.readUInt32LE(pos);
-  pos += 4;
-  const headers = JSON.parse(b.toString('utf8', pos, pos + headersLength)) as Record<string, string>;
-  pos += headersLength;
-  const body = Buffer.from(b.subarray(pos, length));
-  return { receivedAt, ip, headers, body, signal };
+  const p = partsOf(b);
+  const headers = JSON.parse(b.toString('utf8', p.headersStart, p.bodyStart)) as Record<string, string>;
+  return { receivedAt: new Date(p.receivedAt), ip: p.ip, headers, body: Buffer.from(b.subarray(p.bodyStart, length)), signal: p.signal };
 }
 
 /**
@@ -84,25 +97,17 @@ export class BatchDecoder {
 
   decode(bytes: Uint8Array): IngestRecord {
     const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    if (b[0] !== FORMAT_VERSION) throw new Error(`event log: unknown record format ${b[0]}`);
-    const at = b.readDoubleLE(1);
-    if (at !== this.lastAt) {
-      this.lastAt = at;
-      this.lastDate = new Date(at);
+    const p = partsOf(b);
+    if (p.receivedAt !== this.lastAt) {
+      this.lastAt = p.receivedAt;
+      this.lastDate = new Date(p.receivedAt);
     }
-    const signal = SIGNALS_BY_CODE[b[9]] ?? '';
-    const ipLength = b.readUInt16LE(10);
-    const ip = b.toString('utf8', 12, 12 + ipLength);
-    let pos = 12 + ipLength;
-    const headersLength = b.readUInt32LE(pos);
-    pos += 4;
-    const headerBytes = b.subarray(pos, pos + headersLength);
+    const headerBytes = b.subarray(p.headersStart, p.bodyStart);
     if (this.lastHeaderBytes === undefined || !headerBytes.equals(this.lastHeaderBytes)) {
       this.lastHeaders = JSON.parse(headerBytes.toString('utf8')) as Record<string, string>;
       this.lastHeaderBytes = headerBytes;
     }
-    pos += headersLength;
-    return { receivedAt: this.lastDate, ip, headers: this.lastHeaders, body: b.subarray(pos), signal };
+    return { receivedAt: this.lastDate, ip: p.ip, headers: this.lastHeaders, body: b.subarray(p.bodyStart), signal: p.signal };
   }
 }
 
