@@ -2,7 +2,7 @@ import { Subject, concatMap, defer, type Subscription } from 'rxjs';
 import type { Logger } from '../logger.js';
 
 /**
- * An actor (DESIGN.md "Actors"): a typed inbox (an RxJS Subject), one processing pipeline that
+ * An actor (docs/architecture.md "Actors"): a typed inbox (an RxJS Subject), one processing pipeline that
  * handles messages strictly one at a time, explicit state in the subclass, and a stop() that
  * drains. A message whose handling throws fails the actor: the supervisor policy here restarts
  * it with exponential backoff (restart() re-establishes the state from durable storage) and

@@ -1,7 +1,7 @@
 /**
  * Replay: re-processes a sink's records from its source's event log, from a point in time,
- * through the sink's current mapping (DESIGN.md: "kept ... so that it can be inspected and
- * replayed after the mapping is fixed"). Works on any EventLog adapter: it reads with `fetch`,
+ * through the sink's current mapping (docs/architecture.md, "Sink writers": a record a sink
+ * cannot map is kept and can be reprocessed or replayed after the mapping is fixed). Works on any EventLog adapter: it reads with `fetch`,
  * which does not move the sinks' own reading position.
  *
  * Without `fullRemap`, nothing is written twice:

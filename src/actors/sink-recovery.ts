@@ -1,6 +1,6 @@
 /**
- * Recovery work on a sink's records (DESIGN.md: a record that fails its mapping is "kept ... so
- * that it can be inspected and replayed after the mapping is fixed"): reprocessing of the kept
+ * Recovery work on a sink's records (docs/architecture.md, "Sink writers": a record a sink cannot map
+ * is kept as a mapping failure and can be reprocessed or replayed after the mapping is fixed): reprocessing of the kept
  * mapping failures, and replays from the event log (replay.ts). Both write through the sink
  * writer of the record's partition, so they run where that partition is worked on: on this node
  * for its own partitions, and (cluster mode) through orders to the owners for the others

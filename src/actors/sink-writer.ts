@@ -69,7 +69,7 @@ export function fileSettings(source: Source, sink: Sink): NewFile['settings'] {
 }
 
 /**
- * One per enabled sink (DESIGN.md "Actors"): takes each batch's rows as the router had them
+ * One per enabled sink (docs/architecture.md "Actors"): takes each batch's rows as the router had them
  * rendered with the columns of the sink's open file (actors/render, off the event loop),
  * appends them to the open slice file, syncs it, and commits in one metadata
  * transaction the slice's new length, counts, times and the log offsets covered, together with

@@ -1,5 +1,5 @@
 /**
- * Target port: where table rows land (DESIGN.md "Ports and adapters"). Two adapters: one
+ * Target port: where table rows land (docs/architecture.md "Ports and adapters"). Two adapters: one
  * embedded DuckDB file (src/connectors/warehouse/duckdb-target.ts, the default) and a PostgreSQL
  * server (src/connectors/warehouse/postgres-target.ts, `--target postgres://...`).
  *
@@ -60,7 +60,7 @@ export interface WriteOptions {
   /**
    * Idempotency key of an import: it is recorded in the same transaction as the rows, and a
    * write with an import id already recorded for the table changes nothing (a retried import
-   * after a crash is a no-op; DESIGN.md "Delivery").
+   * after a crash is a no-op; docs/architecture.md "Delivery").
    */
   importId?: string;
   /**

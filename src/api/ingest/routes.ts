@@ -1,7 +1,7 @@
 /**
  * POST /stream/<projectId>/<sourceId>/<secret> (reference §14): authenticate by the source
  * secret, cut the request into one record, append it to the source's topic of the event log
- * (the acknowledgement point, DESIGN.md "The record's path") and answer 200 once it is durable
+ * (the acknowledgement point, docs/architecture.md "The record's path") and answer 200 once it is durable
  * (sync.wait) or 202 at once. Everything after the log (fan-out to sinks, mapping) happens in
  * the actors; this route does nothing more, except with `?verbose=true`: then it also maps the
  * record through each enabled sink's mapping, to say in the answer which sinks will not be able

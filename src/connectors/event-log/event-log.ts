@@ -1,7 +1,7 @@
 import type { IngestRecord } from '../../pipeline/record.js';
 
 /**
- * EventLog port (DESIGN.md "The record's path"): the acknowledgement point. Records are
+ * EventLog port (docs/architecture.md "The record's path"): the acknowledgement point. Records are
  * appended to one topic per source, in order, each getting the next offset of its topic
  * (offsets start at 1 and never repeat). Consumers (one per sink) read from their own committed
  * offsets. Embedded adapter: LMDB (lmdb-log.ts); at scale: Kafka.

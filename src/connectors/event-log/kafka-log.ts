@@ -1,5 +1,5 @@
 /**
- * The Kafka adapter of the EventLog port (DESIGN.md "Ports and adapters"): each event-log topic
+ * The Kafka adapter of the EventLog port (docs/architecture.md "Ports and adapters"): each event-log topic
  * (one per source) is a Kafka topic (kafka-topics.ts names them) whose partitions are the
  * port's partitions (event-log.ts partitionIdOf), records are Kafka records in the format producers can
  * write themselves (kafka-record.ts), appends go through one idempotent producer with acks=-1

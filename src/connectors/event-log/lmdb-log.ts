@@ -6,7 +6,7 @@ import { decodeRecord, encodeRecords, encodedReceivedAt } from '../../pipeline/r
 import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from './event-log.js';
 
 /**
- * The embedded EventLog adapter (DESIGN.md "Ports and adapters"): an LMDB environment of its
+ * The embedded EventLog adapter (docs/architecture.md "Ports and adapters"): an LMDB environment of its
  * own (the service gives it `<dataDir>/log`) with one LMDB database per topic, named
  * `t/<topic>`, keyed by offset, and a database `floors` that keeps, per topic, the highest
  * offset removed (so that offsets are never reused, even when retention emptied a topic and the

@@ -1,5 +1,5 @@
 /**
- * The event log a node runs on (DESIGN.md "One process, every role; many processes, one
+ * The event log a node runs on (docs/architecture.md "One process, every role; many processes, one
  * Kafka"): the embedded LMDB log under `<dataDir>/log`, or Kafka when brokers are configured.
  */
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Cluster mode's metadata (DESIGN.md "One process, every role; many processes, one Kafka"):
+ * Cluster mode's metadata (docs/architecture.md "One process, every role; many processes, one Kafka"):
  * every node keeps its own LMDB view, and the keys the cluster shares (definitions, settings,
  * tasks, tokens, configurations, mapping failures, the nodes' coordination) travel through one
  * shared, ordered change log (a compacted Kafka topic, kafka-metadata-log.ts). Node-local keys

@@ -1,5 +1,5 @@
 /**
- * The target a node imports into (DESIGN.md "Ports and adapters"): a PostgreSQL server when
+ * The target a node imports into (docs/architecture.md "Ports and adapters"): a PostgreSQL server when
  * `--target postgres://...` is given, else the embedded DuckDB file (`--target-path`), which
  * cluster nodes on one host open per operation (`shared`).
  */
