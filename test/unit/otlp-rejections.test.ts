@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileMapping, createRecordContext } from '../../src/pipeline/columns/index.js';
 import { findRejections, mappingCanFail, rejectionMessage } from '../../src/pipeline/otlp/rejections.js';
-import { templateCanFail } from '../../src/pipeline/otlp/template-can-fail.js';
+import { templateCanFail } from '../../src/connectors/jsonnet/template-can-fail.js';
 import { DEFAULT_COLUMNS, defaultSink } from '../../src/pipeline/otlp/default-sinks.js';
 import { ALWAYS_WRITTEN, flatten } from '../../src/pipeline/otlp/flatten.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
@@ -28,7 +28,8 @@ describe('rejections known at ingest time', () => {
     expect(mappingCanFail([{ type: 'uuid', name: 'id' }, { type: 'body', name: 'b' }, { type: 'path', name: 'p', path: 'x', defaultValue: '' }], 'logs')).toBe(false);
     expect(mappingCanFail([{ type: 'path', name: 'p', path: 'x' }], 'logs')).toBe(true);
     expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("x")' } }], 'logs')).toBe(true);
-    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("body") + "!"' } }], 'logs')).toBe(false);
+    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("body") + "!"' } }], 'logs', templateCanFail)).toBe(false);
+    expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("body") + "!"' } }], 'logs'), 'without the engine\'s judgement a template can fail').toBe(true);
     // A key every record of the signal has, or the whole body, cannot miss; a nested path can.
     expect(mappingCanFail([{ type: 'path', name: 'b', path: 'body' }, { type: 'path', name: 'a', path: 'attributes' }, { type: 'path', name: 'all', path: '' }], 'logs')).toBe(false);
     expect(mappingCanFail([{ type: 'path', name: 'u', path: 'attributes.user' }], 'logs')).toBe(true);

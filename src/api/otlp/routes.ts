@@ -25,6 +25,7 @@ import { headersFromRaw } from '../../pipeline/headers.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { flatten } from '../../pipeline/otlp/flatten.js';
 import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
+import { templateCanFail } from '../../connectors/jsonnet/template-can-fail.js';
 import type { IngestRecord } from '../../pipeline/record.js';
 import { ApiError, LoggedRefusal } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';
@@ -122,7 +123,7 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
   async function sinkMappings(target: IngestTarget, signal: Signal, req: FastifyRequest): Promise<SinkMapping[]> {
     const out: SinkMapping[] = [];
     for (const sink of target.enabledSinks) {
-      if (!acceptsSignal(sink, signal) || !mappingCanFail(sink.table.mapping.columns, signal)) continue;
+      if (!acceptsSignal(sink, signal) || !mappingCanFail(sink.table.mapping.columns, signal, templateCanFail)) continue;
       try {
         out.push({ sinkId: sink.sinkId, mapping: await mappings.get(sink) });
       } catch (err) {

@@ -14,7 +14,8 @@ import type { Column, Signal } from '../../model/definition.js';
 import type { CompiledMapping } from '../columns/mapping.js';
 import { MappingError } from '../columns/errors.js';
 import type { RecordContext } from '../template-engine.js';
-import { pathCanMiss, templateCanFail } from './template-can-fail.js';
+import { cachedPath } from '../columns/path.js';
+import { ALWAYS_WRITTEN } from './flatten.js';
 
 export interface SinkMapping {
   sinkId: string;
@@ -28,19 +29,28 @@ export interface Rejections {
   firstError?: string;
 }
 
+/** Whether a template can fail on a flattened record of the signal (the engine's side reads its syntax: connectors/jsonnet/template-can-fail.ts). */
+export type TemplateCanFail = (content: string, signal: Signal) => boolean;
+
 /**
  * Whether a mapping can fail on a flattened OTLP record of the signal at all. The body is JSON
  * Sluice wrote itself, so only templates and `path` columns without a default can fail, and of
- * those only paths that can miss: not the whole body, nor a top-level key the flattening always
- * writes (ALWAYS_WRITTEN), and templates that template-can-fail.ts cannot clear from their
- * syntax. Sinks with none need no check, which saves a full parse and mapping of every record
- * on the ingestion thread.
+ * those only paths that can miss (pathCanMiss) and templates that `templateCanFail` cannot
+ * clear. Sinks with none need no check, which saves a full parse and mapping of every record on
+ * the ingestion thread.
  */
-export function mappingCanFail(columns: readonly Column[], signal: Signal): boolean {
+export function mappingCanFail(columns: readonly Column[], signal: Signal, templateCanFail: TemplateCanFail = () => true): boolean {
   return columns.some((c) => {
     if (c.type === 'template') return c.template?.language !== 'jsonnet' || templateCanFail(c.template.content ?? '', signal);
     return c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null) && pathCanMiss(c.path ?? '', signal);
   });
+}
+
+/** Whether a body path can miss on a flattened record of the signal: not the whole body, nor a top-level key the flattening always writes (ALWAYS_WRITTEN). */
+export function pathCanMiss(path: string, signal: Signal): boolean {
+  const steps = cachedPath(path);
+  if (steps.length === 0) return false;
+  return steps.length > 1 || !ALWAYS_WRITTEN[signal].has(steps[0].key);
 }
 
 export async function findRejections(ctxs: readonly RecordContext[], sinks: readonly SinkMapping[]): Promise<Rejections> {

@@ -1,11 +1,12 @@
 /**
  * Whether a Jsonnet template can fail on a flattened OTLP record: read from the template's
- * syntax tree, without evaluating it. The rejection check (rejections.ts) maps every record of
+ * syntax tree (the compiler's parser), without evaluating it. The OTLP rejection check
+ * (pipeline/otlp/rejections.ts, given this function by the OTLP route) maps every record of
  * a request through every sink that can fail on it, on the ingestion thread, before answering;
  * a template that cannot fail needs no evaluation there (the render thread evaluates it anyway).
  *
  * The answer is "cannot fail" only for templates built from what cannot fail on a record whose
- * top-level keys are known (flatten.ts ALWAYS_WRITTEN): literals; `Body()`, and `Body(path)`
+ * top-level keys are known (pipeline/otlp/flatten.ts ALWAYS_WRITTEN): literals; `Body()`, and `Body(path)`
  * of a path that cannot miss or with a default; `Header(name, default)`; `BodyStr()`,
  * `HeaderStr()`, `Ip()`, `Now()`; `+` with a string on one side (Jsonnet turns the other into
  * text); arrays and objects of these; `std.toString`. Anything else (locals, functions,
@@ -15,8 +16,7 @@
 import type { Signal } from '../../model/definition.js';
 import type { Arg, Node } from '../../jsonnet/ast.js';
 import { parse } from '../../jsonnet/parser.js';
-import { cachedPath } from '../columns/path.js';
-import { ALWAYS_WRITTEN } from './flatten.js';
+import { pathCanMiss } from '../../pipeline/otlp/rejections.js';
 
 /** What an expression is known to be when it cannot fail: text, or some other value. */
 type Safe = 'string' | 'value';
@@ -96,11 +96,4 @@ function safeCall(target: Node, args: readonly Arg[], signal: Signal): Safe | un
     default:
       return undefined;
   }
-}
-
-/** Whether a body path can miss on a flattened record of the signal (not the whole body, nor a key always written). */
-export function pathCanMiss(path: string, signal: Signal): boolean {
-  const steps = cachedPath(path);
-  if (steps.length === 0) return false;
-  return steps.length > 1 || !ALWAYS_WRITTEN[signal].has(steps[0].key);
 }
