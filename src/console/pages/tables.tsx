@@ -10,26 +10,7 @@ import { api } from '../api';
 import { useLoad } from '../components/load';
 import { ErrorText, Loading, Time, formatCount } from '../components/common';
 import { TablePage } from './table-detail';
-
-export interface Bucket {
-  id: string;
-  name: string;
-  displayName: string;
-  stage: string;
-  created: string;
-}
-
-export interface Table {
-  id: string;
-  name: string;
-  created: string;
-  lastImportDate: string | null;
-  lastChangeDate: string;
-  rowsCount: number;
-  columns?: string[];
-  bucket: { id: string; stage: string; name: string; displayName: string };
-  metadata: { key: string; value: string }[];
-}
+import type { Bucket, Table } from './table-model';
 
 export function TablesPage({ route }: { route: Route }) {
   const [, tableId] = route.parts;
