@@ -177,7 +177,7 @@ export class BatchRenderer {
     let budgetMs: number | undefined;
     if (job.budgetMs !== undefined) {
       let taken = 0;
-      for (const r of records) if (r.offset > job.after) taken++;
+      for (const r of records) if (takes(job, r)) taken++;
       budgetMs = job.budgetMs * Math.max(1, taken / BUDGET_RECORDS);
     }
     return { ...run, mapping, parked, budgetMs };
@@ -194,8 +194,7 @@ export class BatchRenderer {
     const { job, result, parked } = run;
     const chosen: number[] = [];
     for (let i = from; i < to; i++) {
-      if (records[i].offset <= job.after) continue;
-      if (job.allowedSignals && !acceptsSignal(job, records[i].record.signal)) continue;
+      if (!takes(job, records[i])) continue;
       const reason = parked?.get(records[i].offset);
       if (reason !== undefined) {
         result.failures.push({ index: i, reason, kind: 'stopped' });
@@ -264,6 +263,11 @@ export class BatchRenderer {
     }
     return out;
   }
+}
+
+/** Whether the job maps (or answers as parked) the record: after its position, of its signals. */
+function takes(job: RenderJob, r: BatchRecord): boolean {
+  return r.offset > job.after && (!job.allowedSignals || acceptsSignal(job, r.record.signal));
 }
 
 /** The job's answer for the whole batch. */

@@ -165,7 +165,9 @@ function validate(text: string, segments: Segment[]): SplitBatch {
  * for a valid body the two agree.
  */
 function splitValid(text: string, body: Buffer): SplitBatch | undefined {
-  // A body of ASCII alone has its characters at their byte offsets: the records are views of it.
+  // Decoding never gives more characters than bytes, so as many of each means every byte is one
+  // character (ASCII, or a byte that is not UTF-8, read as U+FFFD): the characters are at their
+  // byte offsets, and the records are views of the body's bytes.
   const ascii = text.length === body.length;
   const records: BatchRecord[] = [];
   const push = (start: number, end: number) => {

@@ -21,29 +21,32 @@ import { pathCanMiss } from '../../pipeline/otlp/rejections.js';
 /** What an expression is known to be when it cannot fail: text, or some other value. */
 type Safe = 'string' | 'value';
 
-/** Answers by signal and template (a sink's templates are asked about on every request). */
-const answers = new Map<string, boolean>();
+/**
+ * Answers by signal, then by template: a sink's templates are asked about on every request, and
+ * the content is the sink definition's own string (its hash computed once), not a key built anew.
+ */
+const answers = new Map<Signal, Map<string, boolean>>();
 const ANSWERS_KEPT = 1000;
 
 export function templateCanFail(content: string, signal: Signal): boolean {
-  const key = `${signal}\n${content}`;
-  let answer = answers.get(key);
+  let bySignal = answers.get(signal);
+  if (bySignal === undefined) answers.set(signal, (bySignal = new Map()));
+  let answer = bySignal.get(content);
   if (answer === undefined) {
     answer = analyse(content, signal);
-    if (answers.size >= ANSWERS_KEPT) answers.clear();
-    answers.set(key, answer);
+    if (bySignal.size >= ANSWERS_KEPT) bySignal.clear();
+    bySignal.set(content, answer);
   }
   return answer;
 }
 
+/** Anything the reading cannot settle (a syntax error, a tree too deep to walk) counts as "can fail": the check then evaluates the template. */
 function analyse(content: string, signal: Signal): boolean {
-  let tree: Node;
   try {
-    tree = parse('(snippet)', content);
+    return safeKind(parse('(snippet)', content), signal) === undefined;
   } catch {
     return true;
   }
-  return safeKind(tree, signal) === undefined;
 }
 
 /** The kind of a node that cannot fail, or undefined when it may. */

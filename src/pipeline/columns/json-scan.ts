@@ -6,7 +6,7 @@
  */
 
 /** Nesting followed; deeper values count as invalid here (the callers' parsers then decide). */
-export const MAX_SCAN_DEPTH = 64;
+const MAX_SCAN_DEPTH = 64;
 
 /** What the last skipString / skipValue saw, beside the position they return (no allocation per call). */
 export const scanned = {
