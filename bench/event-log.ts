@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { open } from 'lmdb';
 import { LmdbEventLog } from '../src/connectors/event-log/lmdb-log.js';
-import type { IngestRecord } from '../src/pipeline/record.js';
+import type { IngestRecord } from '../src/model/record.js';
 
 /**
  * Appends per second to the embedded event log (LmdbEventLog), one record per append, each

@@ -22,10 +22,10 @@ import { DuckDbTarget } from '../src/connectors/warehouse/duckdb-target.js';
 import { PostgresTarget } from '../src/connectors/warehouse/postgres-target.js';
 import { csvRows } from '../src/pipeline/csv-rows.js';
 import { TableService } from '../src/storage/tables.js';
-import type { Target } from '../src/storage/target.js';
+import type { Target } from '../src/ports/target.js';
 import { importFile } from '../src/levels/import.js';
 import { LocalDirectoryStaging } from '../src/connectors/staging/local-directory-staging.js';
-import type { FileEntry, SliceEntry } from '../src/levels/model.js';
+import type { FileEntry, SliceEntry } from '../src/model/levels.js';
 import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.js';
 import { median, round2 } from './util.js';
 

@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { SluiceTemplateEngine } from '../src/connectors/jsonnet/sluice-engine.js';
 import { createRecordContext } from '../src/pipeline/columns/index.js';
-import type { IngestRecord } from '../src/pipeline/record.js';
+import type { IngestRecord } from '../src/model/record.js';
 import { median, round2 } from './util.js';
 
 // The package's types do not resolve under NodeNext (see test/support/libjsonnet-engine.ts): load it by require.

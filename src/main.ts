@@ -3,7 +3,7 @@
 // Each command's modules are loaded when it runs, so that --help, --version, jsonnet or sql do
 // not load the server's (fastify, LMDB, DuckDB, Kafka).
 import { ConfigError, loadConfig, OPTIONS, optionsHelp } from './config.js';
-import { TargetUnavailableError } from './storage/target.js';
+import { TargetUnavailableError } from './ports/target.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: sluice <command> [options]

@@ -1,4 +1,4 @@
-import { parsePartitionId } from '../connectors/event-log/event-log.js';
+import { parsePartitionId } from '../ports/event-log.js';
 import type { Logger } from '../logger.js';
 
 /**

@@ -1,10 +1,11 @@
-import type { EventLog, OwnershipChange } from '../connectors/event-log/event-log.js';
-import { parsePartitionId } from '../connectors/event-log/event-log.js';
+import type { EventLog, OwnershipChange } from '../ports/event-log.js';
+import { parsePartitionId } from '../ports/event-log.js';
 import type { Logger } from '../logger.js';
-import { sinkPath, type SinkKey } from '../levels/model.js';
+import { sinkPath, type SinkKey } from '../model/levels.js';
 import type { LevelRepository } from '../levels/repository.js';
 import type { TableService } from '../storage/tables.js';
-import { removeSliceFiles, type Staging } from '../levels/staging.js';
+import { removeSliceFiles } from '../levels/staging.js';
+import type { Staging } from '../ports/staging.js';
 import type { PartitionHandOver } from './hand-over.js';
 
 export interface ClusterMembershipDeps {

@@ -9,7 +9,7 @@
  * owner deletes finished orders nobody collected after ORPHAN_MS (the asking node died).
  */
 import { randomUUID } from 'node:crypto';
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 
 const PREFIX = 'cluster/order/';
 /** Orders to the partitions' owners: shared, written in the background. */

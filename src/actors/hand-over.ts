@@ -12,8 +12,8 @@
  * So nothing a previous owner imports can also be read again by the next one, whether the
  * partition moved because a node came, left, or died.
  */
-import { parsePartitionId } from '../connectors/event-log/event-log.js';
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
+import { parsePartitionId } from '../ports/event-log.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
 
 interface PartitionMarker {

@@ -1,13 +1,13 @@
-import type { EventLog } from '../connectors/event-log/event-log.js';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { EventLog } from '../ports/event-log.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
 import { sourceSinksPrefix } from '../levels/import.js';
 import { removeLocalSink } from '../levels/local.js';
-import type { Staging } from '../levels/staging.js';
+import type { Staging } from '../ports/staging.js';
 import { parseInstanceId } from '../levels/instances.js';
-import { sinkPath, type SinkKey } from '../levels/model.js';
+import { sinkPath, type SinkKey } from '../model/levels.js';
 import type { LevelRepository } from '../levels/repository.js';
-import type { MappingFailures } from '../storage/mapping-failures.js';
+import type { MappingFailures } from '../levels/mapping-failures.js';
 import type { TableService } from '../storage/tables.js';
 import { clearFailing } from './sink-health.js';
 

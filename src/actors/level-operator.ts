@@ -1,12 +1,13 @@
 import { join } from 'node:path';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
 import { retryDelayMs } from '../levels/conditions.js';
 import type { TableService } from '../storage/tables.js';
-import { SinkClaimedError } from '../storage/target.js';
-import { levelKeys, type FileEntry, type SliceEntry } from '../levels/model.js';
+import { SinkClaimedError } from '../ports/target.js';
+import { levelKeys, type FileEntry, type SliceEntry } from '../model/levels.js';
 import { REFERENCE_RETENTION, type LevelRepository } from '../levels/repository.js';
-import { removeSliceFiles, stagedPaths, type Staging } from '../levels/staging.js';
+import { removeSliceFiles, stagedPaths } from '../levels/staging.js';
+import type { Staging } from '../ports/staging.js';
 import { importFile } from '../levels/import.js';
 import { removeLocalFiles } from '../levels/local.js';
 import { Actor } from './actor.js';

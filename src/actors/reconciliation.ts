@@ -1,8 +1,8 @@
-import type { MetadataReader } from '../connectors/metadata/store.js';
+import type { MetadataReader } from '../ports/metadata-store.js';
 import type { Sink, Source } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { instanceId } from '../levels/instances.js';
-import { sinkPath, type SinkKey } from '../levels/model.js';
+import { sinkPath, type SinkKey } from '../model/levels.js';
 import type { LevelRepository } from '../levels/repository.js';
 import { failingKey } from './sink-health.js';
 

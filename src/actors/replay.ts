@@ -16,7 +16,7 @@
  * The range ends at the sink's consumer offset when the replay starts; later records reach the
  * sink through the normal path.
  */
-import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
+import type { EventLog, LoggedRecord } from '../ports/event-log.js';
 import { isSeen, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { ReprocessResult } from './sink-writer.js';
 

@@ -7,8 +7,8 @@
  * a longer backoff. Nothing is lost: the failing sink's committed position stays where it was,
  * and when its writes work again the router has it catch up from there (each record once).
  */
-import type { SinkKey } from '../levels/model.js';
-import type { KeySpace, MetadataTx } from '../connectors/metadata/store.js';
+import type { SinkKey } from '../model/levels.js';
+import type { KeySpace, MetadataTx } from '../ports/metadata-store.js';
 
 /** Attempts of one write (a batch, opening the sink's file, a trigger check) before the sink is marked failing. */
 export const SINK_WRITE_ATTEMPTS = 5;

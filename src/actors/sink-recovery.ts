@@ -6,12 +6,12 @@
  * for its own partitions, and (cluster mode) through orders to the owners for the others
  * (cluster-orders.ts), whose progress and results add up to one answer.
  */
-import { parsePartitionId, type EventLog } from '../connectors/event-log/event-log.js';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import { parsePartitionId, type EventLog } from '../ports/event-log.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Sink } from '../model/definition.js';
 import { readSinks } from '../definition/repository.js';
 import type { LevelRepository } from '../levels/repository.js';
-import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
+import { fromFailureRecord, type MappingFailures } from '../levels/mapping-failures.js';
 import type { ClusterOrders, Order } from './cluster-orders.js';
 import type { PartitionHandOver } from './hand-over.js';
 import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';

@@ -1,4 +1,4 @@
-import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
+import type { EventLog, LoggedRecord } from '../ports/event-log.js';
 import type { Logger } from '../logger.js';
 import { Actor } from './actor.js';
 import type { BacklogGate } from './backlog-gate.js';

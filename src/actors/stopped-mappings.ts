@@ -24,14 +24,14 @@
  * Cluster mode: the slots are the node's own (node-local files); parked records and failures
  * are shared, so the node that works on the partition next, this one or another, skips them.
  */
-import type { EventLog } from '../connectors/event-log/event-log.js';
-import type { MetadataStore } from '../connectors/metadata/store.js';
-import { partitionIdOf } from '../connectors/event-log/event-log.js';
+import type { EventLog } from '../ports/event-log.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
+import { partitionIdOf } from '../ports/event-log.js';
 import { parseInstanceId } from '../levels/instances.js';
-import type { SinkKey } from '../levels/model.js';
+import type { SinkKey } from '../model/levels.js';
 import type { LevelRepository } from '../levels/repository.js';
 import type { Logger } from '../logger.js';
-import { toFailureRecord, type MappingFailure, type MappingFailures } from '../storage/mapping-failures.js';
+import { toFailureRecord, type MappingFailure, type MappingFailures } from '../levels/mapping-failures.js';
 import { forget, STOPPED_PROCESS_REASON, type LeftMark } from './render/inflight.js';
 
 export interface StoppedMappingsDeps {

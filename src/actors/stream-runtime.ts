@@ -1,10 +1,10 @@
-import type { EventLog } from '../connectors/event-log/event-log.js';
-import { parsePartitionId, sourceTopic, partitionIdOf } from '../connectors/event-log/event-log.js';
+import type { EventLog } from '../ports/event-log.js';
+import { parsePartitionId, sourceTopic, partitionIdOf } from '../ports/event-log.js';
 import { instanceId, parseInstanceId } from '../levels/instances.js';
 import type { Sink } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
-import { sinkPath, type SinkKey } from '../levels/model.js';
-import type { MappingFailures } from '../storage/mapping-failures.js';
+import { sinkPath, type SinkKey } from '../model/levels.js';
+import type { MappingFailures } from '../levels/mapping-failures.js';
 import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
 import { SourceRouter } from './source-router.js';
 import type { BacklogGate } from './backlog-gate.js';
@@ -21,7 +21,7 @@ import type { LeftMark } from './render/inflight.js';
 import { parkStoppedMappings } from './stopped-mappings.js';
 import { ClusterMembership } from './cluster-membership.js';
 import { desiredWriters, startOffset } from './reconciliation.js';
-import type { Staging } from '../levels/staging.js';
+import type { Staging } from '../ports/staging.js';
 
 export interface StreamRuntimeDeps extends SinkWriterDeps {
   eventLog: EventLog;

@@ -1,5 +1,5 @@
 import { DomainError, type ErrorKind } from '../domain-errors.js';
-import { TargetUnavailableError } from '../storage/target.js';
+import { TargetUnavailableError } from '../ports/target.js';
 
 /**
  * A failure of the HTTP layer with its status and a machine-readable code (authentication,

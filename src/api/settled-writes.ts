@@ -5,7 +5,7 @@
  * it, the call answers 503 instead of its success: the change may be lost, the client retries.
  */
 import type { FastifyInstance } from 'fastify';
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigError, loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
-import { openMetadataStore } from '../connectors/metadata/open-metadata-store.js';
+import { openMetadataStore } from '../wiring/open-metadata-store.js';
 import { generateEncryptionKey, InvalidKeyError, parseEncryptionKey, ValueCipher } from '../model/value-cipher.js';
 import { ConfigurationService } from '../storage/configurations/service.js';
 import { readKeyFile, recordProjectKey, writeKeyFile } from '../storage/encryption-key.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KeySpace, MetadataReader, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataReader, MetadataTx } from '../ports/metadata-store.js';
 import { DomainError } from '../domain-errors.js';
 import type { By, Entity, Sink, Source } from '../model/definition.js';
 

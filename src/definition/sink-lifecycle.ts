@@ -1,4 +1,4 @@
-import type { MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { MetadataStore, MetadataTx } from '../ports/metadata-store.js';
 import type { TokenService } from '../storage/tokens.js';
 import type { Sink, Source } from '../model/definition.js';
 import { keys } from './repository.js';

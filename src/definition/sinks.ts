@@ -1,4 +1,4 @@
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Task, TaskRunner } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
 import type { By, Column, Signal, Sink } from '../model/definition.js';

@@ -1,4 +1,4 @@
-import type { MetadataStore } from '../connectors/metadata/store.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
 import type { TaskRunner, Task } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
 import { patchSettings, SettingsError } from '../pipeline/settings.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
 
 export type TaskStatus = 'processing' | 'success' | 'error';

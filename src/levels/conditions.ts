@@ -7,6 +7,7 @@
 import type { SettingValue } from '../model/definition.js';
 import { effectiveSetting, type SettingFloor } from '../pipeline/settings.js';
 import { parseByteSize, parseDuration } from '../pipeline/units.js';
+import type { LevelLimits } from '../model/levels.js';
 
 export interface UploadTrigger {
   count: number;
@@ -17,26 +18,6 @@ export interface UploadTrigger {
 export interface ImportTrigger extends UploadTrigger {
   slicesCount: number;
 }
-
-/** Fixed limits of the reference, configurable for tests and operators. */
-export interface LevelLimits {
-  /** A slice younger than this is never uploaded (reference: 10 s). */
-  uploadMinIntervalMs: number;
-  /** A file younger than this is never imported, unless it has maxSlices slices (reference: 60 s). */
-  importMinIntervalMs: number;
-  /** A file with this many slices is imported at once, before every other check (reference: 100). */
-  maxSlices: number;
-}
-
-export const REFERENCE_LIMITS: LevelLimits = { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 };
-
-/**
- * Sluice's defaults: the floors are the settings' own minima (upload interval 1s, import
- * interval 30s), so every value the API accepts is honoured as written. The reference's fixed
- * 10s/60s silently lengthened a valid 30s import interval to 60s; an operator who wants them
- * sets --upload-min-interval 10s --import-min-interval 60s, and the settings answer shows it.
- */
-export const DEFAULT_LIMITS: LevelLimits = { uploadMinIntervalMs: 1_000, importMinIntervalMs: 30_000, maxSlices: 100 };
 
 /** The floors as the settings answer shows them (see settingsView). */
 export function triggerFloors(limits: LevelLimits): SettingFloor[] {

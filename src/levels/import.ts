@@ -3,9 +3,9 @@
  * transaction, with the file's key as import id, so a retried import (after a crash between the
  * target's commit and the `imported` state) is a no-op.
  */
-import type { TableService } from '../storage/tables.js';
-import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from './model.js';
-import type { Staging } from './staging.js';
+import type { TableImporter } from '../ports/target.js';
+import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from '../model/levels.js';
+import type { Staging } from '../ports/staging.js';
 
 /** The import id of a file: "<branchId>/<sourceId>/<sinkId>/<openedAt>". */
 export function fileImportId(file: FileKey): string {
@@ -35,7 +35,7 @@ export function sourceSinksPrefix(branchId: number, sourceId: string): string {
  * `fileImported`. In cluster mode `owner` is this node: the import is refused (SinkClaimedError)
  * when another node has claimed the sink since.
  */
-export async function importFile(tables: TableService, staging: Staging, file: FileEntry, slices: readonly SliceEntry[], owner?: string): Promise<FileImportResult> {
+export async function importFile(tables: TableImporter, staging: Staging, file: FileEntry, slices: readonly SliceEntry[], owner?: string): Promise<FileImportResult> {
   const importId = fileImportId(file);
   for (const s of slices) {
     if (s.branchId !== file.branchId || s.sourceId !== file.sourceId || s.sinkId !== file.sinkId || s.fileOpenedAt !== file.openedAt) {

@@ -10,8 +10,8 @@
  * What is reported per sink (statistics, failure counts) and purged per sink covers all its
  * instances; the statistics reset marker stays keyed by the plain sink id.
  */
-import type { MetadataReader } from '../connectors/metadata/store.js';
-import type { SinkKey } from './model.js';
+import type { MetadataReader } from '../ports/metadata-store.js';
+import type { SinkKey } from '../model/levels.js';
 
 const SEPARATOR = '#';
 

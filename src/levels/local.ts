@@ -8,22 +8,8 @@
 import { mkdir, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { csvRows, type Cell } from '../pipeline/csv-rows.js';
-import type { SliceEntry, SliceKey } from './model.js';
-
-/** An ISO time as a file or directory name: "2000-01-01T02:00:00.000Z" -> "2000-01-01T02-00-00-000Z". */
-export function fsTime(iso: string): string {
-  return iso.replace(/[:.]/g, '-');
-}
-
-/** Directory of a slice relative to the level root: "<branchId>/<sourceId>/<sinkId>/<fileOpenedAt>". */
-export function sliceDir(slice: SliceKey): string {
-  return join(String(slice.branchId), slice.sourceId, slice.sinkId, fsTime(slice.fileOpenedAt));
-}
-
-/** The local CSV of a slice, relative to the data directory. */
-export function localSlicePath(slice: SliceKey): string {
-  return join('local', sliceDir(slice), `${fsTime(slice.openedAt)}.csv`);
-}
+import type { SliceEntry } from '../model/levels.js';
+import { syncDir } from '../sync-dir.js';
 
 export { csvRows, type Cell } from '../pipeline/csv-rows.js';
 
@@ -147,19 +133,6 @@ export async function recoverSlice(path: string, committedLength: number): Promi
     await handle.close();
   }
   return size - committedLength;
-}
-
-/** Makes a new directory entry or rename in `dir` durable (a no-op where directories cannot be opened). */
-export async function syncDir(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Some platforms cannot fsync a directory; the entry is still there.
-  } finally {
-    await handle?.close();
-  }
 }
 
 /** Removes the local files of slices whose entries are gone (a missing file is fine). */

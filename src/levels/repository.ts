@@ -12,13 +12,13 @@
  * from `uploading` on its length is frozen (commitBatch refuses).
  */
 import type { Column, SettingValue } from '../model/definition.js';
-import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
 import { retryDelayMs } from './conditions.js';
 import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
-import { localSlicePath } from './local.js';
 import { parseInstanceId, sinkInstances } from './instances.js';
 import {
   levelKeys,
+  localSlicePath,
   sinkPath,
   type ArchivedStatistics,
   type FileEntry,
@@ -31,7 +31,7 @@ import {
   type SliceEntry,
   type SliceKey,
   type SliceState,
-} from './model.js';
+} from '../model/levels.js';
 
 /** A state change or commit that the current state does not allow; nothing was written. */
 export class LevelStateError extends Error {

@@ -1,48 +1,11 @@
 /**
- * The Staging port (reference §17.5, docs/architecture.md, "Ports and adapters"): where a closed slice waits,
- * gzipped, until its file is imported into the target. The level operator stages slices and
- * removes staged ones through this port; the import reads them through it. The embedded
- * adapter is a directory on this node (connectors/staging/local-directory-staging.ts); an object
- * store would implement the same four calls with the same object names.
+ * The levels' use of the Staging port (src/ports/staging.ts): which staged objects belong to
+ * slices, and removing a slice's local and staged files together.
  */
-import { join } from 'node:path';
-import { fsTime, removeLocalFiles, sliceDir } from './local.js';
-import type { SliceEntry, SliceKey } from './model.js';
+import { removeLocalFiles } from './local.js';
+import type { SliceEntry } from '../model/levels.js';
+import type { Staging } from '../ports/staging.js';
 
-/**
- * The name of a slice's staged object: "staging/<branchId>/<sourceId>/<sinkId>/<fileOpenedAt>/
- * <openedAt>.csv.gz" (the local level's layout). Stored as SliceEntry.stagingPath; the local
- * directory adapter keeps the object at this path under the data directory.
- */
-export function stagingSlicePath(slice: SliceKey): string {
-  return join('staging', sliceDir(slice), `${fsTime(slice.openedAt)}.csv.gz`);
-}
-
-export interface StagedSlice {
-  /** The staged object's name (SliceEntry.stagingPath). */
-  stagingPath: string;
-  /** Bytes of the gzip object (SliceEntry.compressedSize). */
-  compressedSize: number;
-}
-
-export interface Staging {
-  /** Where the staged data is, for the start-up log ("directory /data/staging"). */
-  readonly description: string;
-  /**
-   * Stages exactly the committed bytes (`slice.uncompressedSize`) of the slice's local CSV at
-   * `localFile`, gzipped, under stagingSlicePath(slice): either the complete object is there
-   * afterwards or nothing is. Idempotent: staging a slice again (after a crash before `uploaded`
-   * was committed) gives the same object; when the local file is gone but the object exists
-   * (an earlier success removed the local file), the object is kept and returned.
-   */
-  stage(slice: SliceEntry, localFile: string): Promise<StagedSlice>;
-  /** A file on this node that the target's import reads the staged object from. */
-  readablePath(stagingPath: string): string;
-  /** Removes staged objects; one that is missing is fine. */
-  remove(stagingPaths: readonly string[]): Promise<void>;
-  /** Removes everything staged for a sink instance (a deleted sink being purged). */
-  removeSink(branchId: number, sourceId: string, instance: string): Promise<void>;
-}
 
 /** The staged objects of slices (those that have one). */
 export function stagedPaths(slices: readonly SliceEntry[]): string[] {

@@ -3,9 +3,9 @@
  * removed (a deleted sink) disappears. Slices and files are this node's (node-local level
  * state); the lag is this node's writers'.
  */
-import type { EventLog } from '../connectors/event-log/event-log.js';
-import type { MetadataReader } from '../connectors/metadata/store.js';
-import type { FileEntry, SinkKey, SliceEntry } from '../levels/model.js';
+import type { EventLog } from '../ports/event-log.js';
+import type { MetadataReader } from '../ports/metadata-store.js';
+import type { FileEntry, SinkKey, SliceEntry } from '../model/levels.js';
 import { parseInstanceId } from '../levels/instances.js';
 import type { Metrics } from './metrics.js';
 import { sourceOfTopic } from './metered-event-log.js';

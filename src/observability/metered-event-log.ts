@@ -5,8 +5,8 @@
  * the disk, or (Kafka) the broker not acknowledging. Counting costs the hot path a few
  * increments of counters looked up once per topic, no promise hop.
  */
-import type { IngestRecord } from '../pipeline/record.js';
-import { EventLogFullError, type AppendResult, type EventLog } from '../connectors/event-log/event-log.js';
+import type { IngestRecord } from '../model/record.js';
+import { EventLogFullError, type AppendResult, type EventLog } from '../ports/event-log.js';
 import type { Metrics, RefusalReason } from './metrics.js';
 
 /** `<projectId>.<branchId>.<sourceId>` (event-log.ts sourceTopic): the source id, a configured one. */

@@ -3,8 +3,8 @@
  * "ok" or why not; the node is ready when all are ok. Liveness (`/health/live`) is only that the
  * process answers.
  */
-import type { MetadataStore } from '../connectors/metadata/store.js';
-import type { EventLog } from '../connectors/event-log/event-log.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
+import type { EventLog } from '../ports/event-log.js';
 
 export interface ReadinessDeps {
   metadata: MetadataStore;

@@ -8,7 +8,7 @@ import { acceptsSignal, type Column, type Signal } from '../model/definition.js'
 import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';
-import type { IngestRecord } from './record.js';
+import type { IngestRecord } from '../model/record.js';
 import type { RecordContext, TemplateEngine } from './template-engine.js';
 
 /** What one sink asks of a batch. */

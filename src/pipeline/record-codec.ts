@@ -1,5 +1,5 @@
 import type { Signal } from '../model/definition.js';
-import type { IngestRecord } from './record.js';
+import type { IngestRecord } from '../model/record.js';
 
 /**
  * The binary form of a record: the embedded event log's value, and what the render worker gets

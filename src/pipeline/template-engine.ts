@@ -1,4 +1,4 @@
-import type { IngestRecord } from './record.js';
+import type { IngestRecord } from '../model/record.js';
 import type { JsonValue } from './columns/json.js';
 import type { MappingErrorKind } from './columns/errors.js';
 import type { JsonIndex } from './columns/json-index.js';

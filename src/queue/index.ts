@@ -4,8 +4,9 @@
  */
 import type { Metrics } from '../observability/metrics.js';
 import type { Config } from '../config.js';
-import type { MetadataStore } from '../connectors/metadata/store.js';
-import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
+import { sequenceIds } from '../storage/id-sequence.js';
+import type { IdAllocator } from '../ports/id-allocator.js';
 import type { Logger } from '../logger.js';
 import { ConfigurationService } from '../storage/configurations/service.js';
 import type { Secrets } from '../storage/secrets.js';

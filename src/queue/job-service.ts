@@ -1,9 +1,10 @@
-import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
 import { isDomainError } from '../domain-errors.js';
 import type { Secrets } from '../storage/secrets.js';
 import type { ConfigurationService } from '../storage/configurations/service.js';
 import type { Token } from '../storage/token-model.js';
-import { sequenceIds, type IdAllocator } from '../storage/id-sequence.js';
+import { sequenceIds } from '../storage/id-sequence.js';
+import type { IdAllocator } from '../ports/id-allocator.js';
 import { runnableComponent } from '../components/registry.js';
 import { QueueError, jobNotFound } from './errors.js';
 import { canTransition, INTERRUPTED, isFinished, KILLABLE_STATUSES, type Job, type JobStatus } from './job-model.js';

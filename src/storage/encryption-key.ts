@@ -11,7 +11,7 @@
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../config.js';
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 import { generateEncryptionKey, InvalidKeyError, parseEncryptionKey, ValueCipher } from '../model/value-cipher.js';
 
 export const ENCRYPTION_KEY_FILE = 'encryption-key';

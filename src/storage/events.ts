@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { KeySpace, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
+import type { KeySpace, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
 
 /** A Storage event (reference §3.8): job logs and other notes, read at GET /v2/storage/events. */
 export interface StorageEvent {

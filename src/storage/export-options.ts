@@ -6,7 +6,7 @@
  * 400 naming the option out.
  */
 import { DomainError } from '../domain-errors.js';
-import { TIMESTAMP_COLUMN, type ExportSpec } from './target.js';
+import { TIMESTAMP_COLUMN, type ExportSpec } from '../ports/target.js';
 
 const CODE = 'storage.tables.validation';
 const UNITS: Record<string, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };

@@ -11,7 +11,7 @@ import { parseExportOptions, type ExportOptionsInput } from './export-options.js
 import type { FileService, StoredFile } from './files.js';
 import { HEARTBEAT_MS, type StorageJob, type StorageJobs } from './storage-jobs.js';
 import type { TableService } from './tables.js';
-import { TargetUnavailableError, type ExportSpec } from './target.js';
+import { TargetUnavailableError, type ExportSpec } from '../ports/target.js';
 
 const CONCURRENT_EXPORTS = 2;
 /** Progress is written to the job at most this often. */

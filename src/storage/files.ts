@@ -8,8 +8,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
-import type { IdAllocator } from './id-sequence.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
+import type { IdAllocator } from '../ports/id-allocator.js';
 
 export interface StoredFile {
   id: string;

@@ -1,4 +1,5 @@
-import type { KeySpace, MetadataTx } from '../connectors/metadata/store.js';
+import type { IdAllocator } from '../ports/id-allocator.js';
+import type { KeySpace } from '../ports/metadata-store.js';
 
 const SEQUENCE = 'storage/sequence/id';
 const TOKEN_SEQUENCE = 'storage/sequence/token';
@@ -9,17 +10,6 @@ export const ID_SEQUENCE_KEY_SPACES: readonly KeySpace[] = [
 ];
 /** Generated ids start high so they never look like the small custom ids users pick ("1", "2"). */
 const FIRST_ID = 1_000_001;
-
-/**
- * Where numeric ids come from: `storage` ids are shared by configurations, configuration rows
- * and jobs, as in Keboola (reference §2.3 "the same generator as job ids"); `token` ids number
- * the Storage tokens. Ids only grow.
- */
-export type IdSequence = 'storage' | 'token';
-
-export interface IdAllocator {
-  next(tx: MetadataTx, sequence: IdSequence): string;
-}
 
 /** A node of its own: counters in the metadata store, advanced in the caller's transaction. */
 export const sequenceIds: IdAllocator = {

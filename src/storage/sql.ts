@@ -11,7 +11,7 @@
 import { DomainError, type ErrorKind } from '../domain-errors.js';
 import { NoQuerySlotError, QuerySlots } from './query-slots.js';
 import type { TableService } from './tables.js';
-import { QueryRefusedError, type QueryRelation, type QueryResult } from './target.js';
+import { QueryRefusedError, type QueryRelation, type QueryResult } from '../ports/target.js';
 
 export interface SqlLimits {
   /** Upper bound of the run time, the wait for a connection included; a request may ask for less. */

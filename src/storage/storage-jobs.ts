@@ -3,8 +3,8 @@
  * here the table exports. A job is created `waiting`, runs `processing` on the node that took
  * the request (with its progress), and ends `success` with its results or `error`.
  */
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
-import type { IdAllocator } from './id-sequence.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
+import type { IdAllocator } from '../ports/id-allocator.js';
 
 export type StorageJobStatus = 'waiting' | 'processing' | 'success' | 'error';
 

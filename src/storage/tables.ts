@@ -13,7 +13,7 @@ import {
   TIMESTAMP_COLUMN,
   type WriteOptions,
   type WriteResult,
-} from './target.js';
+} from '../ports/target.js';
 
 export type Bucket = TargetBucket;
 export type Table = TargetTable;

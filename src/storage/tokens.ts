@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { sequenceIds, type IdAllocator } from './id-sequence.js';
-import { findCaughtUp, type KeySpace, type MetadataStore, type MetadataTx } from '../connectors/metadata/store.js';
+import { sequenceIds } from './id-sequence.js';
+import type { IdAllocator } from '../ports/id-allocator.js';
+import { findCaughtUp, type KeySpace, type MetadataStore, type MetadataTx } from '../ports/metadata-store.js';
 import type { Token } from './token-model.js';
 
 export type { Token };

@@ -4,8 +4,8 @@
  * the durable write is slow (held until released, or delayed), or it fails (durable rejects).
  * Records become readable (read, headOffset, onDurable) only once durable, as in the adapters.
  */
-import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from '../../src/connectors/event-log/event-log.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from '../../src/ports/event-log.js';
+import type { IngestRecord } from '../../src/model/record.js';
 
 /**
  * - `immediate`: durable resolves on the next microtask.

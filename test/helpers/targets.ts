@@ -10,7 +10,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
 import { DuckDbTarget } from '../../src/connectors/warehouse/duckdb-target.js';
 import { PostgresTarget } from '../../src/connectors/warehouse/postgres-target.js';
-import type { Target } from '../../src/storage/target.js';
+import type { Target } from '../../src/ports/target.js';
 import { startTestPostgres, type TestPostgres } from './postgres.js';
 
 export type TargetKind = 'duckdb' | 'postgres';

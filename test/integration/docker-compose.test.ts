@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { loadConfig, OPTIONS, type Config } from '../../src/config.js';
-import { stagingSlicePath } from '../../src/levels/staging.js';
+import { stagingSlicePath } from '../../src/model/levels.js';
 
 // js-yaml is the YAML parser among the direct dependencies; it ships no types (src/jsonnet/builtins.ts loads it the same way).
 const yaml = createRequire(import.meta.url)('js-yaml') as { load(text: string): unknown };

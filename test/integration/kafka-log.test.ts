@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { pino } from 'pino';
-import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../src/ports/event-log.js';
 import { KafkaEventLog } from '../../src/connectors/event-log/kafka-log.js';
 import { TopicManager } from '../../src/connectors/event-log/kafka-topics.js';
 import { runKafkaCli } from '../../src/tools/kafka-broker/cli.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 
 let broker: TestBroker;

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { EventLogFullError } from '../../src/connectors/event-log/event-log.js';
+import { EventLogFullError } from '../../src/ports/event-log.js';
 import { KafkaEventLog } from '../../src/connectors/event-log/kafka-log.js';
 import { EventLogUnavailableError } from '../../src/connectors/event-log/kafka-appender.js';
 import { startBroker, stopBroker } from '../../src/tools/kafka-broker/broker-process.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';
 
 let broker: TestBroker;

@@ -10,7 +10,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { sourceTopic } from '../../src/connectors/event-log/event-log.js';
+import { sourceTopic } from '../../src/ports/event-log.js';
 import type { SettingValue, Sink, Source } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';
 import { MetadataIngestSources } from '../../src/api/ingest/index.js';

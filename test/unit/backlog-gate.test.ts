@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { BacklogGate } from '../../src/actors/backlog-gate.js';
 import { SourceRouter, type RouterTarget, type TargetJob } from '../../src/actors/source-router.js';
 import type { RecordRenderer, RenderedRows, RenderJob } from '../../src/actors/render/renderer.js';
-import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../src/ports/event-log.js';
 import { createLogger } from '../../src/logger.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { sleep, until } from '../helpers/child-service.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
 

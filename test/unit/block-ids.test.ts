@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BlockIds } from '../../src/connectors/metadata/block-ids.js';
-import type { MetadataTx } from '../../src/connectors/metadata/store.js';
+import type { MetadataTx } from '../../src/ports/metadata-store.js';
 
 const tx = {} as MetadataTx;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Column } from '../../src/model/definition.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { LibjsonnetEngine } from '../support/libjsonnet-engine.js';
 import {
   JsonNumber,

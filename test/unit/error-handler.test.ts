@@ -9,7 +9,7 @@ import { queueErrors } from '../../src/api/queue/envelope.js';
 import { ingestErrors } from '../../src/api/ingest/envelope.js';
 import { otlpErrors } from '../../src/api/otlp/answers.js';
 import { QueueError } from '../../src/queue/errors.js';
-import { TargetUnavailableError } from '../../src/storage/target.js';
+import { TargetUnavailableError } from '../../src/ports/target.js';
 
 describe('kind -> status', () => {
   it.each<[ErrorKind, number]>([

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { levelKeys } from '../../src/levels/model.js';
-import { StatisticsService } from '../../src/storage/statistics.js';
+import { levelKeys } from '../../src/model/levels.js';
+import { StatisticsService } from '../../src/levels/statistics.js';
 import {
   EtcdFixtureError,
   loadEtcdFixture,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeKafkaRecord, encodeKafkaRecord } from '../../src/connectors/event-log/kafka-record.js';
-import { kafkaTopicName, kafkaTopicOf, parseTopicBindings } from '../../src/connectors/event-log/kafka-topics.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import { kafkaTopicName, kafkaTopicOf, parseTopicBindings } from '../../src/model/kafka-topic-names.js';
+import type { IngestRecord } from '../../src/model/record.js';
 
 const record: IngestRecord = {
   receivedAt: new Date('2024-05-06T07:08:09.123Z'),

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
-import type { KeySpace } from '../../src/connectors/metadata/store.js';
+import type { KeySpace } from '../../src/ports/metadata-store.js';
 import { KEY_SPACES } from '../../src/server.js';
 
 const SRC = join(import.meta.dirname, '../../src');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { LevelRepository, type NewFile } from '../../src/levels/repository.js';
 import { instanceId, parseInstanceId, sinkInstances } from '../../src/levels/instances.js';
-import { levelKeys, type SinkKey } from '../../src/levels/model.js';
+import { levelKeys, type SinkKey } from '../../src/model/levels.js';
 
 const T0 = Date.parse('2000-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);

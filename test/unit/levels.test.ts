@@ -4,20 +4,20 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import type { MetadataStore, MetadataTx } from '../../src/connectors/metadata/store.js';
+import type { MetadataStore, MetadataTx } from '../../src/ports/metadata-store.js';
 import { DuckDbTarget } from '../../src/connectors/warehouse/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
-import { SinkClaimedError } from '../../src/storage/target.js';
+import { SinkClaimedError } from '../../src/ports/target.js';
 import { DomainError } from '../../src/domain-errors.js';
 import { LevelRepository, LevelStateError, type NewFile } from '../../src/levels/repository.js';
-import { SliceAppender, csvRows, localSlicePath, recoverSlice, type Cell } from '../../src/levels/local.js';
-import { stagingSlicePath } from '../../src/levels/staging.js';
+import { SliceAppender, csvRows, recoverSlice, type Cell } from '../../src/levels/local.js';
+import { localSlicePath, stagingSlicePath } from '../../src/model/levels.js';
 import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
 
 /** Stages a slice through the embedded Staging adapter, from its local file under `dir`. */
 const stageSlice = (dir: string, slice: SliceEntry) => new LocalDirectoryStaging(dir).stage(slice, join(dir, slice.localPath));
 import { fileImportId, importFile } from '../../src/levels/import.js';
-import { levelKeys, type SliceEntry } from '../../src/levels/model.js';
+import { levelKeys, type SliceEntry } from '../../src/model/levels.js';
 
 const SINK = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
 const T0 = new Date('2000-01-01T02:00:00.000Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Column } from '../../src/model/definition.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import {
   LibjsonnetEngine,
   analyzeTemplate,

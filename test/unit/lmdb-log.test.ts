@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import { EventLogFullError, type EventLog } from '../../src/connectors/event-log/event-log.js';
+import { EventLogFullError, type EventLog } from '../../src/ports/event-log.js';
 import { LmdbEventLog, type LmdbEventLogOptions } from '../../src/connectors/event-log/lmdb-log.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 
 const dirs: string[] = [];
 const logs: EventLog[] = [];

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { KEPT_FAILURES, MappingFailures, type MappingFailure, type SinkKey } from '../../src/storage/mapping-failures.js';
+import { KEPT_FAILURES, MappingFailures, type MappingFailure, type SinkKey } from '../../src/levels/mapping-failures.js';
 
 const ROWS: SinkKey = { branchId: 1, sourceId: 'src', sinkId: 'rows' };
 const ROWS_1: SinkKey = { ...ROWS, sinkId: 'rows#1' };

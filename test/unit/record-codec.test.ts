@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BatchDecoder, decodeRecord, encodeRecord, encodeRecords } from '../../src/pipeline/record-codec.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 
 const shared = { 'Content-Type': 'application/json', 'X-Trace': 'é' };
 const records: IngestRecord[] = [

@@ -8,12 +8,12 @@ import { typeScriptWorker, WorkerRenderer } from '../../src/actors/render/worker
 import { RenderSandbox } from '../../src/actors/render/sandbox.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '../../src/jsonnet/limits.js';
-import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../src/ports/event-log.js';
 import type { Column } from '../../src/model/definition.js';
 import { BatchRenderer, type RenderGuard, type RenderJob, type RenderOwner } from '../../src/pipeline/batch-render.js';
 import * as columns from '../../src/pipeline/columns/index.js';
 import { csvRows } from '../../src/pipeline/csv-rows.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { encodeRecord } from '../../src/pipeline/record-codec.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');

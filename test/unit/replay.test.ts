@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { replaySink, type ReplayProgress } from '../../src/actors/replay.js';
-import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../src/ports/event-log.js';
 import { restartAt } from '../../src/pipeline/seen-offsets.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00Z');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
-import { MappingFailures } from '../../src/storage/mapping-failures.js';
+import { MappingFailures } from '../../src/levels/mapping-failures.js';
 import { KEY_SPACES } from '../../src/server.js';
 
 /** An in-memory change log; deliveries are asynchronous and can be held back to interleave writes. */

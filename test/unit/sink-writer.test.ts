@@ -6,12 +6,12 @@ import { InThreadRenderer, type RecordProber } from '../../src/actors/render/ren
 import { STOPPED_PROCESS_REASON } from '../../src/actors/render/inflight.js';
 import { SinkWriter } from '../../src/actors/sink-writer.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
-import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../src/ports/event-log.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import type { Column, Sink, Source } from '../../src/model/definition.js';
 import { createLogger } from '../../src/logger.js';
 import { LevelRepository } from '../../src/levels/repository.js';
-import { MappingFailures, toFailureRecord } from '../../src/storage/mapping-failures.js';
+import { MappingFailures, toFailureRecord } from '../../src/levels/mapping-failures.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const key = { branchId: 1, sourceId: 'src', sinkId: 'snk' };

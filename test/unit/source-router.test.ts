@@ -4,7 +4,7 @@
  * caught up, while the group reads on; each sink's rows are delivered once.
  */
 import { describe, expect, it } from 'vitest';
-import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../src/ports/event-log.js';
 import { SourceRouter, type RouterTarget, type TargetJob } from '../../src/actors/source-router.js';
 import type { RecordRenderer, RenderedRows, RenderJob, RenderLane } from '../../src/actors/render/renderer.js';
 import { createLogger } from '../../src/logger.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain-errors.js';
 import { NoQuerySlotError, QuerySlots } from '../../src/storage/query-slots.js';
 import { SQL_BUSY_CODE, SqlService } from '../../src/storage/sql.js';
-import { QueryRefusedError, type QueryOptions, type QueryResult } from '../../src/storage/target.js';
+import { QueryRefusedError, type QueryOptions, type QueryResult } from '../../src/ports/target.js';
 
 const ONE_ROW: QueryResult = { columns: [{ name: 'x', type: 'INTEGER' }], rows: [[1]], truncated: false };
 

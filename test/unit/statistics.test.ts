@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { LevelRepository, type NewFile } from '../../src/levels/repository.js';
-import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../../src/levels/model.js';
-import { localSlicePath } from '../../src/levels/local.js';
-import { StatisticsService, type NodeSinkStatistics } from '../../src/storage/statistics.js';
-import { ClusterStatistics } from '../../src/storage/cluster-statistics.js';
+import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../../src/model/levels.js';
+import { localSlicePath } from '../../src/model/levels.js';
+import { StatisticsService, type NodeSinkStatistics } from '../../src/levels/statistics.js';
+import { ClusterStatistics } from '../../src/levels/cluster-statistics.js';
 
 const SINK: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink' };
 const OTHER: SinkKey = { branchId: 456, sourceId: 'my-source', sinkId: 'my-sink-2' };

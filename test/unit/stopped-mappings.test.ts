@@ -12,8 +12,8 @@ import { parkStoppedMappings } from '../../src/actors/stopped-mappings.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { LevelRepository } from '../../src/levels/repository.js';
 import { createLogger } from '../../src/logger.js';
-import { MappingFailures, toFailureRecord } from '../../src/storage/mapping-failures.js';
-import type { IngestRecord } from '../../src/pipeline/record.js';
+import { MappingFailures, toFailureRecord } from '../../src/levels/mapping-failures.js';
+import type { IngestRecord } from '../../src/model/record.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
 
 const key = { branchId: 1, sourceId: 'src', sinkId: 'snk' };

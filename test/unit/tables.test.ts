@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { TableService, parseBucketId, parseTableId, validateColumns } from '../../src/storage/tables.js';
-import type { Target } from '../../src/storage/target.js';
+import type { Target } from '../../src/ports/target.js';
 import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { TARGETS, targetServers } from '../helpers/targets.js';
 import { DomainError } from '../../src/domain-errors.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { QueryRefusedError, type QueryOptions, type QueryRelation, type Target } from '../../src/storage/target.js';
+import { QueryRefusedError, type QueryOptions, type QueryRelation, type Target } from '../../src/ports/target.js';
 import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { TARGETS, targetServers } from '../helpers/targets.js';
 

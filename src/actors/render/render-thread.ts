@@ -1,5 +1,5 @@
 /**
- * What a render worker thread does (render-worker.ts starts it with Sluice's template engine; the
+ * What a render worker thread does (wiring/render-worker.ts starts it with Sluice's template engine; the
  * render sandbox, sandbox.ts, runs the same in a child process):
  * decodes each batch from its buffer, renders it and answers with the CSV texts, whose buffers
  * are transferred, not copied. While template columns run it marks the records in its slot file

@@ -4,7 +4,7 @@
  * CSV encoding do not compete with ingestion for the event loop; InThreadRenderer does the same
  * work in place (`--render-thread off`, unit tests).
  */
-import type { LoggedRecord } from '../../connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../ports/event-log.js';
 import { BatchRenderer, type ParkedRecord, type RenderedRows, type RenderGuard, type RenderJob } from '../../pipeline/batch-render.js';
 import type { TemplateEngine } from '../../pipeline/template-engine.js';
 

@@ -15,7 +15,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { LoggedRecord } from '../../connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../ports/event-log.js';
 import type { ParkedRecord } from '../../pipeline/batch-render.js';
 import { stoppedSandboxReason } from './inflight.js';
 import type { RecordProber, RenderedRows, RenderJob } from './renderer.js';
@@ -32,11 +32,11 @@ export interface RenderSandboxOptions {
 class SandboxDeath extends Error {}
 
 function childEntry(): { path: string; execArgv: string[] } {
-  const js = fileURLToPath(new URL('./render-worker.js', import.meta.url));
+  const js = fileURLToPath(new URL('../../wiring/render-worker.js', import.meta.url));
   if (existsSync(js)) return { path: js, execArgv: [] };
   // Sluice run from its sources (tests): the TypeScript entry through tsx, resolved from here.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return { path: fileURLToPath(new URL('./render-worker.ts', import.meta.url)), execArgv: ['--import', tsx] };
+  return { path: fileURLToPath(new URL('../../wiring/render-worker.ts', import.meta.url)), execArgv: ['--import', tsx] };
 }
 
 /** One child process, one request at a time. */

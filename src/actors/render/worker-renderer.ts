@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
-import type { LoggedRecord } from '../../connectors/event-log/event-log.js';
+import type { LoggedRecord } from '../../ports/event-log.js';
 import type { Logger } from '../../logger.js';
 import type { ParkedRecord } from '../../pipeline/batch-render.js';
 import type { LimitOptions } from '../../jsonnet/limits.js';
@@ -138,7 +138,7 @@ class RenderThread {
 }
 
 /**
- * Renders on worker threads (render-worker.ts), one per lane (RenderLane: the sinks that keep up
+ * Renders on worker threads (wiring/render-worker.ts), one per lane (RenderLane: the sinks that keep up
  * share one, sinks that render apart another, so a slow template never waits in front of the
  * others). The event loop only copies each batch's encoded records into one buffer (the
  * embedded log hands them over encoded; other records are encoded here) and writes the CSV it
@@ -274,8 +274,8 @@ export function pack(id: number, records: readonly LoggedRecord[], jobs: readonl
  * TypeScript sources (tests), the source loaded through tsx's loader in the new thread.
  */
 function workerScript(): [string | URL, WorkerOptions] {
-  if (!import.meta.url.endsWith('.ts')) return [new URL('./render-worker.js', import.meta.url), {}];
-  return typeScriptWorker(new URL('./render-worker.ts', import.meta.url));
+  if (!import.meta.url.endsWith('.ts')) return [new URL('../../wiring/render-worker.js', import.meta.url), {}];
+  return typeScriptWorker(new URL('../../wiring/render-worker.ts', import.meta.url));
 }
 
 /** A worker thread that runs a TypeScript module through tsx's loader (Sluice run from its sources: tests). */

@@ -7,11 +7,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { BacklogGate } from '../../actors/backlog-gate.js';
-import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../connectors/event-log/event-log.js';
+import { EventLogFullError, sourceTopic, type AppendResult, type EventLog } from '../../ports/event-log.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { bodyFormat } from '../../pipeline/columns/record-context.js';
 import { headersFromRaw } from '../../pipeline/headers.js';
-import type { IngestRecord } from '../../pipeline/record.js';
+import type { IngestRecord } from '../../model/record.js';
 import { needsSyncWait } from './admission.js';
 import type { IngestTarget } from './sources.js';
 

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError, sentence } from '../errors.js';
 import { applicationErrorMessage, type ErrorFormatter } from '../error-handler.js';
-import { EventLogFullError } from '../../connectors/event-log/event-log.js';
+import { EventLogFullError } from '../../ports/event-log.js';
 import type { IngestTarget } from './sources.js';
 
 const PREFIX = 'stream.in.';

@@ -14,7 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BacklogGate } from '../../actors/backlog-gate.js';
-import type { EventLog } from '../../connectors/event-log/event-log.js';
+import type { EventLog } from '../../ports/event-log.js';
 import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from './admission.js';
 import { appendToLog, httpRecord, RETRY_AFTER, type AppendLog } from './append.js';
 import { applicationErrorMessage, exceptionId, refusalResult } from './envelope.js';

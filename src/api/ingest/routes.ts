@@ -9,8 +9,8 @@
  */
 import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { EventLog } from '../../connectors/event-log/event-log.js';
-import type { IngestRecord } from '../../pipeline/record.js';
+import type { EventLog } from '../../ports/event-log.js';
+import type { IngestRecord } from '../../model/record.js';
 import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { acceptsSignal } from '../../model/definition.js';

@@ -3,7 +3,7 @@
  * its current definition (type, secret, disabled/deleted) and its enabled sinks (for the
  * `sync.wait` decision and the verbose answer).
  */
-import type { MetadataReader } from '../../connectors/metadata/store.js';
+import type { MetadataReader } from '../../ports/metadata-store.js';
 import type { Sink, Source } from '../../model/definition.js';
 import { keys, readSinks } from '../../definition/repository.js';
 

@@ -7,7 +7,7 @@
  */
 import { ApiError, sentence } from '../errors.js';
 import type { ErrorFormatter } from '../error-handler.js';
-import { EventLogFullError } from '../../connectors/event-log/event-log.js';
+import { EventLogFullError } from '../../ports/event-log.js';
 import { encodeRpcStatus, RPC_CODE } from '../../connectors/otlp/encode.js';
 import { encodingOf, OtlpDecodeError } from '../../connectors/otlp/decode.js';
 import { FlattenLimitError } from '../../pipeline/otlp/flatten.js';

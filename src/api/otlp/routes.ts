@@ -15,7 +15,7 @@
  */
 import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { EventLog } from '../../connectors/event-log/event-log.js';
+import type { EventLog } from '../../ports/event-log.js';
 import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
 import { encodeExportResponse } from '../../connectors/otlp/encode.js';
 import { acceptsSignal, SIGNALS, type Signal } from '../../model/definition.js';
@@ -26,7 +26,7 @@ import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { flatten } from '../../pipeline/otlp/flatten.js';
 import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
 import { templateCanFail } from '../../connectors/jsonnet/template-can-fail.js';
-import type { IngestRecord } from '../../pipeline/record.js';
+import type { IngestRecord } from '../../model/record.js';
 import { ApiError, LoggedRefusal } from '../errors.js';
 import { answerErrorsWith, renderError } from '../error-handler.js';
 import type { IngestSources, IngestTarget } from '../ingest/index.js';

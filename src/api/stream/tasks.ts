@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TaskRunner } from '../../definition/tasks.js';
-import { findCaughtUp, type MetadataStore } from '../../connectors/metadata/store.js';
+import { findCaughtUp, type MetadataStore } from '../../ports/metadata-store.js';
 import { ApiError } from '../errors.js';
 import { looseObject } from './schemas.js';
 

@@ -1,8 +1,8 @@
 import type { Config } from '../../config.js';
 import type { At, By, Column, Sink, Source, Version } from '../../model/definition.js';
 import type { Token } from '../../storage/token-model.js';
-import { kafkaTopicName } from '../../connectors/event-log/kafka-topics.js';
-import type { MappingFailure } from '../../storage/mapping-failures.js';
+import { kafkaTopicName } from '../../model/kafka-topic-names.js';
+import type { MappingFailure } from '../../levels/mapping-failures.js';
 import { maskCredentialHeaders } from '../../pipeline/headers.js';
 
 /** The `by` block of versions and timestamps: who called the API. */

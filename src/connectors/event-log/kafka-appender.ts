@@ -19,7 +19,7 @@
  * succeeds when all its parts did). A single record larger than the budget goes alone.
  */
 import type { Producer, RecordMetadata, TopicMessages } from 'kafkajs';
-import { EventLogFullError } from './event-log.js';
+import { EventLogFullError } from '../../ports/event-log.js';
 import type { KafkaOutMessage } from './kafka-record.js';
 import { DEFAULT_MAX_BATCH_BYTES, recordBytes } from '../kafka/record-batches.js';
 

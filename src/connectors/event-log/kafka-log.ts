@@ -1,6 +1,6 @@
 /**
  * The Kafka adapter of the EventLog port (docs/architecture.md "Ports and adapters"): each event-log topic
- * (one per source) is a Kafka topic (kafka-topics.ts names them) whose partitions are the
+ * (one per source) is a Kafka topic (model/kafka-topic-names.ts names them) whose partitions are the
  * port's partitions (event-log.ts partitionIdOf), records are Kafka records in the format producers can
  * write themselves (kafka-record.ts), appends go through one idempotent producer with acks=-1
  * and group commit (kafka-appender.ts; each append to one partition, in turn), and each partition
@@ -14,12 +14,13 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners, type Admin, type Kafka, type Producer } from 'kafkajs';
 import { createKafkaClient, type KafkaClientOptions } from '../kafka/client.js';
 import type { Logger } from '../../logger.js';
-import type { IngestRecord } from '../../pipeline/record.js';
-import { parsePartitionId, partitionIdOf, type AppendResult, type EventLog, type LoggedRecord, type OwnershipChange } from './event-log.js';
+import type { IngestRecord } from '../../model/record.js';
+import { parsePartitionId, partitionIdOf, type AppendResult, type EventLog, type LoggedRecord, type OwnershipChange } from '../../ports/event-log.js';
 import { KafkaAppender, type AppenderOptions } from './kafka-appender.js';
 import { encodeKafkaRecord } from './kafka-record.js';
 import { TopicReader, type ReaderOptions } from './kafka-reader.js';
-import { kafkaTopicOf, TopicManager, type KafkaTopicOptions, type TopicSettings } from './kafka-topics.js';
+import { TopicManager, type TopicSettings } from './kafka-topics.js';
+import { kafkaTopicOf, type KafkaTopicOptions } from '../../model/kafka-topic-names.js';
 
 /** How long close() waits for consumers and connections to end. */
 const CLOSE_WAIT_MS = 5000;

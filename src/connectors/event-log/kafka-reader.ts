@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../../logger.js';
-import type { LoggedRecord, OwnershipChange } from './event-log.js';
+import type { LoggedRecord, OwnershipChange } from '../../ports/event-log.js';
 import { decodeKafkaRecord } from './kafka-record.js';
 import { onePartitionAssigner } from './kafka-assigner.js';
 

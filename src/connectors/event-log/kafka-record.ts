@@ -15,7 +15,7 @@
  */
 import type { Signal } from '../../model/definition.js';
 import { canonicalHeaderKey } from '../../pipeline/headers.js';
-import type { IngestRecord } from '../../pipeline/record.js';
+import type { IngestRecord } from '../../model/record.js';
 
 export const IP_HEADER = ':sluice-ip';
 export const SIGNAL_HEADER = ':sluice-signal';

@@ -1,9 +1,9 @@
 import { statfsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { IngestRecord } from '../../pipeline/record.js';
+import type { IngestRecord } from '../../model/record.js';
 import { decodeRecord, encodeRecords, encodedReceivedAt } from '../../pipeline/record-codec.js';
-import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from './event-log.js';
+import { EventLogFullError, type AppendResult, type EventLog, type LoggedRecord, type RetentionPolicy } from '../../ports/event-log.js';
 
 /**
  * The embedded EventLog adapter (docs/architecture.md "Ports and adapters"): an LMDB environment of its

@@ -6,8 +6,8 @@
  * growing, whoever appended) numbers the block. A node reserves its first block before it serves
  * and the next one in the background when the current one runs low.
  */
-import type { MetadataTx } from './store.js';
-import type { IdAllocator, IdSequence } from '../../storage/id-sequence.js';
+import type { MetadataTx } from '../../ports/metadata-store.js';
+import type { IdAllocator, IdSequence } from '../../ports/id-allocator.js';
 
 /** Ids per block; block n has the ids FIRST + n * SIZE .. FIRST + (n + 1) * SIZE - 1. */
 const SIZE = 1000;

@@ -13,7 +13,7 @@ import { Partitioners } from 'kafkajs';
 import { pack, unpack } from 'msgpackr';
 import type { Logger } from '../../logger.js';
 import type { MetadataChange, MetadataChangeLog } from './replicated-store.js';
-import type { KeySpace } from './store.js';
+import type { KeySpace } from '../../ports/metadata-store.js';
 
 const ID_BLOCK_KEY = 'cluster/idBlock';
 

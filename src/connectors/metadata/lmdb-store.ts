@@ -1,5 +1,5 @@
 import { open, type RootDatabase } from 'lmdb';
-import type { Entry, ListOptions, MetadataStore, MetadataTx } from './store.js';
+import type { Entry, ListOptions, MetadataStore, MetadataTx } from '../../ports/metadata-store.js';
 
 /** Upper bound of every key that starts with a prefix (keys never contain U+FFFF). */
 const END = '\uffff';

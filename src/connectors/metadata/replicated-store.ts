@@ -21,7 +21,7 @@
  *    seeds the log with its local view (a single node becoming the first cluster node).
  */
 import { randomUUID } from 'node:crypto';
-import type { Entry, KeySpace, ListOptions, MetadataStore, MetadataTx } from './store.js';
+import type { Entry, KeySpace, ListOptions, MetadataStore, MetadataTx } from '../../ports/metadata-store.js';
 
 /** One key's change as the change log carries it. */
 export interface MetadataChange {

@@ -8,9 +8,9 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { syncDir } from '../../levels/local.js';
-import type { SliceEntry } from '../../levels/model.js';
-import { stagingSlicePath, type StagedSlice, type Staging } from '../../levels/staging.js';
+import { syncDir } from '../../sync-dir.js';
+import { stagingSlicePath, type SliceEntry } from '../../model/levels.js';
+import type { StagedSlice, Staging } from '../../ports/staging.js';
 
 export interface LocalDirectoryStagingOptions {
   /** gzip level, 1 (default, as the reference's local encoding) to 9. */

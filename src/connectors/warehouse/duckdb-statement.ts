@@ -2,7 +2,7 @@
  * What a statement reads, from DuckDB's parse tree (`json_serialize_sql`), for the read-only
  * SQL endpoint: the parser alone, before anything is bound or run.
  */
-import { QueryRefusedError } from '../../storage/target.js';
+import { QueryRefusedError } from '../../ports/target.js';
 
 export interface StatementTree {
   /** Base tables the statement names (CTE references left out). */

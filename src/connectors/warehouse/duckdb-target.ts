@@ -20,7 +20,7 @@ import {
   type TargetTable,
   type WriteOptions,
   type WriteResult,
-} from '../../storage/target.js';
+} from '../../ports/target.js';
 import { byteSizeString } from '../../pipeline/units.js';
 import { duckLiteral } from './parquet.js';
 import { readStatementTree } from './duckdb-statement.js';

@@ -2,7 +2,7 @@
  * Which PostgreSQL failures mean "the database is not there" (the caller answers 503 and
  * retries later) rather than "this statement is wrong".
  */
-import { TargetUnavailableError } from '../../storage/target.js';
+import { TargetUnavailableError } from '../../ports/target.js';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EPIPE']);
 /** SQLSTATEs: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections, database_dropped... */

@@ -25,7 +25,7 @@ import {
   type TargetTable,
   type WriteOptions,
   type WriteResult,
-} from '../../storage/target.js';
+} from '../../ports/target.js';
 import { CsvRecordCounter, NulReplacer } from './csv-records.js';
 import { csvToParquet } from './parquet.js';
 import { ident, literal, pgName, qualified } from './postgres-names.js';

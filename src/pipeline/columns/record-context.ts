@@ -3,7 +3,7 @@
  * to every sink's mapping: the body is decoded and parsed at most once, the header renderings
  * are computed at most once, whatever the number of columns, templates and sinks.
  */
-import type { IngestRecord } from '../record.js';
+import type { IngestRecord } from '../../model/record.js';
 import type { RecordContext } from '../template-engine.js';
 import { headerStr, headersJson, sortedHeaderEntries } from '../headers.js';
 import { MappingError } from './errors.js';

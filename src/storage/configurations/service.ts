@@ -1,9 +1,10 @@
 import { v7 as uuidv7 } from 'uuid';
-import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../../connectors/metadata/store.js';
+import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../../ports/metadata-store.js';
 import { DomainError } from '../../domain-errors.js';
 import type { Token } from '../token-model.js';
 import type { Secrets } from '../secrets.js';
-import { sequenceIds, type IdAllocator } from '../id-sequence.js';
+import { sequenceIds } from '../id-sequence.js';
+import type { IdAllocator } from '../../ports/id-allocator.js';
 import { canonicalJson } from './canonical-json.js';
 import {
   configurationAlreadyExists, configurationNotFound, rowAlreadyExists, rowNotFound, versionNotFound,

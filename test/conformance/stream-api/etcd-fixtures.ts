@@ -52,10 +52,10 @@
  */
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../../src/connectors/metadata/lmdb-store.js';
-import type { MetadataStore } from '../../../src/connectors/metadata/store.js';
+import type { MetadataStore } from '../../../src/ports/metadata-store.js';
 import type { Column } from '../../../src/model/definition.js';
 import { parseByteSize } from '../../../src/pipeline/units.js';
-import { localSlicePath } from '../../../src/levels/local.js';
+import { localSlicePath } from '../../../src/model/levels.js';
 import {
   levelKeys,
   type ArchivedStatistics,
@@ -65,8 +65,8 @@ import {
   type SinkKey,
   type SliceEntry,
   type SliceState,
-} from '../../../src/levels/model.js';
-import type { Level } from '../../../src/storage/statistics.js';
+} from '../../../src/model/levels.js';
+import type { Level } from '../../../src/levels/statistics.js';
 
 /** A fixture that cannot be loaded as it is; the message names the key. */
 export class EtcdFixtureError extends Error {

@@ -1,4 +1,4 @@
-import type { IngestRecord } from '../../pipeline/record.js';
+import type { IngestRecord } from '../model/record.js';
 
 /**
  * EventLog port (docs/architecture.md "The record's path"): the acknowledgement point. Records are

@@ -5,13 +5,13 @@
  * cluster; a single such node is a cluster of one).
  */
 import { join } from 'node:path';
-import type { Config } from '../../config.js';
-import type { Logger } from '../../logger.js';
-import { createKafkaClient } from '../kafka/client.js';
-import { KafkaMetadataLog } from './kafka-metadata-log.js';
-import { LmdbMetadataStore } from './lmdb-store.js';
-import { ReplicatedMetadataStore } from './replicated-store.js';
-import type { KeySpace, MetadataStore } from './store.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { createKafkaClient } from '../connectors/kafka/client.js';
+import { KafkaMetadataLog } from '../connectors/metadata/kafka-metadata-log.js';
+import { LmdbMetadataStore } from '../connectors/metadata/lmdb-store.js';
+import { ReplicatedMetadataStore } from '../connectors/metadata/replicated-store.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 
 /** The cluster's metadata topic: `<prefix><projectId>.metadata` (source topics are `<prefix><projectId>.<branchId>.<sourceId>`). */
 export function metadataTopic(config: Pick<Config, 'kafkaTopicPrefix' | 'projectId'>): string {

@@ -1,6 +1,6 @@
-import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../connectors/metadata/store.js';
-import type { IngestRecord } from '../pipeline/record.js';
-import { sinkInstances } from '../levels/instances.js';
+import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
+import type { IngestRecord } from '../model/record.js';
+import { sinkInstances } from './instances.js';
 
 export interface SinkKey {
   branchId: number;

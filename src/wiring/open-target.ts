@@ -3,11 +3,11 @@
  * `--target postgres://...` is given, else the embedded DuckDB file (`--target-path`), which
  * cluster nodes on one host open per operation (`shared`).
  */
-import type { Config } from '../../config.js';
-import type { Logger } from '../../logger.js';
-import type { Target } from '../../storage/target.js';
-import { DuckDbTarget } from './duckdb-target.js';
-import { PostgresTarget } from './postgres-target.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Target } from '../ports/target.js';
+import { DuckDbTarget } from '../connectors/warehouse/duckdb-target.js';
+import { PostgresTarget } from '../connectors/warehouse/postgres-target.js';
 
 export async function openTarget(config: Config, logger: Logger): Promise<Target> {
   if (config.targetUrl) {

@@ -6,7 +6,8 @@
  * Statistics levels: local = writing/closing/uploading slices, staging = uploaded,
  * target = imported. Both are kept in the metadata store under the keys below.
  */
-import type { Column, SettingValue } from '../model/definition.js';
+import { join } from 'node:path';
+import type { Column, SettingValue } from './definition.js';
 
 export type FileState = 'writing' | 'closing' | 'importing' | 'imported';
 export type SliceState = 'writing' | 'closing' | 'uploading' | 'uploaded' | 'imported';
@@ -143,3 +144,51 @@ export interface ArchivedStatistics {
   firstRecordAt?: string;
   lastRecordAt?: string;
 }
+
+// The names of a slice's files: the local level's layout, which the staged objects repeat.
+
+/** An ISO time as a file or directory name: "2000-01-01T02:00:00.000Z" -> "2000-01-01T02-00-00-000Z". */
+export function fsTime(iso: string): string {
+  return iso.replace(/[:.]/g, '-');
+}
+
+/** Directory of a slice relative to the level root: "<branchId>/<sourceId>/<sinkId>/<fileOpenedAt>". */
+export function sliceDir(slice: SliceKey): string {
+  return join(String(slice.branchId), slice.sourceId, slice.sinkId, fsTime(slice.fileOpenedAt));
+}
+
+/** The local CSV of a slice, relative to the data directory. */
+export function localSlicePath(slice: SliceKey): string {
+  return join('local', sliceDir(slice), `${fsTime(slice.openedAt)}.csv`);
+}
+
+/**
+ * The name of a slice's staged object: "staging/<branchId>/<sourceId>/<sinkId>/<fileOpenedAt>/
+ * <openedAt>.csv.gz" (the local level's layout). Stored as SliceEntry.stagingPath; the local
+ * directory adapter keeps the object at this path under the data directory.
+ */
+export function stagingSlicePath(slice: SliceKey): string {
+  return join('staging', sliceDir(slice), `${fsTime(slice.openedAt)}.csv.gz`);
+}
+
+// The limits every sink's triggers obey (levels/conditions.ts), and their defaults (config.ts).
+
+/** Fixed limits of the reference, configurable for tests and operators. */
+export interface LevelLimits {
+  /** A slice younger than this is never uploaded (reference: 10 s). */
+  uploadMinIntervalMs: number;
+  /** A file younger than this is never imported, unless it has maxSlices slices (reference: 60 s). */
+  importMinIntervalMs: number;
+  /** A file with this many slices is imported at once, before every other check (reference: 100). */
+  maxSlices: number;
+}
+
+export const REFERENCE_LIMITS: LevelLimits = { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 };
+
+/**
+ * Sluice's defaults: the floors are the settings' own minima (upload interval 1s, import
+ * interval 30s), so every value the API accepts is honoured as written. The reference's fixed
+ * 10s/60s silently lengthened a valid 30s import interval to 60s; an operator who wants them
+ * sets --upload-min-interval 10s --import-min-interval 60s, and the settings answer shows it.
+ */
+export const DEFAULT_LIMITS: LevelLimits = { uploadMinIntervalMs: 1_000, importMinIntervalMs: 30_000, maxSlices: 100 };

@@ -1,4 +1,4 @@
-import type { Signal } from '../model/definition.js';
+import type { Signal } from './definition.js';
 
 /**
  * One received event, as the ingest layer cuts it from a request. It is what every column

@@ -1,11 +1,13 @@
 /**
- * The render worker's entry (see render-thread.ts): Sluice's template engine, in a worker thread
- * (worker-renderer.ts) or in a child process of its own (sandbox.ts: no slot, nothing to mark).
+ * The render worker's entry (see actors/render/render-thread.ts), a composition root of its own:
+ * it builds Sluice's template engine (an adapter) and serves render requests, in a worker thread
+ * (actors/render/worker-renderer.ts) or in a child process of its own (actors/render/sandbox.ts: no
+ * slot, nothing to mark).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SluiceTemplateEngine } from '../../connectors/jsonnet/sluice-engine.js';
-import { serveRenderRequests } from './render-thread.js';
-import type { RenderWorkerData } from './worker-renderer.js';
+import { SluiceTemplateEngine } from '../connectors/jsonnet/sluice-engine.js';
+import { serveRenderRequests } from '../actors/render/render-thread.js';
+import type { RenderWorkerData } from '../actors/render/worker-renderer.js';
 
 if (parentPort) {
   const data = (workerData ?? {}) as RenderWorkerData;

@@ -14,8 +14,8 @@
  * took its partitions over counts those records again as it reads them.
  */
 import { randomUUID } from 'node:crypto';
-import type { KeySpace, MetadataStore } from '../connectors/metadata/store.js';
-import type { SinkKey } from '../levels/model.js';
+import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
+import type { SinkKey } from '../model/levels.js';
 import type { NodeSinkStatistics, StatisticsService } from './statistics.js';
 
 const PREFIX = 'cluster/stats/';

@@ -1,7 +1,7 @@
-import type { MetadataStore } from '../connectors/metadata/store.js';
-import { maxIso, minIso, resetMarker } from '../levels/repository.js';
-import { sinkInstances } from '../levels/instances.js';
-import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from '../levels/model.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
+import { maxIso, minIso, resetMarker } from './repository.js';
+import { sinkInstances } from './instances.js';
+import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from '../model/levels.js';
 
 /** Record counts and sizes of one level or of all levels together. */
 export interface LevelStatistics {

@@ -281,3 +281,12 @@ export interface Target {
 
   close(): Promise<void>;
 }
+
+/**
+ * The one call the target level makes (levels/import.ts): a file's staged slices into its table,
+ * in one transaction. The Storage API's TableService provides it, checking the table's columns
+ * first and wording a mismatch as the API's 400; the levels need nothing else of the Storage API.
+ */
+export interface TableImporter {
+  importCsv(tableId: string, path: string | readonly string[], options?: WriteOptions): Promise<WriteResult>;
+}
