@@ -1,70 +1,116 @@
 /* global module */
 /**
- * The layer rule (README, "Layers"): a module imports only from its own layer or the layers
- * below it. From the ground up:
- *   ground    model/ (the definitions' shapes, ids, column checks), pipeline/, jsonnet/,
- *             domain-errors, version, logger, config
- *   adapters  connectors/ (the ports' implementations), observability/
- *   services  definition/ (sources, sinks, versions, tasks), storage/, levels/, queue/, components/
- *   runtime   actors/
- *   api       api/
- *   top       main.ts, server.ts, services.ts, data-dir.ts, cli/, tools/ (development tools main.ts runs)
- * Checked by `npm run lint` (depcruise src).
+ * The layer rule (README, "Layers"; docs/architecture.md): no import runs back up a layer, and no
+ * cycle between files or folders. Checked by `npm run lint` (depcruise src).
+ *
+ * FLOORS lists every folder and top-level module of src/ from the ground up. A module imports
+ * only its own folder and the floors below it, so a cycle between two folders cannot pass: one
+ * of its two arrows would run up. A cycle between files of one folder is the `no-circular` rule.
+ * On top of the order, a few floors import less than everything below them (the rules after it):
+ * the ports only the model, the adapters only the ground, and only the composition root picks an
+ * adapter.
  */
+const FLOORS = [
+  // The ground: values in, values out.
+  ['domain-errors', 'domain-errors.ts', 'the domain errors every layer throws (api/ and sources/ map them to answers)'],
+  ['version', 'version.ts', 'the version'],
+  ['logger', 'logger.ts', 'the logger'],
+  ['sync-dir', 'sync-dir.ts', 'fsync of a directory (local level, staging adapter)'],
+  ['model', 'model/', 'the shapes of sources, sinks, columns, records and levels; ids; pure checks'],
+  ['ports', 'ports/', 'the ports: interfaces of the metadata store, event log, Target, Staging, id allocation'],
+  ['pipeline', 'pipeline/', 'pure mapping: columns, settings, the record codec, CSV rows'],
+  ['jsonnet', 'jsonnet/', 'the Jsonnet engine (a library that imports nothing of Sluice)'],
+  ['config', 'config.ts', 'the flags and their defaults'],
+  // The adapters: the ports' implementations.
+  ['connectors', 'connectors/', 'the adapters: LMDB, Kafka, DuckDB, PostgreSQL, the staging directory, the template engine'],
+  // The services.
+  ['levels', 'levels/', 'the stream levels: local, staging, target; statistics; mapping failures'],
+  ['observability', 'observability/', 'metrics, gauges, readiness'],
+  ['components', 'components/', 'Keboola components (generic extractor, echo)'],
+  ['storage', 'storage/', 'the Storage API services: tables, tokens, files, configurations'],
+  ['definition', 'definition/', 'the sources\' and sinks\' services, the task store'],
+  ['queue', 'queue/', 'the job queue'],
+  // The runtime.
+  ['actors', 'actors/', 'the stream runtime: router, sink writers, level operator, render threads'],
+  // The HTTP edge.
+  ['http', 'http/', 'HTTP plumbing every route family shares: errors, the error handler, body parsers, the server'],
+  ['sources', 'sources/', 'one folder per source type: transport, decoding, answers'],
+  ['api', 'api/', 'the management APIs: Stream, Storage, Queue'],
+  // The composition root.
+  ['wiring', 'wiring/', 'the composition root: the adapters chosen, the HTTP app, the render worker\'s entry'],
+  ['services', 'services.ts', 'the services of a node'],
+  ['data-dir', 'data-dir.ts', 'the data directory'],
+  ['server', 'server.ts', 'a node, started'],
+  ['cli', 'cli/', 'the command line'],
+  ['tools', 'tools/', 'development tools main.ts runs (the Kafka broker launcher)'],
+  ['main', 'main.ts', 'the entry'],
+];
+
+const esc = (s) => s.replace(/[.]/g, '\\.');
+const pathOf = ([, where]) => (where.endsWith('/') ? `^src/${esc(where)}` : `^src/${esc(where)}$`);
+const anyOf = (floors) => `(${floors.map(pathOf).join('|')})`;
+
+const floorRules = FLOORS.map((floor, i) => ({
+  name: `${floor[0]}-imports-only-below`,
+  comment: `${floor[1]} (${floor[2]}) imports only itself and the floors below it.`,
+  severity: 'error',
+  from: { path: pathOf(floor) },
+  to: { path: '^src/', pathNot: anyOf(FLOORS.slice(0, i + 1)) },
+}));
+
+// A source type's transport files (routes, answers, request bodies); its other files decode and
+// flatten, pure like pipeline/. sources/ingest/ is what every source type's transport shares.
+const SOURCE_TRANSPORT = '(routes|index|answers|body|inflight|batch-route|fast-path)\\.ts$';
+const SOURCE_DECODING = `^src/sources/(?!ingest/)[^/]+/(?!${SOURCE_TRANSPORT})`;
+
 module.exports = {
   forbidden: [
-    {
-      name: 'no-api-below-api',
-      comment: 'Only api/ and the composition root may import api/: lower layers throw domain errors, api/ maps them.',
-      severity: 'error',
-      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
-      to: { path: '^src/api/' },
-    },
-    {
-      name: 'no-runtime-below-runtime',
-      comment: 'The actors (the stream runtime) sit above the services and adapters they drive.',
-      severity: 'error',
-      from: { path: '^src/(model|definition|storage|levels|queue|components|connectors|pipeline|jsonnet|observability)/' },
-      to: { path: '^src/actors/' },
-    },
-    {
-      name: 'ground-is-pure',
-      comment: 'pipeline/ and jsonnet/ are pure logic: values in, values out; only the model below them.',
-      severity: 'error',
-      from: { path: '^src/(pipeline|jsonnet)/' },
-      to: { path: '^src/(api|actors|storage|levels|queue|components|connectors|observability|server|services|main|definition)' },
-    },
+    ...floorRules,
     {
       name: 'model-is-ground',
-      comment: 'model/ is the ground floor: the shapes of sources, sinks and columns, ids, pure checks; it imports only itself and the domain errors.',
+      comment: 'model/ imports only itself and the domain errors.',
       severity: 'error',
       from: { path: '^src/model/' },
       to: { path: '^src/', pathNot: '^src/(model/|domain-errors\\.ts$)' },
     },
     {
-      name: 'adapters-below-services',
-      comment: 'Adapters implement ports; they do not call the services, the runtime or the API.',
+      name: 'ports-are-interfaces',
+      comment: 'ports/ (interfaces, and the errors they promise) imports only model/ and the domain errors.',
+      severity: 'error',
+      from: { path: '^src/ports/' },
+      to: { path: '^src/', pathNot: '^src/(ports/|model/|domain-errors\\.ts$)' },
+    },
+    {
+      name: 'adapters-import-only-the-ground',
+      comment: 'An adapter implements a port with the ground below it (model/, ports/, the pure pipeline/ and jsonnet/, the logger); it takes its settings as arguments, not Config.',
       severity: 'error',
       from: { path: '^src/connectors/' },
-      to: { path: '^src/(api|actors|definition|queue|components|server|services|main)' },
+      to: { path: '^src/', pathNot: '^src/(connectors|model|ports|pipeline|jsonnet)/|^src/(logger|sync-dir|domain-errors)\\.ts$' },
     },
     {
-      name: 'ports-not-adapters',
-      comment: 'Services and the runtime use the ports (the metadata store, the event log, the Target in storage/target.ts, the Staging in levels/staging.ts), never a concrete adapter: the composition root (server.ts) picks those. The render worker builds its own template engine (a worker thread is its own composition root).',
+      name: 'only-the-composition-root-picks-adapters',
+      comment: 'Everything else uses the ports; wiring/ and server.ts choose the adapters.',
       severity: 'error',
-      from: { path: '^src/(definition|storage|levels|queue|components|actors|observability)/', pathNot: '^src/actors/render/render-worker\\.ts$' },
-      to: { path: '^src/connectors/', pathNot: '^src/connectors/(metadata/store|event-log/event-log)\\.ts$' },
+      from: { path: '^src/', pathNot: '^src/(connectors/|wiring/|server\\.ts$)' },
+      to: { path: '^src/connectors/' },
     },
     {
-      name: 'no-top-below-top',
-      comment: 'The composition root (server.ts, services.ts, main.ts, cli/) and the development tools (tools/) are imported by nobody below it.',
+      name: 'pure-is-pure',
+      comment: 'model/, ports/, pipeline/ and the decoding files of a source type are values in, values out: no file system, network, process or database.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
-      to: { path: '^src/(server|main|services|data-dir)\\.ts$|^src/(cli|tools)/' },
+      from: { path: `^src/(model|ports|pipeline)/|${SOURCE_DECODING}` },
+      to: { path: '^(node:)?(fs|fs/promises|http|https|child_process|worker_threads|cluster|dgram)$|node_modules/(fastify|kafkajs|lmdb|@duckdb|pg|pg-copy-streams|undici)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'source-decoding-imports-only-the-ground',
+      comment: 'A source type\'s decoding files import the ground and each other, never its transport or a service.',
+      severity: 'error',
+      from: { path: SOURCE_DECODING },
+      to: { path: '^src/', pathNot: `^src/(model|pipeline|jsonnet)/|^src/domain-errors\\.ts$|${SOURCE_DECODING}[^/]+$` },
     },
     {
       name: 'database-clients-in-connectors',
-      comment: 'DESIGN.md: code outside connectors/ never imports kafkajs, lmdb, DuckDB or PostgreSQL clients. Exception: the development broker launcher (tools/kafka-broker/) checks with a kafkajs admin client that the broker it started answers; it is not on the record\'s path.',
+      comment: 'Code outside connectors/ never imports kafkajs, lmdb, DuckDB or PostgreSQL clients. Exception: the development broker launcher (tools/kafka-broker/) checks with a kafkajs admin client that the broker it started answers; it is not on the record\'s path.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(connectors|tools/kafka-broker)/' },
       to: { path: 'node_modules/(kafkajs|lmdb|@duckdb|pg|pg-copy-streams)/' },
@@ -77,10 +123,18 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/tools/' },
     },
     {
-      name: 'no-circular-layers',
-      severity: 'warn',
+      name: 'no-circular',
+      comment: 'No cycle between files (between folders, the floors rule it out).',
+      severity: 'error',
       from: {},
       to: { circular: true },
+    },
+    {
+      name: 'every-module-has-a-floor',
+      comment: 'A new folder or top-level module gets its place in FLOORS (.dependency-cruiser.cjs) before anything imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^src/console/|${anyOf(FLOORS)}` },
+      to: {},
     },
   ],
   options: {

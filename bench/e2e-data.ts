@@ -4,10 +4,10 @@
  * a request into the five `path` columns' CSV cells (no Sluice pipeline: the same decoder, the
  * fields picked out directly).
  */
-import { decodeExportRequest } from '../src/connectors/otlp/decode.js';
-import { flattenLogs } from '../src/pipeline/otlp/flatten.js';
-import type { ExportLogsRequest } from '../src/pipeline/otlp/model.js';
-import { anyValueJson, attributesJson, idHex, timestampJson } from '../src/pipeline/otlp/values.js';
+import { decodeExportRequest } from '../src/sources/otlp/decode.js';
+import { flattenLogs } from '../src/sources/otlp/flatten.js';
+import type { ExportLogsRequest } from '../src/sources/otlp/model.js';
+import { anyValueJson, attributesJson, idHex, timestampJson } from '../src/sources/otlp/values.js';
 import { logsRequest } from './otlp.js';
 
 export type BatchPath = 'otlp' | 'batch';

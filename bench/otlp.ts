@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { otlpTypes } from '../src/connectors/otlp/schema.js';
-import { decodeExportRequest } from '../src/connectors/otlp/decode.js';
-import { flattenLogs } from '../src/pipeline/otlp/flatten.js';
-import type { ExportLogsRequest } from '../src/pipeline/otlp/model.js';
+import { otlpTypes } from '../src/sources/otlp/schema.js';
+import { decodeExportRequest } from '../src/sources/otlp/decode.js';
+import { flattenLogs } from '../src/sources/otlp/flatten.js';
+import type { ExportLogsRequest } from '../src/sources/otlp/model.js';
 import { apiCall, freePort, median, round2, ServerProcess, sleep, waitTask, serveNodeFlags } from './util.js';
 
 /**

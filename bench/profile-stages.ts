@@ -20,16 +20,14 @@ export type Stage = (typeof STAGES)[number];
 /** Sluice files (paths under dist/ or src/, without extension) → stage; the first match wins. */
 const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> = [
   // decode: the request's bytes into records
-  { file: /^connectors\/otlp\//, stage: 'decode' },
-  { file: /^pipeline\/otlp\//, stage: 'decode' },
-  { file: /^connectors\/http-batch\//, stage: 'decode' },
-  { file: /^api\/otlp\/body$/, stage: 'decode' },
+  { file: /^sources\/otlp\/(decode|encode|schema|flatten|values|model|rejections|template-can-fail|body)$/, stage: 'decode' },
+  { file: /^sources\/kafka-connect\/split$/, stage: 'decode' },
   // the event log: appends (ingestion side) and reads (the sinks' side)
   { file: /^connectors\/event-log\/lmdb-log$/, fn: /^(read|fetch|get record|headOffset|tailOffset)$/, stage: 'log read' },
   { file: /^connectors\/event-log\//, stage: 'log append' },
   { file: /^pipeline\/record-codec$/, fn: /^encode/, stage: 'log append' },
   { file: /^pipeline\/record-codec$/, stage: 'log read' },
-  { file: /^api\/ingest\/append$/, stage: 'log append' },
+  { file: /^sources\/ingest\/append$/, stage: 'log append' },
   // routing: the source router hands batches to the sinks' writers
   { file: /^actors\/source-router$/, stage: 'routing' },
   { file: /^actors\/sink-writer$/, fn: /^(deliver|handle|accepts|open|prepare|askPrepare|currentJob)$/, stage: 'routing' },
@@ -48,14 +46,13 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   // import into the target
   { file: /^levels\/import$/, stage: 'import' },
   { file: /^connectors\/warehouse\//, stage: 'import' },
-  { file: /^storage\/(tables|target)$/, stage: 'import' },
+  { file: /^(storage\/tables|ports\/target)$/, stage: 'import' },
   // bookkeeping of slices, files, positions and statistics
   { file: /^actors\/(sink-writer|level-operator)$/, stage: 'level bookkeeping' },
   { file: /^levels\//, stage: 'level bookkeeping' },
   { file: /^connectors\/metadata\//, stage: 'level bookkeeping' },
-  { file: /^storage\/(statistics|cluster-statistics)$/, stage: 'level bookkeeping' },
   // the rest of the request's way in: routes and the fast path (fastify's own code is a library)
-  { file: /^api\//, stage: 'http routes (outside)' },
+  { file: /^(api|sources|http)\/|^wiring\/http-app$/, stage: 'http routes (outside)' },
 ];
 
 /** What a stack with no stage is counted as. */

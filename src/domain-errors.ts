@@ -1,9 +1,9 @@
 /**
  * Failures of the domain, typed by what went wrong rather than by HTTP status: the ground floor
  * of the code (this module imports nothing from the project). Services below api/ (definition/,
- * storage/, queue/) throw these; api/ alone turns the kind into a status (api/errors.ts, one
+ * storage/, queue/) throw these; the HTTP edge alone turns the kind into a status (http/errors.ts, one
  * table) and each API family renders the code and message in its own envelope
- * (api/error-handler.ts).
+ * (http/error-handler.ts).
  */
 
 /**

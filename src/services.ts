@@ -1,6 +1,6 @@
 /**
  * The composition root's product: every long-lived service of one node, built once at start
- * and handed to the actors and to buildApp (api/app.ts), which gives each API plugin only the
+ * and handed to the actors and to buildApp (wiring/http-app.ts), which gives each API plugin only the
  * part its options declare.
  */
 import type { BacklogGate } from './actors/backlog-gate.js';
@@ -17,7 +17,7 @@ import type { StatisticsService } from './levels/statistics.js';
 import type { TemplateEngine } from './pipeline/template-engine.js';
 import type { MappingCache } from './pipeline/mapping-cache.js';
 import type { EventLog } from './ports/event-log.js';
-import type { IngestSources } from './api/ingest/index.js';
+import type { IngestSources } from './sources/http/index.js';
 import type { StreamRuntime } from './actors/stream-runtime.js';
 import type { MappingFailures } from './levels/mapping-failures.js';
 import type { ConfigurationService } from './storage/configurations/service.js';

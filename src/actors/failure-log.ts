@@ -1,6 +1,6 @@
 /**
  * How the sink writers log records they could not map (kept as mapping failures,
- * storage/mapping-failures.ts) without flooding the log when a mapping breaks under load:
+ * levels/mapping-failures.ts) without flooding the log when a mapping breaks under load:
  * per sink, the first failure opens a window of a minute and is logged with its details (offset,
  * column, reason); the failures after it within the window are only counted, and one line says
  * how many there were once the window has ended (on the writer's next tick, or with the sink's

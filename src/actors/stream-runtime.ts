@@ -34,7 +34,7 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
   handOver?: PartitionHandOver;
   /** Cluster mode: replays and reprocessing asked of the partitions' owners (cluster-orders.ts). */
   orders?: ClusterOrders;
-  /** Cluster mode: publishes this node's part of the sinks' statistics (storage/cluster-statistics.ts). */
+  /** Cluster mode: publishes this node's part of the sinks' statistics (levels/cluster-statistics.ts). */
   publishStatistics?: (sinks: () => readonly SinkKey[], now: number, force?: boolean) => void;
   failures: MappingFailures;
   projectId: number;

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { scrapeAnswer } from './scrape.js';
 import type { Metrics } from './metrics.js';
 
-/** `serve` makes the HTTP server (the node's, with its timeouts and connection cap: api/http-server.ts). */
+/** `serve` makes the HTTP server (the node's, with its timeouts and connection cap: http/http-server.ts). */
 export async function startMetricsListener(
   metrics: Metrics,
   host: string,

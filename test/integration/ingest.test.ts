@@ -11,9 +11,9 @@ import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/ports/event-log.js';
 import type { SettingValue, Sink, Source, SourceType } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';
-import { formatByteLimit, ingestApi, MetadataIngestSources } from '../../src/api/ingest/index.js';
+import { formatByteLimit, ingestApi, MetadataIngestSources } from '../../src/sources/http/index.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
-import { createIngestFastPath } from '../../src/api/ingest/fast-path.js';
+import { createIngestFastPath } from '../../src/sources/http/fast-path.js';
 
 const silent = { warn: () => undefined, error: () => undefined };
 /** Requests the fast path answered itself. */
@@ -87,10 +87,10 @@ describe.each([
     dir = mkdtempSync(join(tmpdir(), 'sluice-ingest-'));
     store = new LmdbMetadataStore(join(dir, 'metadata'));
     log = new MemoryEventLog();
-    // Built like src/api/app.ts: global CORS of the management API, form and JSON parsers, and
+    // Built like src/wiring/http-app.ts: global CORS of the management API, form and JSON parsers, and
     // the root not-found handler; the ingestion plugin must win inside /stream.
     ingestSources = new MetadataIngestSources(store, BRANCH);
-    // With the fast path, the common request is answered before fastify routes it (as src/api/app.ts does).
+    // With the fast path, the common request is answered before fastify routes it (as src/wiring/http-app.ts does).
     const fastPath = fast
       ? createIngestFastPath({ eventLog: log, sources: ingestSources, projectId: PROJECT, maxBodyBytes: MAX_BODY, isShuttingDown: () => shuttingDown, log: silent })
       : undefined;

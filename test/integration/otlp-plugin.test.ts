@@ -1,5 +1,5 @@
 /**
- * The OTLP plugin on its own (as src/api/app.ts registers it) over an in-memory event log with
+ * The OTLP plugin on its own (as src/wiring/http-app.ts registers it) over an in-memory event log with
  * failure switches: what reaches the log, durability, and the backpressure answers (429 and
  * 503 with Retry-After).
  */
@@ -13,10 +13,10 @@ import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/ports/event-log.js';
 import type { SettingValue, Sink, Source } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';
-import { MetadataIngestSources } from '../../src/api/ingest/index.js';
-import { otlpApi } from '../../src/api/otlp/index.js';
+import { MetadataIngestSources } from '../../src/sources/http/index.js';
+import { otlpApi } from '../../src/sources/otlp/index.js';
 import { compileMapping } from '../../src/pipeline/columns/index.js';
-import { otlpTypes } from '../../src/connectors/otlp/schema.js';
+import { otlpTypes } from '../../src/sources/otlp/schema.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
 
 const PROJECT = 11;

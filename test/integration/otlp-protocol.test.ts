@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { otlpTypes } from '../../src/connectors/otlp/schema.js';
+import { otlpTypes } from '../../src/sources/otlp/schema.js';
 import type { IngestRecord } from '../../src/model/record.js';
 import { TestService } from '../helpers/service.js';
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { compileMapping, createRecordContext } from '../../src/pipeline/columns/index.js';
 import type { Column } from '../../src/model/definition.js';
 import { csvRows } from '../../src/pipeline/csv-rows.js';
-import { decodeExportRequest } from '../../src/connectors/otlp/decode.js';
-import { flattenLogs } from '../../src/pipeline/otlp/flatten.js';
-import type { ExportLogsRequest } from '../../src/pipeline/otlp/model.js';
+import { decodeExportRequest } from '../../src/sources/otlp/decode.js';
+import { flattenLogs } from '../../src/sources/otlp/flatten.js';
+import type { ExportLogsRequest } from '../../src/sources/otlp/model.js';
 import { ndjsonBody, ndjsonRows, otlpBody, otlpRows, PATH_COLUMNS } from '../../bench/e2e-data.js';
 import { foldProfile, frameStage, perRecord, type CpuProfile } from '../../bench/profile-stages.js';
 
@@ -44,7 +44,7 @@ describe('e2e bench profile folding', () => {
   const at = (file: string, functionName = 'f') => ({ functionName, url: `file:///repo/dist/${file}.js` });
 
   it('maps Sluice files to stages, and leaves libraries and Node to their callers', () => {
-    expect(frameStage(at('connectors/otlp/decode'))).toBe('decode');
+    expect(frameStage(at('sources/otlp/decode'))).toBe('decode');
     expect(frameStage(at('connectors/event-log/lmdb-log', 'append'))).toBe('log append');
     expect(frameStage(at('connectors/event-log/lmdb-log', 'read'))).toBe('log read');
     expect(frameStage(at('pipeline/csv-rows'))).toBe('CSV');
@@ -67,8 +67,8 @@ describe('e2e bench profile folding', () => {
         { id: 3, callFrame: lib('', '(garbage collector)') },
         { id: 4, callFrame: lib('', '(program)') },
         // route → decode → protobufjs: the library's time is decode's
-        { id: 5, callFrame: at('api/otlp/routes', 'handler'), children: [6] },
-        { id: 6, callFrame: at('connectors/otlp/decode', 'decodeExportRequest'), children: [7] },
+        { id: 5, callFrame: at('sources/otlp/routes', 'handler'), children: [6] },
+        { id: 6, callFrame: at('sources/otlp/decode', 'decodeExportRequest'), children: [7] },
         { id: 7, callFrame: lib('file:///repo/node_modules/protobufjs/src/reader.js') },
         // no Sluice frame: the library itself
         { id: 8, callFrame: lib('file:///repo/node_modules/fastify/lib/route.js'), children: [9] },

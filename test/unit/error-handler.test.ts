@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { DomainError, type ErrorKind } from '../../src/domain-errors.js';
-import { ApiError, STATUS_OF_KIND, statusOf } from '../../src/api/errors.js';
-import { answerErrorsWith, requestRefusal, type ErrorFormatter } from '../../src/api/error-handler.js';
+import { ApiError, STATUS_OF_KIND, statusOf } from '../../src/http/errors.js';
+import { answerErrorsWith, requestRefusal, type ErrorFormatter } from '../../src/http/error-handler.js';
 import { streamErrors } from '../../src/api/stream/envelope.js';
 import { storageErrors } from '../../src/api/storage/envelope.js';
 import { queueErrors } from '../../src/api/queue/envelope.js';
-import { ingestErrors } from '../../src/api/ingest/envelope.js';
-import { otlpErrors } from '../../src/api/otlp/answers.js';
+import { ingestErrors } from '../../src/sources/ingest/envelope.js';
+import { otlpErrors } from '../../src/sources/otlp/answers.js';
 import { QueueError } from '../../src/queue/errors.js';
 import { TargetUnavailableError } from '../../src/ports/target.js';
 

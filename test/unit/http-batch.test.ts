@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { JAVA_TO_STRING_MESSAGE, splitBatch, splitRecordByRecord } from '../../src/connectors/http-batch/split.js';
+import { JAVA_TO_STRING_MESSAGE, splitBatch, splitRecordByRecord } from '../../src/sources/kafka-connect/split.js';
 
 const bodies = (text: string) => splitBatch(Buffer.from(text)).records.map((r) => r.body.toString());
 

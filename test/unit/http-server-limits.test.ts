@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultMaxConnections, FALLBACK_OPEN_FILES, openFilesLimit, parseOpenFilesLimit } from '../../src/api/open-files.js';
-import { checkIntervalOf, httpLimits, HttpServers } from '../../src/api/http-server.js';
+import { defaultMaxConnections, FALLBACK_OPEN_FILES, openFilesLimit, parseOpenFilesLimit } from '../../src/http/open-files.js';
+import { checkIntervalOf, httpLimits, HttpServers } from '../../src/http/http-server.js';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds

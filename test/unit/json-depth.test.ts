@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkJsonDepth, JsonTooDeepError, nestedDeeperThan } from '../../src/api/json-depth.js';
+import { checkJsonDepth, JsonTooDeepError, nestedDeeperThan } from '../../src/http/json-depth.js';
 
 /** `{"a":{"a":...1...}}` with `depth` objects, as JSON text. */
 const deepObjectText = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);

@@ -3,10 +3,10 @@ import { ProtobufLogsSerializer, JsonLogsSerializer, ProtobufTraceSerializer, Js
 import { LoggerProvider, InMemoryLogRecordExporter, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { AggregationType, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { decodeExportRequest, encodingOf, OtlpDecodeError } from '../../src/connectors/otlp/decode.js';
-import { encodeExportResponse, encodeRpcStatus } from '../../src/connectors/otlp/encode.js';
-import { otlpTypes } from '../../src/connectors/otlp/schema.js';
-import { flatten } from '../../src/pipeline/otlp/flatten.js';
+import { decodeExportRequest, encodingOf, OtlpDecodeError } from '../../src/sources/otlp/decode.js';
+import { encodeExportResponse, encodeRpcStatus } from '../../src/sources/otlp/encode.js';
+import { otlpTypes } from '../../src/sources/otlp/schema.js';
+import { flatten } from '../../src/sources/otlp/flatten.js';
 
 class CollectingReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}

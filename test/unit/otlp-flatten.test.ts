@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import Long from 'long';
-import { flatten, FlattenLimitError, flattenLogs, flattenMetrics, flattenTraces } from '../../src/pipeline/otlp/flatten.js';
-import { anyValueJson, attributesJson, timestampJson, uint64Json, int64Json } from '../../src/pipeline/otlp/values.js';
-import type { Metric } from '../../src/pipeline/otlp/model.js';
+import { flatten, FlattenLimitError, flattenLogs, flattenMetrics, flattenTraces } from '../../src/sources/otlp/flatten.js';
+import { anyValueJson, attributesJson, timestampJson, uint64Json, int64Json } from '../../src/sources/otlp/values.js';
+import type { Metric } from '../../src/sources/otlp/model.js';
 
 const resource = { attributes: [{ key: 'service.name', value: { stringValue: 'shop' } }, { key: 'host.cpus', value: { intValue: 4 } }] };
 const scope = { name: 'lib', version: '2.1' };

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { compileMapping, createRecordContext } from '../../src/pipeline/columns/index.js';
-import { findRejections, mappingCanFail, rejectionMessage } from '../../src/pipeline/otlp/rejections.js';
-import { templateCanFail } from '../../src/connectors/jsonnet/template-can-fail.js';
-import { DEFAULT_COLUMNS, defaultSink } from '../../src/pipeline/otlp/default-sinks.js';
-import { ALWAYS_WRITTEN, flatten } from '../../src/pipeline/otlp/flatten.js';
+import { findRejections, mappingCanFail, rejectionMessage } from '../../src/sources/otlp/rejections.js';
+import { templateCanFail } from '../../src/sources/otlp/template-can-fail.js';
+import { DEFAULT_COLUMNS, defaultSink } from '../../src/sources/otlp/default-sinks.js';
+import { ALWAYS_WRITTEN, flatten } from '../../src/sources/otlp/flatten.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
-import { InflightBudget } from '../../src/api/otlp/inflight.js';
+import { InflightBudget } from '../../src/sources/otlp/inflight.js';
 import type { Signal } from '../../src/model/definition.js';
 
 const record = (body: unknown, signal: Signal = 'logs') =>

@@ -8,7 +8,7 @@ import type { Target } from '../../src/ports/target.js';
 import { POSTGRES_START_TIMEOUT_MS } from '../helpers/postgres.js';
 import { TARGETS, targetServers } from '../helpers/targets.js';
 import { DomainError } from '../../src/domain-errors.js';
-import { statusOf } from '../../src/api/errors.js';
+import { statusOf } from '../../src/http/errors.js';
 import { csvRows } from '../../src/pipeline/csv-rows.js';
 
 /**

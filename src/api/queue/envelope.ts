@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QueueError } from '../../queue/errors.js';
-import { ApiError } from '../errors.js';
-import type { ErrorFormatter } from '../error-handler.js';
+import { ApiError } from '../../http/errors.js';
+import type { ErrorFormatter } from '../../http/error-handler.js';
 
 const INTERNAL = 'Internal Server Error occurred.';
 

@@ -10,7 +10,7 @@ import { jobJson } from '../../queue/job-json.js';
 import { searchJobs, type SearchQuery } from '../../queue/job-search.js';
 import { requireToken, tokenFromRequest } from '../auth.js';
 import { queueErrors } from './envelope.js';
-import { answerErrorsWith } from '../error-handler.js';
+import { answerErrorsWith } from '../../http/error-handler.js';
 
 const TAGS = ['job queue'];
 

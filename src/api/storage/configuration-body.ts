@@ -1,7 +1,7 @@
 import type { ConfigurationInput, JsonObject } from '../../storage/configurations/model.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { StorageValidationError } from './envelope.js';
-import { nestedDeeperThan } from '../json-depth.js';
+import { nestedDeeperThan } from '../../http/json-depth.js';
 
 /** The reference's answers to a `configuration` or `state` that is not a JSON object (§2.5). */
 const invalidConfigurationFormat = (detail: string): ApiError =>

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../errors.js';
-import { renderError, type ErrorFormatter } from '../error-handler.js';
+import { ApiError } from '../../http/errors.js';
+import { renderError, type ErrorFormatter } from '../../http/error-handler.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -4,7 +4,7 @@ import type { EventService, NewEvent, StorageEvent } from '../../storage/events.
 import type { JobService } from '../../queue/job-service.js';
 import type { Token } from '../../storage/token-model.js';
 import { canReadComponent, canWriteComponent } from '../../storage/configurations/permissions.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { requireToken } from '../auth.js';
 import { accessDenied, StorageValidationError } from './envelope.js';
 import { storageDate } from './format.js';

@@ -6,7 +6,7 @@ import type { StorageJob, StorageJobs } from '../../storage/storage-jobs.js';
 import type { FileService, StoredFile } from '../../storage/files.js';
 import { parseTableId } from '../../storage/tables.js';
 import { requireToken } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { requireBucketRead } from './auth.js';
 import { storageDate } from './format.js';
 import { errorResponses } from './schemas.js';

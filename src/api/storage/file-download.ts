@@ -2,9 +2,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyPluginAsync } from 'fastify';
 import type { FileService } from '../../storage/files.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { storageErrors } from './envelope.js';
-import { answerErrorsWith } from '../error-handler.js';
+import { answerErrorsWith } from '../../http/error-handler.js';
 
 export interface FileDownloadRoutesOptions {
   files: Pick<FileService, 'get' | 'verify' | 'localPath'>;

@@ -4,7 +4,7 @@ import type { Project } from '../../storage/project.js';
 import type { TokenService } from '../../storage/tokens.js';
 import { storageAuthHook } from './auth.js';
 import { storageErrors, storageNotFound } from './envelope.js';
-import { answerErrorsWith } from '../error-handler.js';
+import { answerErrorsWith } from '../../http/error-handler.js';
 import { tokenRoutes, type TokenRoutesOptions } from './tokens.js';
 import { tableRoutes, type TableRoutesOptions } from './tables.js';
 import { configurationRoutes, type ConfigurationRoutesOptions } from './configurations.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { NewToken, TokenService } from '../../storage/tokens.js';
 import { parseBucketId } from '../../storage/tables.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { requireToken, tokenFromRequest } from '../auth.js';
 import { accessDenied } from './envelope.js';
 import { requireManageTokens } from './auth.js';

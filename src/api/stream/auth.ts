@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { TokenService } from '../../storage/tokens.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { tokenFromRequest } from '../auth.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * How the Stream API (/v1) reads a request body whose Content-Type does not say JSON (the
- * form parser described here is the application's, src/api/form-body.ts, for every API family).
+ * form parser described here is the application's, src/http/form-body.ts, for every API family).
  *
  * Its endpoints take JSON. `curl -d '{...}'` sends the JSON text as
  * application/x-www-form-urlencoded, and some clients send a body with no Content-Type at all.
@@ -21,9 +21,9 @@
  * expected type.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
-import { isJsonText } from '../form-body.js';
-import { boundedJsonParser } from '../json-depth.js';
+import { ApiError } from '../../http/errors.js';
+import { isJsonText } from '../../http/form-body.js';
+import { boundedJsonParser } from '../../http/json-depth.js';
 
 /** A 415 in the Stream envelope, naming the type the endpoints take. */
 export function unsupportedMediaType(contentType: string | undefined): ApiError {
@@ -34,7 +34,7 @@ export function unsupportedMediaType(contentType: string | undefined): ApiError 
 /**
  * Registers, in the Stream API's plugin context, the parsers of text/plain and of bodies
  * without a Content-Type (the form parser that reads JSON text as JSON is the application's,
- * src/api/form-body.ts). The JSON parser of the application (app.ts: an empty body is no body;
+ * src/http/form-body.ts). The JSON parser of the application (wiring/http-app.ts: an empty body is no body;
  * prototype poisoning refused; at most `maxJsonDepth` levels) is reused for both.
  */
 export function streamBodyParsers(app: FastifyInstance, maxJsonDepth: number): void {

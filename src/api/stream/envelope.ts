@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { ApiError, sentence } from '../errors.js';
-import { renderError, type ErrorFormatter } from '../error-handler.js';
+import { ApiError, sentence } from '../../http/errors.js';
+import { renderError, type ErrorFormatter } from '../../http/error-handler.js';
 import { goaValidationError } from './validation.js';
 import { unsupportedMediaType } from './body.js';
 

@@ -3,7 +3,7 @@ import type { Project } from '../../storage/project.js';
 import type { SinkService } from '../../definition/sinks.js';
 import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import type { MappingFailures } from '../../levels/mapping-failures.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { SinkNotAvailableError } from '../../actors/sink-recovery.js';
 import { OrderFailedError } from '../../actors/cluster-orders.js';
 import { looseObject } from './schemas.js';

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import type { TokenService } from '../../storage/tokens.js';
 import { streamAuthHook } from './auth.js';
 import { streamErrors } from './envelope.js';
-import { answerErrorsWith } from '../error-handler.js';
+import { answerErrorsWith } from '../../http/error-handler.js';
 import { streamBodyParsers } from './body.js';
 import { sourceRoutes, type SourceRoutesOptions } from './sources.js';
 import { sinkRoutes, type SinkRoutesOptions } from './sinks.js';

@@ -4,10 +4,10 @@ import type { Project } from '../../storage/project.js';
 import type { SourceService } from '../../definition/sources.js';
 import type { SinkService } from '../../definition/sinks.js';
 import { requireToken } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { isDomainError } from '../../domain-errors.js';
 import { SIGNALS, type Signal } from '../../model/definition.js';
-import { defaultBucket, defaultSink } from '../../pipeline/otlp/default-sinks.js';
+import { defaultBucket, defaultSink } from '../../sources/otlp/default-sinks.js';
 import { byToken } from './views.js';
 import { looseObject } from './schemas.js';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { paginate, type Page } from '../../definition/repository.js';
 import type { Version } from '../../model/definition.js';
 import { versionView } from './views.js';

@@ -4,7 +4,7 @@ import type { Project } from '../../storage/project.js';
 import type { SourceService } from '../../definition/sources.js';
 import type { SinkService } from '../../definition/sinks.js';
 import type { StreamRuntime } from '../../actors/stream-runtime.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { partitionIdOf, type EventLog, type LoggedRecord } from '../../ports/event-log.js';
 import { toFailureRecord } from '../../levels/mapping-failures.js';
 import { looseObject } from './schemas.js';

@@ -4,7 +4,7 @@ import type { SinkService } from '../../definition/sinks.js';
 import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { lockKey } from '../../definition/sources.js';
 import { TaskFailure, type TaskRunner } from '../../definition/tasks.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { requireSourceWrite } from './source-scopes.js';

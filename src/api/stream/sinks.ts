@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Project } from '../../storage/project.js';
 import { requireToken } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { paginate } from '../../definition/repository.js';
 import type { SinkCreate, SinkService, SinkUpdate } from '../../definition/sinks.js';
 import { byToken, sinkView, versionView } from './views.js';

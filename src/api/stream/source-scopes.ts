@@ -10,7 +10,7 @@ import type { Sink } from '../../model/definition.js';
 import type { Token } from '../../storage/token-model.js';
 import { bucketOf } from '../../definition/sink-lifecycle.js';
 import { canReadAllBuckets, canWriteAllBuckets, canReadBucket, canWriteBucket } from '../../storage/token-scopes.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 
 /** What the documentation of the raw-record routes (records, failures) says of their rights. */
 export const RAW_RECORDS_RIGHTS = 'Needs read on the buckets of all the source\'s sinks (403 otherwise). The senders\' Authorization, Cookie, Proxy-Authorization and X-StorageApi-Token headers are answered as "*****".';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config.js';
 import type { Project } from '../../storage/project.js';
-import type { IngestSources } from '../ingest/index.js';
+import type { IngestSources } from '../../sources/http/index.js';
 import { requireToken } from '../auth.js';
 import { paginate } from '../../definition/repository.js';
 import type { SourceCreate, SourceService, SourceUpdate } from '../../definition/sources.js';

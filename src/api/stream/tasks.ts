@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TaskRunner } from '../../definition/tasks.js';
 import { findCaughtUp, type MetadataStore } from '../../ports/metadata-store.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { looseObject } from './schemas.js';
 
 export interface TaskRoutesOptions {

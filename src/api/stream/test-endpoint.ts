@@ -3,7 +3,7 @@ import type { Project } from '../../storage/project.js';
 import type { SourceService } from '../../definition/sources.js';
 import type { SinkService } from '../../definition/sinks.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
 import { acceptsSignal, SIGNALS, type Signal } from '../../model/definition.js';
 import { createRecordContext, MappingError, testEndpointIp } from '../../pipeline/columns/index.js';
 import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/headers.js';

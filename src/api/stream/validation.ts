@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify';
-import { ApiError, sentence } from '../errors.js';
+import { ApiError, sentence } from '../../http/errors.js';
 
 interface AjvError {
   keyword: string;

@@ -1,7 +1,7 @@
 /**
  * JSON text checked in place: where a value ends, and whether it is valid (RFC 8259, as
  * JSON.parse and the exact parser json.ts accept it), without building it. The body's member
- * index (json-index.ts) and the connector batch split (connectors/http-batch) read records
+ * index (json-index.ts) and the connector batch split (sources/kafka-connect/split.ts) read records
  * with it; on anything invalid they fall back to a parser, which words the error.
  */
 

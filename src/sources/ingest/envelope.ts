@@ -4,8 +4,8 @@
  * verbose/failure JSON {statusCode, error?, message, sources: [...]} of §14.4.
  */
 import { randomBytes } from 'node:crypto';
-import { ApiError, sentence } from '../errors.js';
-import { applicationErrorMessage, type ErrorFormatter } from '../error-handler.js';
+import { ApiError, sentence } from '../../http/errors.js';
+import { applicationErrorMessage, type ErrorFormatter } from '../../http/error-handler.js';
 import { EventLogFullError } from '../../ports/event-log.js';
 import type { IngestTarget } from './sources.js';
 

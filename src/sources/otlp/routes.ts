@@ -8,7 +8,7 @@
  * (415 otherwise), inflate gzip within the size limit (413), decode (400), flatten into one
  * record per log record / data point / span, append all records of the request to the
  * source's topic as ONE batch (the acknowledgement point), find meanwhile the records a sink
- * will not be able to map (partial_success; see pipeline/otlp/rejections.ts) and answer the
+ * will not be able to map (partial_success; see rejections.ts) and answer the
  * Export*ServiceResponse in the request's encoding.
  * Backpressure: 503 + Retry-After when the log cannot keep more or the node stops, 429 +
  * Retry-After when too many request bytes are being processed at once.
@@ -16,20 +16,20 @@
 import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventLog } from '../../ports/event-log.js';
-import { decodeExportRequest, encodingOf } from '../../connectors/otlp/decode.js';
-import { encodeExportResponse } from '../../connectors/otlp/encode.js';
+import { decodeExportRequest, encodingOf } from './decode.js';
+import { encodeExportResponse } from './encode.js';
 import { acceptsSignal, SIGNALS, type Signal } from '../../model/definition.js';
 import { createRecordContext } from '../../pipeline/columns/index.js';
 import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { headersFromRaw } from '../../pipeline/headers.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
-import { flatten } from '../../pipeline/otlp/flatten.js';
-import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from '../../pipeline/otlp/rejections.js';
-import { templateCanFail } from '../../connectors/jsonnet/template-can-fail.js';
+import { flatten } from './flatten.js';
+import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from './rejections.js';
+import { templateCanFail } from './template-can-fail.js';
 import type { IngestRecord } from '../../model/record.js';
-import { ApiError, LoggedRefusal } from '../errors.js';
-import { answerErrorsWith, renderError } from '../error-handler.js';
-import type { IngestSources, IngestTarget } from '../ingest/index.js';
+import { ApiError, LoggedRefusal } from '../../http/errors.js';
+import { answerErrorsWith, renderError } from '../../http/error-handler.js';
+import type { IngestSources, IngestTarget } from '../http/index.js';
 import { appendToLog, sinksTooFarBehind, type AppendMessages } from '../ingest/append.js';
 import { CORS_PREFLIGHT, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
 import { noSourceFound, SINKS_BEHIND } from '../ingest/envelope.js';

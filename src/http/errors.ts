@@ -59,3 +59,9 @@ export function asDomainError(err: unknown): DomainError | undefined {
   }
   return undefined;
 }
+
+/**
+ * The Retry-After of every 503 an ingestion path answers because the log refused the records,
+ * of every 429 because the sinks are behind, and of a connection refused at the server's limit.
+ */
+export const RETRY_AFTER = '1';

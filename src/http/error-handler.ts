@@ -7,8 +7,7 @@
  * success path (and the ingestion fast path) pays nothing.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, asDomainError, LoggedRefusal, statusOf } from './errors.js';
-import { RETRY_AFTER } from './ingest/append.js';
+import { ApiError, asDomainError, LoggedRefusal, RETRY_AFTER, statusOf } from './errors.js';
 
 /** What fastify refused before a route's handler ran. */
 export interface RequestRefusal {

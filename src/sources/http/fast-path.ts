@@ -15,10 +15,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { EventLog } from '../../ports/event-log.js';
-import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from './admission.js';
-import { appendToLog, httpRecord, RETRY_AFTER, type AppendLog } from './append.js';
-import { applicationErrorMessage, exceptionId, refusalResult } from './envelope.js';
-import type { IngestSources, IngestTarget } from './sources.js';
+import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from '../ingest/admission.js';
+import { appendToLog, httpRecord, type AppendLog } from '../ingest/append.js';
+import { RETRY_AFTER } from '../../http/errors.js';
+import { applicationErrorMessage, exceptionId, refusalResult } from '../ingest/envelope.js';
+import type { IngestSources, IngestTarget } from '../ingest/sources.js';
 
 export interface IngestFastPathOptions {
   eventLog: EventLog;

@@ -5,7 +5,7 @@
  * record is written as text directly, so that 64-bit integers keep every digit and keys keep
  * the reference's order.
  */
-import { goJsonString } from '../columns/json.js';
+import { goJsonString } from '../../pipeline/columns/json.js';
 import type { AnyValue, Int64, KeyValue } from './model.js';
 
 const INT64_MAX = (1n << 63n) - 1n;

@@ -1,12 +1,12 @@
 /**
  * Whether a Jsonnet template can fail on a flattened OTLP record: read from the template's
  * syntax tree (the compiler's parser), without evaluating it. The OTLP rejection check
- * (pipeline/otlp/rejections.ts, given this function by the OTLP route) maps every record of
+ * (rejections.ts, given this function by the OTLP route) maps every record of
  * a request through every sink that can fail on it, on the ingestion thread, before answering;
  * a template that cannot fail needs no evaluation there (the render thread evaluates it anyway).
  *
  * The answer is "cannot fail" only for templates built from what cannot fail on a record whose
- * top-level keys are known (pipeline/otlp/flatten.ts ALWAYS_WRITTEN): literals; `Body()`, and `Body(path)`
+ * top-level keys are known (flatten.ts ALWAYS_WRITTEN): literals; `Body()`, and `Body(path)`
  * of a path that cannot miss or with a default; `Header(name, default)`; `BodyStr()`,
  * `HeaderStr()`, `Ip()`, `Now()`; `+` with a string on one side (Jsonnet turns the other into
  * text); arrays and objects of these; `std.toString`. Anything else (locals, functions,
@@ -16,7 +16,7 @@
 import type { Signal } from '../../model/definition.js';
 import type { Arg, Node } from '../../jsonnet/ast.js';
 import { parse } from '../../jsonnet/parser.js';
-import { pathCanMiss } from '../../pipeline/otlp/rejections.js';
+import { pathCanMiss } from './rejections.js';
 
 /** What an expression is known to be when it cannot fail: text, or some other value. */
 type Safe = 'string' | 'value';

@@ -7,8 +7,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ingestRoutes, type IngestApiOptions } from './routes.js';
 
 export type { IngestApiOptions } from './routes.js';
-export { MetadataIngestSources, type IngestSources, type IngestTarget } from './sources.js';
-export { formatByteLimit } from './envelope.js';
+export { MetadataIngestSources, type IngestSources, type IngestTarget } from '../ingest/sources.js';
+export { formatByteLimit } from '../ingest/envelope.js';
 
 export const ingestApi: FastifyPluginAsync<IngestApiOptions> = async (app, opts) => {
   await app.register(ingestRoutes, { ...opts, prefix: '/stream' });

@@ -14,13 +14,14 @@ import type { IngestRecord } from '../../model/record.js';
 import { createRecordContext, MappingError } from '../../pipeline/columns/index.js';
 import type { MappingCache } from '../../pipeline/mapping-cache.js';
 import { acceptsSignal } from '../../model/definition.js';
-import { appendToLog, batchRecords, httpRecord, RETRY_AFTER, sinksTooFarBehind } from './append.js';
-import { ApiError } from '../errors.js';
-import { answerErrorsWith, renderError } from '../error-handler.js';
-import type { IngestSources, IngestTarget } from './sources.js';
-import { CORS_PREFLIGHT, httpSourceTarget, INGEST_SERVER, OWN_CORS, PROJECT_ID } from './admission.js';
-import { batchResult, refusalResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from './envelope.js';
-import { splitBatch } from '../../connectors/http-batch/split.js';
+import { appendToLog, httpRecord } from '../ingest/append.js';
+import { RETRY_AFTER } from '../../http/errors.js';
+import { ApiError } from '../../http/errors.js';
+import { answerErrorsWith, renderError } from '../../http/error-handler.js';
+import type { IngestSources, IngestTarget } from '../ingest/sources.js';
+import { CORS_PREFLIGHT, httpSourceTarget, type IngestParams, INGEST_SERVER, OWN_CORS, PROJECT_ID } from '../ingest/admission.js';
+import { refusalResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from '../ingest/envelope.js';
+import { batchRoute } from '../kafka-connect/batch-route.js';
 import { ingestRoute, type IngestAnswered } from '../../observability/ingest-requests.js';
 
 export interface IngestApiOptions {
@@ -41,17 +42,11 @@ export interface IngestApiOptions {
   /** Called once per answer of these routes (the metrics: observability/ingest-requests.ts). */
   answered?: IngestAnswered;
   /**
-   * Compiled sink mappings (the OTLP route's, api/otlp/routes.ts): `?verbose=true` maps the
+   * Compiled sink mappings (the OTLP route's, sources/otlp/routes.ts): `?verbose=true` maps the
    * record with them to name the sinks that will not map it. Without them the verbose answer
    * does not check.
    */
   mappings?: Pick<MappingCache, 'get'>;
-}
-
-interface IngestParams {
-  projectId: string;
-  sourceId: string;
-  secret: string;
 }
 
 /** Go's strconv.ParseBool true values. */
@@ -153,27 +148,8 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     return answer(reply, successResult(projectId, target, status, notMapped && (await notMapped)), verbose);
   });
 
-  // The Kafka Connect HTTP sink variant: one request carries many records (JSON array, NDJSON,
-  // comma-joined objects). Bad records are rejected one by one and counted in a 2xx answer;
-  // only a request without a single good record is a 400 (connectors retry any 4xx).
-  app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret/batch', { config: OWN_CORS, bodyLimit: maxBatchBodyBytes, logLevel: 'warn' }, async (req, reply) => {
-    const target = resolveTarget(req);
-    if (sinksTooFarBehind(logAppend, target)) return answer(reply, refusalResult(429, req.id, projectId, target), true);
-    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const batch = splitBatch(body);
-    if (batch.records.length === 0) {
-      if (batch.rejected.length === 0) throw new ApiError(400, 'emptyBatch', 'The request body holds no records.');
-      throw new ApiError(400, 'invalidBatch', `No valid record in the batch (${batch.rejected.length} rejected). First error: record ${batch.rejected[0].index}: ${batch.rejected[0].message}`);
-    }
-    if (batch.rejected.length > 0) {
-      req.log.warn({ sourceId: target.source.sourceId, rejected: batch.rejected.length, first: batch.rejected[0] }, 'batch records rejected');
-    }
-    // Every record's body is JSON, whatever the request's Content-Type (batchRecords).
-    const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body));
-    const status = await appendRecords(req, target, records);
-    if (status === 503 || status === 429) return answer(reply, refusalResult(status, req.id, projectId, target), true);
-    return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));
-  });
+  // The Kafka Connect HTTP sink's batch endpoint shares this plugin: its prefix, parser, CORS and errors.
+  batchRoute(app, { resolveTarget, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes });
 
   // CORS preflight of the ingestion URL; no authentication (browsers send no secret-bearing headers).
   app.options('/:projectId/:sourceId/:secret', { config: OWN_CORS, logLevel: 'warn' }, async (_req, reply) => reply.code(200).headers(CORS_PREFLIGHT).send());

@@ -1,12 +1,12 @@
 /**
  * Decoding of OTLP/HTTP export requests (peers-and-protocols §2.1): protobuf, or OTLP/JSON
  * (lowerCamelCase keys, trace and span ids in hex, enums as integers, 64-bit integers as strings
- * or numbers, unknown fields ignored). Both give the message shape of pipeline/otlp/model.ts.
+ * or numbers, unknown fields ignored). Both give the message shape of model.ts.
  * Anything that cannot be decoded is an OtlpDecodeError (400); no input throws anything else.
  */
 import type protobuf from 'protobufjs';
 import type { Signal } from '../../model/definition.js';
-import type { ExportRequest } from '../../pipeline/otlp/model.js';
+import type { ExportRequest } from './model.js';
 import { JsonNumber, JsonObject, JsonSyntaxError, parseJson, type JsonValue } from '../../pipeline/columns/json.js';
 import { otlpTypes } from './schema.js';
 

@@ -11,10 +11,10 @@
  * others keep them as mapping failures, which can be replayed once the mapping is fixed.
  */
 import type { Column, Signal } from '../../model/definition.js';
-import type { CompiledMapping } from '../columns/mapping.js';
-import { MappingError } from '../columns/errors.js';
-import type { RecordContext } from '../template-engine.js';
-import { cachedPath } from '../columns/path.js';
+import type { CompiledMapping } from '../../pipeline/columns/mapping.js';
+import { MappingError } from '../../pipeline/columns/errors.js';
+import type { RecordContext } from '../../pipeline/template-engine.js';
+import { cachedPath } from '../../pipeline/columns/path.js';
 import { ALWAYS_WRITTEN } from './flatten.js';
 
 export interface SinkMapping {
@@ -29,7 +29,7 @@ export interface Rejections {
   firstError?: string;
 }
 
-/** Whether a template can fail on a flattened record of the signal (the engine's side reads its syntax: connectors/jsonnet/template-can-fail.ts). */
+/** Whether a template can fail on a flattened record of the signal (the engine's side reads its syntax: template-can-fail.ts). */
 export type TemplateCanFail = (content: string, signal: Signal) => boolean;
 
 /**

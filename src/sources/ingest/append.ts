@@ -21,9 +21,6 @@ export interface AppendLog {
   error(obj: object, msg: string): void;
 }
 
-/** The Retry-After of every 503 an ingestion path answers because the log refused the records, and of every 429 because the sinks are behind. */
-export const RETRY_AFTER = '1';
-
 /** What an ingestion path logs when the log refuses or loses its records (constants: no allocation per request). */
 export interface AppendMessages {
   /** The log refused the records at once (none when the path's error handler logs the refusal). */
@@ -48,7 +45,7 @@ export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer)
 
 /**
  * The records of a connector batch (POST .../batch), one per value `values` holds. The batch was
- * cut into JSON values (connectors/http-batch/split.ts rejects a value that is not JSON), so each
+ * cut into JSON values (sources/kafka-connect/split.ts rejects a value that is not JSON), so each
  * record's body is JSON whatever the request's Content-Type says: the connectors send
  * application/json (Aiven), no Content-Type or text/plain (Confluent's is configurable, often
  * unset), and curl -d sends form encoding. Each record then says application/json, unless the

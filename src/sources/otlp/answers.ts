@@ -5,12 +5,12 @@
  * `{"statusCode", "error": "stream.in.<name>"}`, so both kinds of clients can read it.
  * 429 and 503 carry `Retry-After`, which OTLP exporters honour.
  */
-import { ApiError, sentence } from '../errors.js';
-import type { ErrorFormatter } from '../error-handler.js';
+import { ApiError, sentence } from '../../http/errors.js';
+import type { ErrorFormatter } from '../../http/error-handler.js';
 import { EventLogFullError } from '../../ports/event-log.js';
-import { encodeRpcStatus, RPC_CODE } from '../../connectors/otlp/encode.js';
-import { encodingOf, OtlpDecodeError } from '../../connectors/otlp/decode.js';
-import { FlattenLimitError } from '../../pipeline/otlp/flatten.js';
+import { encodeRpcStatus, RPC_CODE } from './encode.js';
+import { encodingOf, OtlpDecodeError } from './decode.js';
+import { FlattenLimitError } from './flatten.js';
 import { bodyTooLarge } from './body.js';
 
 export const LOG_FULL = 'The event log cannot accept more data at the moment, please retry later.';

@@ -25,7 +25,7 @@ import { createServer as createNodeServer, type RequestListener, type Server, ty
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { goDurationString } from '../pipeline/units.js';
-import { RETRY_AFTER } from './ingest/append.js';
+import { RETRY_AFTER } from './errors.js';
 import type { Config } from '../config.js';
 import { defaultMaxConnections } from './open-files.js';
 

@@ -5,8 +5,8 @@
  */
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { ApiError } from '../errors.js';
-import { formatByteLimit } from '../ingest/index.js';
+import { ApiError } from '../../http/errors.js';
+import { formatByteLimit } from '../http/index.js';
 
 const gunzipAsync = promisify(gunzip);
 

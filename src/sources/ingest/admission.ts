@@ -9,6 +9,13 @@ import type { IngestSources, IngestTarget } from './sources.js';
 
 /** The `Server` header of the answers to HTTP records. */
 export const INGEST_SERVER = 'Sluice/Stream/HTTPSource';
+/** The path of an HTTP source's ingestion URL (single records and connector batches). */
+export interface IngestParams {
+  projectId: string;
+  sourceId: string;
+  secret: string;
+}
+
 /** What a project id in an ingestion path must look like (anything else is a 400). */
 export const PROJECT_ID = /^-?\d+$/;
 
