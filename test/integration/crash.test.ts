@@ -1,5 +1,5 @@
 /**
- * Crash safety of the record's path (DESIGN.md "Delivery"), against the real process
+ * Crash safety of the record's path (docs/architecture.md, "Delivery"), against the real process
  * (`node dist/main.js serve`, built by `npm run build`):
  *
  * 1. SIGKILL while streaming: every event answered 200 lands in the table, none lands twice

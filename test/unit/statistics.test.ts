@@ -468,7 +468,7 @@ describe('scale', () => {
     expect(total.total).toMatchObject({ recordsCount: 2 * slices, uncompressedSize: 20 * slices, firstRecordAt: iso(0), lastRecordAt: iso(slices) });
     expect(files).toHaveLength(21);
     expect(files.reduce((n, f) => n + (f.statistics?.total?.recordsCount ?? 0), 0)).toBe(2 * slices);
-    // Reported, not asserted (DESIGN.md: no timing assertions in tests).
+    // Reported, not asserted (timings are the benches' job, never a test's assertion).
     console.log(`statistics of ${slices} slices: ${elapsed.toFixed(1)} ms`);
   });
 });

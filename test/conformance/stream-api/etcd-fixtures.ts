@@ -7,7 +7,7 @@
  * metadata store of a data directory before the service starts on it; the service's statistics
  * code then reads it like any state the record's path wrote.
  *
- * The reference's keys (keboola-as-code, revision of ../shared/reference/stream-api.md §17.1):
+ * The reference's keys (keboola-as-code's stream service, its etcd schema):
  *
  *   storage/file/all/<p>/<b>/<source>/<sink>/<fileOpenedAt>                           a file
  *   storage/slice/all/<p>/<b>/<source>/<sink>/<fileOpenedAt>/<volume>/<sliceOpenedAt>  a slice

@@ -1,7 +1,7 @@
 /**
- * Loading and running one scenario of the Stream API conformance suite (see
- * ../shared/conformance/stream-api/FORMAT.md): steps `NNN-name/` in name order, each with
- * `request.json`, `expected-http-code` and `expected-response.json`.
+ * Loading and running one scenario of the Stream API conformance suite (see the suite's
+ * FORMAT.md; test/helpers/shared-dir.ts says where the suite is): steps `NNN-name/` in name
+ * order, each with `request.json`, `expected-http-code` and `expected-response.json`.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
