@@ -1,7 +1,8 @@
 /**
- * The README's "Layout" section matches the tree: every folder of src/ is named there (as a
- * line of its own, `src/<path>/`, or as `<name>/` in its parent's line), and every `src/...`
- * path the section names exists. A folder added, moved or renamed without the README fails here.
+ * The README's "Layout" section matches the tree: every folder of src/ that holds code is named
+ * there (as a line of its own, `src/<path>/`, or as `<name>/` in its parent's line; vendored
+ * .proto files need not be), and every `src/...` path the section names exists. A folder added,
+ * moved or renamed without the README fails here.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -16,12 +17,17 @@ function layoutBlock(): string {
   return section.slice(start + 4, section.indexOf('```', start + 4));
 }
 
+/** Whether a folder holds code (a .ts or .tsx file, at any depth); vendored data (.proto files) does not. */
+function holdsCode(dir: string): boolean {
+  return readdirSync(dir, { withFileTypes: true }).some((e) => (e.isDirectory() ? holdsCode(join(dir, e.name)) : /\.tsx?$/.test(e.name)));
+}
+
 function foldersUnder(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     const path = join(dir, entry.name);
-    out.push(relative(ROOT, path), ...foldersUnder(path));
+    if (holdsCode(path)) out.push(relative(ROOT, path), ...foldersUnder(path));
   }
   return out;
 }
