@@ -22,7 +22,7 @@ const FLOORS = [
   ['jsonnet', 'jsonnet/', 'the Jsonnet engine (a library that imports nothing of Sluice)'],
   ['config', 'config.ts', 'the flags and their defaults'],
   // The adapters: the ports' implementations.
-  ['connectors', 'connectors/', 'the adapters: LMDB, Kafka, DuckDB, PostgreSQL, the staging directory, the template engine'],
+  ['adapters', 'adapters/', 'the adapters: LMDB, Kafka, DuckDB, PostgreSQL, the staging directory, the template engine'],
   // The services.
   ['levels', 'levels/', 'the stream levels: local, staging, target; statistics; mapping failures'],
   ['observability', 'observability/', 'metrics, gauges, readiness'],
@@ -84,15 +84,15 @@ module.exports = {
       name: 'adapters-import-only-the-ground',
       comment: 'An adapter implements a port with the ground below it (model/, ports/, the pure pipeline/ and jsonnet/, the logger); it takes its settings as arguments, not Config.',
       severity: 'error',
-      from: { path: '^src/connectors/' },
-      to: { path: '^src/', pathNot: '^src/(connectors|model|ports|pipeline|jsonnet)/|^src/(logger|sync-dir|domain-errors)\\.ts$' },
+      from: { path: '^src/adapters/' },
+      to: { path: '^src/', pathNot: '^src/(adapters|model|ports|pipeline|jsonnet)/|^src/(logger|sync-dir|domain-errors)\\.ts$' },
     },
     {
       name: 'only-the-composition-root-picks-adapters',
       comment: 'Everything else uses the ports; wiring/ and server.ts choose the adapters.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(connectors/|wiring/|server\\.ts$)' },
-      to: { path: '^src/connectors/' },
+      from: { path: '^src/', pathNot: '^src/(adapters/|wiring/|server\\.ts$)' },
+      to: { path: '^src/adapters/' },
     },
     {
       name: 'pure-is-pure',
@@ -109,10 +109,10 @@ module.exports = {
       to: { path: '^src/', pathNot: `^src/(model|pipeline|jsonnet)/|^src/domain-errors\\.ts$|${SOURCE_DECODING}[^/]+$` },
     },
     {
-      name: 'database-clients-in-connectors',
-      comment: 'Code outside connectors/ never imports kafkajs, lmdb, DuckDB or PostgreSQL clients. Exception: the development broker launcher (tools/kafka-broker/) checks with a kafkajs admin client that the broker it started answers; it is not on the record\'s path.',
+      name: 'database-clients-in-adapters',
+      comment: 'Code outside adapters/ never imports kafkajs, lmdb, DuckDB or PostgreSQL clients. Exception: the development broker launcher (tools/kafka-broker/) checks with a kafkajs admin client that the broker it started answers; it is not on the record\'s path.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(connectors|tools/kafka-broker)/' },
+      from: { path: '^src/', pathNot: '^src/(adapters|tools/kafka-broker)/' },
       to: { path: 'node_modules/(kafkajs|lmdb|@duckdb|pg|pg-copy-streams)/' },
     },
     {

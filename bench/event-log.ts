@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { open } from 'lmdb';
-import { LmdbEventLog } from '../src/connectors/event-log/lmdb-log.js';
+import { LmdbEventLog } from '../src/adapters/event-log/lmdb-log.js';
 import type { IngestRecord } from '../src/model/record.js';
 
 /**

@@ -23,8 +23,8 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^sources\/otlp\/(decode|encode|schema|flatten|values|model|rejections|template-can-fail|body)$/, stage: 'decode' },
   { file: /^sources\/kafka-connect\/split$/, stage: 'decode' },
   // the event log: appends (ingestion side) and reads (the sinks' side)
-  { file: /^connectors\/event-log\/lmdb-log$/, fn: /^(read|fetch|get record|headOffset|tailOffset)$/, stage: 'log read' },
-  { file: /^connectors\/event-log\//, stage: 'log append' },
+  { file: /^adapters\/event-log\/lmdb-log$/, fn: /^(read|fetch|get record|headOffset|tailOffset)$/, stage: 'log read' },
+  { file: /^adapters\/event-log\//, stage: 'log append' },
   { file: /^pipeline\/record-codec$/, fn: /^encode/, stage: 'log append' },
   { file: /^pipeline\/record-codec$/, stage: 'log read' },
   { file: /^sources\/ingest\/append$/, stage: 'log append' },
@@ -39,18 +39,18 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^pipeline\/columns\//, stage: 'render' },
   { file: /^actors\/render\//, stage: 'render' },
   { file: /^jsonnet\//, stage: 'render' },
-  { file: /^connectors\/jsonnet\//, stage: 'render' },
+  { file: /^adapters\/jsonnet\//, stage: 'render' },
   // gzip: slices staged as gzip files
-  { file: /^connectors\/staging\//, stage: 'gzip' },
+  { file: /^adapters\/staging\//, stage: 'gzip' },
   { file: /^levels\/staging$/, stage: 'gzip' },
   // import into the target
   { file: /^levels\/import$/, stage: 'import' },
-  { file: /^connectors\/warehouse\//, stage: 'import' },
+  { file: /^adapters\/warehouse\//, stage: 'import' },
   { file: /^(storage\/tables|ports\/target)$/, stage: 'import' },
   // bookkeeping of slices, files, positions and statistics
   { file: /^actors\/(sink-writer|level-operator)$/, stage: 'level bookkeeping' },
   { file: /^levels\//, stage: 'level bookkeeping' },
-  { file: /^connectors\/metadata\//, stage: 'level bookkeeping' },
+  { file: /^adapters\/metadata\//, stage: 'level bookkeeping' },
   // the rest of the request's way in: routes and the fast path (fastify's own code is a library)
   { file: /^(api|sources|http)\/|^wiring\/http-app$/, stage: 'http routes (outside)' },
 ];

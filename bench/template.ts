@@ -6,7 +6,7 @@
  * evaluation per batch, Body() as a lookup in a pre-flattened object).
  */
 import { createRequire } from 'node:module';
-import { SluiceTemplateEngine } from '../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../src/adapters/jsonnet/sluice-engine.js';
 import { createRecordContext } from '../src/pipeline/columns/index.js';
 import type { IngestRecord } from '../src/model/record.js';
 import { median, round2 } from './util.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
-import { retryDelayMs } from '../levels/conditions.js';
+import { retryDelayMs } from '../levels/triggers.js';
 import type { TableService } from '../storage/tables.js';
 import { SinkClaimedError } from '../ports/target.js';
 import { levelKeys, type FileEntry, type SliceEntry } from '../model/levels.js';

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { acceptsSignal, type Signal, type Sink, type Source } from '../model/definition.js';
 import { encodedReceivedAt } from '../pipeline/record-codec.js';
 import { effectiveSetting, SETTINGS } from '../pipeline/settings.js';
-import { importReason, triggersOf, uploadReason } from '../levels/conditions.js';
+import { importReason, triggersOf, uploadReason } from '../levels/triggers.js';
 import type { LevelLimits } from '../model/levels.js';
 import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../model/levels.js';
 import { markSeen } from '../pipeline/seen-offsets.js';

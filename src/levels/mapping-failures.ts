@@ -86,7 +86,7 @@ export function fromFailureRecord(r: MappingFailure['record'], signal: IngestRec
  * records with their reason. Written in the same transaction as the sink's batch commit, keyed
  * by offset, so a batch redone after a crash, a reprocessed or a replayed record that fails
  * again updates its entry: it neither loses nor double-counts a failure. In cluster mode
- * the keys are shared (connectors/metadata/replicated-store.ts): every node lists every
+ * the keys are shared (adapters/metadata/replicated-store.ts): every node lists every
  * partition's failures, and the next owner of a partition reprocesses or replays them.
  *
  * A sink of a multi-partition topic has one writer per partition, each with its own instance id

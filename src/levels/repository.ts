@@ -13,7 +13,7 @@
  */
 import type { Column, SettingValue } from '../model/definition.js';
 import type { KeySpace, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
-import { retryDelayMs } from './conditions.js';
+import { retryDelayMs } from './triggers.js';
 import { adoptedAt, restartAt, SEEN_EVERYTHING, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import { parseInstanceId, sinkInstances } from './instances.js';
 import {

@@ -171,7 +171,7 @@ export function stagingSlicePath(slice: SliceKey): string {
   return join('staging', sliceDir(slice), `${fsTime(slice.openedAt)}.csv.gz`);
 }
 
-// The limits every sink's triggers obey (levels/conditions.ts), and their defaults (config.ts).
+// The limits every sink's triggers obey (levels/triggers.ts), and their defaults (config.ts).
 
 /** Fixed limits of the reference, configurable for tests and operators. */
 export interface LevelLimits {

@@ -18,7 +18,7 @@ export const TEMPLATE_LIMIT_FLAGS = {
 /**
  * TemplateEngine port: compiles a Jsonnet template once (per sink version) and evaluates it
  * per record with the seed's globals (Ip, Body, BodyStr, Header, HeaderStr, Now) bound to
- * that record. The service uses Sluice's own compiler (connectors/jsonnet/sluice-engine.ts);
+ * that record. The service uses Sluice's own compiler (adapters/jsonnet/sluice-engine.ts);
  * the libjsonnet adapter (test/support/libjsonnet-engine.ts) remains as the tests' oracle.
  *
  * Callers should start the evaluations of a whole micro-batch before awaiting any of them

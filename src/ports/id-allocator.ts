@@ -1,7 +1,7 @@
 /**
  * The id allocation port: numeric ids for configurations, rows, jobs and tokens. A node of its
  * own counts in its metadata store (storage/id-sequence.ts); a cluster node takes blocks of ids
- * from the replicated log (connectors/metadata/block-ids.ts).
+ * from the replicated log (adapters/metadata/block-ids.ts).
  */
 import type { MetadataTx } from './metadata-store.js';
 

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { EventLog } from '../ports/event-log.js';
-import { KafkaEventLog } from '../connectors/event-log/kafka-log.js';
-import { LmdbEventLog } from '../connectors/event-log/lmdb-log.js';
+import { KafkaEventLog } from '../adapters/event-log/kafka-log.js';
+import { LmdbEventLog } from '../adapters/event-log/lmdb-log.js';
 
 /** `nodeId`: this process in the cluster (Kafka's partition groups order the nodes by it). */
 export async function openEventLog(config: Config, logger: Logger, nodeId: string): Promise<EventLog> {

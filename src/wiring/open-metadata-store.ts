@@ -7,10 +7,10 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { createKafkaClient } from '../connectors/kafka/client.js';
-import { KafkaMetadataLog } from '../connectors/metadata/kafka-metadata-log.js';
-import { LmdbMetadataStore } from '../connectors/metadata/lmdb-store.js';
-import { ReplicatedMetadataStore } from '../connectors/metadata/replicated-store.js';
+import { createKafkaClient } from '../adapters/kafka/client.js';
+import { KafkaMetadataLog } from '../adapters/metadata/kafka-metadata-log.js';
+import { LmdbMetadataStore } from '../adapters/metadata/lmdb-store.js';
+import { ReplicatedMetadataStore } from '../adapters/metadata/replicated-store.js';
 import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 
 /** The cluster's metadata topic: `<prefix><projectId>.metadata` (source topics are `<prefix><projectId>.<branchId>.<sourceId>`). */

@@ -5,7 +5,7 @@
  * slot, nothing to mark).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { SluiceTemplateEngine } from '../connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../adapters/jsonnet/sluice-engine.js';
 import { serveRenderRequests } from '../actors/render/render-thread.js';
 import type { RenderWorkerData } from '../actors/render/worker-renderer.js';
 

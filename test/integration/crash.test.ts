@@ -143,7 +143,7 @@ describe('crash safety of the event log', () => {
     const dataDir = tempDir('sluice-diskfull-');
     // The whole data dir (event log, slices, staging, DuckDB, metadata) on a small tmpfs. The
     // event log refuses appends while its file system has less than 256 MiB free (the default
-    // `minFreeDiskBytes` of src/connectors/event-log/lmdb-log.ts, which keeps LMDB away from a
+    // `minFreeDiskBytes` of src/adapters/event-log/lmdb-log.ts, which keeps LMDB away from a
     // real ENOSPC), so the tmpfs is that plus 24 MiB: room for ~100 events of 100 KB.
     const GUARD_MIB = 256;
     const ROOM_MIB = 24;

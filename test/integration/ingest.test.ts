@@ -7,7 +7,7 @@ import formbody from '@fastify/formbody';
 import { createServer, type RequestListener } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/ports/event-log.js';
 import type { SettingValue, Sink, Source, SourceType } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { EventLogFullError } from '../../src/ports/event-log.js';
-import { KafkaEventLog } from '../../src/connectors/event-log/kafka-log.js';
-import { EventLogUnavailableError } from '../../src/connectors/event-log/kafka-appender.js';
+import { KafkaEventLog } from '../../src/adapters/event-log/kafka-log.js';
+import { EventLogUnavailableError } from '../../src/adapters/event-log/kafka-appender.js';
 import { startBroker, stopBroker } from '../../src/tools/kafka-broker/broker-process.js';
 import type { IngestRecord } from '../../src/model/record.js';
 import { KAFKA_START_TIMEOUT_MS, startTestBroker, type TestBroker } from '../helpers/kafka-broker.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/ports/event-log.js';
 import type { SettingValue, Sink, Source } from '../../src/model/definition.js';
 import { keys } from '../../src/definition/repository.js';

@@ -12,7 +12,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { encryptedKeyId, generateEncryptionKey, keyIdOf, parseEncryptionKey, ValueCipher } from '../../src/model/value-cipher.js';
 import { TestService } from '../helpers/service.js';
 

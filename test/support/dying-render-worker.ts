@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { serveRenderRequests } from '../../src/actors/render/render-thread.js';
 import type { RenderWorkerData } from '../../src/actors/render/worker-renderer.js';
-import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../../src/adapters/jsonnet/sluice-engine.js';
 import type { CompiledTemplate, TemplateEngine } from '../../src/pipeline/template-engine.js';
 
 const engine = new SluiceTemplateEngine();

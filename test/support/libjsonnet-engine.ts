@@ -1,6 +1,6 @@
 /**
  * TemplateEngine adapter on libjsonnet (@hanazuki/node-jsonnet), with the reference's globals.
- * Test-only: the service runs templates on Sluice's compiler (src/connectors/jsonnet/sluice-engine.ts);
+ * Test-only: the service runs templates on Sluice's compiler (src/adapters/jsonnet/sluice-engine.ts);
  * this engine is the oracle the template tests compare it against.
  *
  *   Ip()  BodyStr()  HeaderStr()  Header(header="", default)  Body(path="", default)

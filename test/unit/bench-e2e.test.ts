@@ -45,10 +45,10 @@ describe('e2e bench profile folding', () => {
 
   it('maps Sluice files to stages, and leaves libraries and Node to their callers', () => {
     expect(frameStage(at('sources/otlp/decode'))).toBe('decode');
-    expect(frameStage(at('connectors/event-log/lmdb-log', 'append'))).toBe('log append');
-    expect(frameStage(at('connectors/event-log/lmdb-log', 'read'))).toBe('log read');
+    expect(frameStage(at('adapters/event-log/lmdb-log', 'append'))).toBe('log append');
+    expect(frameStage(at('adapters/event-log/lmdb-log', 'read'))).toBe('log read');
     expect(frameStage(at('pipeline/csv-rows'))).toBe('CSV');
-    expect(frameStage(at('connectors/staging/local-directory-staging'))).toBe('gzip');
+    expect(frameStage(at('adapters/staging/local-directory-staging'))).toBe('gzip');
     expect(frameStage(at('levels/import'))).toBe('import');
     expect(frameStage(at('levels/repository'))).toBe('level bookkeeping');
     expect(frameStage(at('actors/source-router'))).toBe('routing');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BlockIds } from '../../src/connectors/metadata/block-ids.js';
+import { BlockIds } from '../../src/adapters/metadata/block-ids.js';
 import type { MetadataTx } from '../../src/ports/metadata-store.js';
 
 const tx = {} as MetadataTx;

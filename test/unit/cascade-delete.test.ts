@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import type { Entry, ListOptions, MetadataStore, MetadataTx } from '../../src/ports/metadata-store.js';
 import { TaskRunner } from '../../src/definition/tasks.js';
 import { keys } from '../../src/definition/repository.js';

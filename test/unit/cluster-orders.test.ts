@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { ClusterOrders, OrderFailedError, type Order } from '../../src/actors/cluster-orders.js';
 
 let dir: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { failedColumn, FailureLogLimiter, FAILURE_LOG_WINDOW_MS } from '../../src/actors/failure-log.js';
-import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../../src/adapters/jsonnet/sluice-engine.js';
 import type { Column } from '../../src/model/definition.js';
 import { failureKind } from '../../src/observability/metrics.js';
 import { BatchRenderer } from '../../src/pipeline/batch-render.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PartitionHandOver } from '../../src/actors/hand-over.js';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 
 const dirs: string[] = [];
 const stores: LmdbMetadataStore[] = [];

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { EventService } from '../../src/storage/events.js';
 
 let dir: string;

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { runJsonnetCli } from '../../src/jsonnet/cli.js';
 import { compile, evaluateToString, nativeFunction, type CompileOptions } from '../../src/jsonnet/index.js';
-import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../../src/adapters/jsonnet/sluice-engine.js';
 import { createRecordContext } from '../../src/pipeline/columns/index.js';
 import { TemplateError } from '../../src/pipeline/template-engine.js';
 

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Producer, ProducerBatch, RecordMetadata } from 'kafkajs';
-import { KafkaAppender } from '../../src/connectors/event-log/kafka-appender.js';
-import { recordBytes } from '../../src/connectors/kafka/record-batches.js';
-import type { KafkaOutMessage } from '../../src/connectors/event-log/kafka-record.js';
+import { KafkaAppender } from '../../src/adapters/event-log/kafka-appender.js';
+import { recordBytes } from '../../src/adapters/kafka/record-batches.js';
+import type { KafkaOutMessage } from '../../src/adapters/event-log/kafka-record.js';
 
 interface Send {
   values: string[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cutToBudget, recordBytes } from '../../src/connectors/kafka/record-batches.js';
+import { cutToBudget, recordBytes } from '../../src/adapters/kafka/record-batches.js';
 
 const rec = (n: number, bytes: number) => ({ key: `k${n}`, value: Buffer.alloc(bytes), headers: { origin: 'node', seq: String(n) } });
 

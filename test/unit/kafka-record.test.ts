@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeKafkaRecord, encodeKafkaRecord } from '../../src/connectors/event-log/kafka-record.js';
+import { decodeKafkaRecord, encodeKafkaRecord } from '../../src/adapters/event-log/kafka-record.js';
 import { kafkaTopicName, kafkaTopicOf, parseTopicBindings } from '../../src/model/kafka-topic-names.js';
 import type { IngestRecord } from '../../src/model/record.js';
 

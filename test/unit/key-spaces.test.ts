@@ -7,8 +7,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
+import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/adapters/metadata/replicated-store.js';
 import type { KeySpace } from '../../src/ports/metadata-store.js';
 import { KEY_SPACES } from '../../src/server.js';
 
@@ -44,7 +44,7 @@ function keyLiterals(): Array<{ literal: string; file: string }> {
   const found: Array<{ literal: string; file: string }> = [];
   for (const file of sourceFiles(SRC)) {
     // The metadata port and the replicated store speak of keys in general, not of their own.
-    if (file.includes(join('connectors', 'metadata', 'store.ts')) || file.includes(join('connectors', 'metadata', 'replicated-store.ts'))) continue;
+    if (file.includes(join('ports', 'metadata-store.ts')) || file.includes(join('adapters', 'metadata', 'replicated-store.ts'))) continue;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (/^\s*(\*|\/\/|\/\*)/.test(line)) continue;
       for (const m of line.matchAll(/['`]((?:definition|task|storage|cluster|queue|node)\/[A-Za-z0-9_\-/]*)/g)) {

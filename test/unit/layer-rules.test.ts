@@ -28,14 +28,14 @@ const FILES: Record<string, string> = {
   'src/pipeline/b.ts': "import { a } from './a.js';\nexport const b = () => a;",
   'src/pipeline/disk.ts': "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;",
   // An adapter that reads the flags.
-  'src/connectors/store/lmdb.ts': "import type { Store } from '../../ports/store.js';\nimport { DEFAULTS } from '../../config.js';\nexport const lmdb = (s: Store) => [s, DEFAULTS];",
+  'src/adapters/store/lmdb.ts': "import type { Store } from '../../ports/store.js';\nimport { DEFAULTS } from '../../config.js';\nexport const lmdb = (s: Store) => [s, DEFAULTS];",
   // Two service folders importing each other: levels/ → storage/ runs up.
   'src/levels/import.ts': "import { tables } from '../storage/tables.js';\nexport const importFile = tables;",
   'src/storage/tables.ts': "import type { Store } from '../ports/store.js';\nexport const tables = (s: Store) => s;",
   'src/storage/statistics.ts': "import { importFile } from '../levels/import.js';\nexport const stats = importFile;",
   // The runtime picking an adapter, and the composition root doing so (allowed).
-  'src/actors/writer.ts': "import { lmdb } from '../connectors/store/lmdb.js';\nexport const writer = lmdb;",
-  'src/wiring/open-store.ts': "import { lmdb } from '../connectors/store/lmdb.js';\nexport const open = lmdb;",
+  'src/actors/writer.ts': "import { lmdb } from '../adapters/store/lmdb.js';\nexport const writer = lmdb;",
+  'src/wiring/open-store.ts': "import { lmdb } from '../adapters/store/lmdb.js';\nexport const open = lmdb;",
   // A source type's decoding reaching into its own transport.
   'src/sources/otlp/decode.ts': "import { route } from './routes.js';\nexport const decode = route;",
   'src/sources/otlp/routes.ts': "import { rows } from '../../pipeline/rows.js';\nexport const route = rows;",
@@ -76,7 +76,7 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
   });
 
   it('refuses an adapter that reads the flags', () => {
-    expect(rulesBroken('src/connectors/store/lmdb.ts', 'src/config.ts')).toEqual(['adapters-import-only-the-ground']);
+    expect(rulesBroken('src/adapters/store/lmdb.ts', 'src/config.ts')).toEqual(['adapters-import-only-the-ground']);
   });
 
   it('refuses a folder cycle: the arrow that runs up fails', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REFERENCE_LIMITS } from '../../src/model/levels.js';
-import { importReason, retryDelayMs, syncWaitOf, triggersOf, uploadReason } from '../../src/levels/conditions.js';
+import { importReason, retryDelayMs, syncWaitOf, triggersOf, uploadReason } from '../../src/levels/triggers.js';
 
 const up = { count: 10, sizeBytes: 1000, intervalMs: 30_000 };
 const imp = { count: 100, sizeBytes: 10_000, intervalMs: 60_000, slicesCount: 5 };

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { LevelRepository, type NewFile } from '../../src/levels/repository.js';
 import { instanceId, parseInstanceId, sinkInstances } from '../../src/levels/instances.js';
 import { levelKeys, type SinkKey } from '../../src/model/levels.js';

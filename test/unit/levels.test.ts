@@ -3,16 +3,16 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import type { MetadataStore, MetadataTx } from '../../src/ports/metadata-store.js';
-import { DuckDbTarget } from '../../src/connectors/warehouse/duckdb-target.js';
+import { DuckDbTarget } from '../../src/adapters/warehouse/duckdb-target.js';
 import { TableService } from '../../src/storage/tables.js';
 import { SinkClaimedError } from '../../src/ports/target.js';
 import { DomainError } from '../../src/domain-errors.js';
 import { LevelRepository, LevelStateError, type NewFile } from '../../src/levels/repository.js';
 import { SliceAppender, csvRows, recoverSlice, type Cell } from '../../src/levels/local.js';
 import { localSlicePath, stagingSlicePath } from '../../src/model/levels.js';
-import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
+import { LocalDirectoryStaging } from '../../src/adapters/staging/local-directory-staging.js';
 
 /** Stages a slice through the embedded Staging adapter, from its local file under `dir`. */
 const stageSlice = (dir: string, slice: SliceEntry) => new LocalDirectoryStaging(dir).stage(slice, join(dir, slice.localPath));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { EventLogFullError, type EventLog } from '../../src/ports/event-log.js';
-import { LmdbEventLog, type LmdbEventLogOptions } from '../../src/connectors/event-log/lmdb-log.js';
+import { LmdbEventLog, type LmdbEventLogOptions } from '../../src/adapters/event-log/lmdb-log.js';
 import type { IngestRecord } from '../../src/model/record.js';
 
 const dirs: string[] = [];
@@ -376,7 +376,7 @@ describe('LmdbEventLog', () => {
     const dir = tempDir();
     const logDir = join(dir, 'log');
     const script = join(dir, 'fill.mts');
-    writeFileSync(script, FILL_SCRIPT.replace('__MODULE__', JSON.stringify(resolve('src/connectors/event-log/lmdb-log.ts'))));
+    writeFileSync(script, FILL_SCRIPT.replace('__MODULE__', JSON.stringify(resolve('src/adapters/event-log/lmdb-log.ts'))));
     const resultFile = join(dir, 'result.json');
     // 4100 KiB is not a whole number of 16 KiB pages: the first page write past the limit is a
     // short write (EIO), never one that fails outright (see the lmdb-js note in lmdb-log.ts).
@@ -426,7 +426,7 @@ describe('LmdbEventLog', () => {
 const FILL_SCRIPT = `
 import { writeFileSync } from 'node:fs';
 import { LmdbEventLog } from __MODULE__;
-import { EventLogFullError } from ${JSON.stringify(resolve('src/connectors/event-log/event-log.ts'))};
+import { EventLogFullError } from ${JSON.stringify(resolve('src/ports/event-log.ts'))};
 let unhandled = 0;
 process.on('unhandledRejection', () => { unhandled++; });
 const log = LmdbEventLog.open(process.argv[2], { failureBackoffMs: 200, minFreeDiskBytes: 0 });

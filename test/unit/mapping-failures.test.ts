@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { KEPT_FAILURES, MappingFailures, type MappingFailure, type SinkKey } from '../../src/levels/mapping-failures.js';
 
 const ROWS: SinkKey = { branchId: 1, sourceId: 'src', sinkId: 'rows' };

@@ -4,7 +4,7 @@ import { findRejections, mappingCanFail, rejectionMessage } from '../../src/sour
 import { templateCanFail } from '../../src/sources/otlp/template-can-fail.js';
 import { DEFAULT_COLUMNS, defaultSink } from '../../src/sources/otlp/default-sinks.js';
 import { ALWAYS_WRITTEN, flatten } from '../../src/sources/otlp/flatten.js';
-import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../../src/adapters/jsonnet/sluice-engine.js';
 import { InflightBudget } from '../../src/sources/otlp/inflight.js';
 import type { Signal } from '../../src/model/definition.js';
 

@@ -6,7 +6,7 @@ import { slotPath } from '../../src/actors/render/inflight.js';
 import { InThreadRenderer, type RecordRenderer } from '../../src/actors/render/renderer.js';
 import { typeScriptWorker, WorkerRenderer } from '../../src/actors/render/worker-renderer.js';
 import { RenderSandbox } from '../../src/actors/render/sandbox.js';
-import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../../src/adapters/jsonnet/sluice-engine.js';
 import { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '../../src/jsonnet/limits.js';
 import type { LoggedRecord } from '../../src/ports/event-log.js';
 import type { Column } from '../../src/model/definition.js';

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
-import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/connectors/metadata/replicated-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
+import { ReplicatedMetadataStore, type MetadataChange, type MetadataChangeLog } from '../../src/adapters/metadata/replicated-store.js';
 import { MappingFailures } from '../../src/levels/mapping-failures.js';
 import { KEY_SPACES } from '../../src/server.js';
 

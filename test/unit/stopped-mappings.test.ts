@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InflightSlot, leftMarks, slotPath, STOPPED_PROCESS_REASON } from '../../src/actors/render/inflight.js';
 import { parkStoppedMappings } from '../../src/actors/stopped-mappings.js';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { LevelRepository } from '../../src/levels/repository.js';
 import { createLogger } from '../../src/logger.js';
 import { MappingFailures, toFailureRecord } from '../../src/levels/mapping-failures.js';

@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalDirectoryStaging } from '../../src/connectors/staging/local-directory-staging.js';
-import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
+import { LocalDirectoryStaging } from '../../src/adapters/staging/local-directory-staging.js';
+import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import type { EventLog, OwnershipChange } from '../../src/ports/event-log.js';
 import { LevelRepository } from '../../src/levels/repository.js';
 import { levelKeys, type SinkKey } from '../../src/model/levels.js';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { LibjsonnetEngine } from '../support/libjsonnet-engine.js';
-import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
+import { SluiceTemplateEngine } from '../../src/adapters/jsonnet/sluice-engine.js';
 import { createRecordContext } from '../../src/pipeline/columns/index.js';
 import type { IngestRecord } from '../../src/model/record.js';
 import { TemplateError } from '../../src/pipeline/template-engine.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { DEFAULT_LIMITS } from '../../src/model/levels.js';
-import { importReason, triggerFloors, triggersOf, uploadReason } from '../../src/levels/conditions.js';
+import { importReason, triggerFloors, triggersOf, uploadReason } from '../../src/levels/triggers.js';
 import { settingsView } from '../../src/pipeline/settings.js';
 
 const IMPORT_INTERVAL = 'storage.level.target.import.trigger.interval';

@@ -5,7 +5,7 @@ import type { SourceService } from '../../definition/sources.js';
 import type { SinkService } from '../../definition/sinks.js';
 import { requireToken } from '../auth.js';
 import { settingsView } from '../../pipeline/settings.js';
-import { triggerFloors } from '../../levels/conditions.js';
+import { triggerFloors } from '../../levels/triggers.js';
 import { byToken } from './views.js';
 import { looseObject, settingsPatchSchema, taskResponse } from './schemas.js';
 

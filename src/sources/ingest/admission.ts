@@ -4,7 +4,7 @@
  * log write, and the CORS policy of ingestion URLs.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { syncWaitOf } from '../../levels/conditions.js';
+import { syncWaitOf } from '../../levels/triggers.js';
 import type { IngestSources, IngestTarget } from './sources.js';
 
 /** The `Server` header of the answers to HTTP records. */

@@ -51,7 +51,7 @@
  * or datasize strings (`"1MB"`, 1024-based).
  */
 import { join } from 'node:path';
-import { LmdbMetadataStore } from '../../../src/connectors/metadata/lmdb-store.js';
+import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
 import type { MetadataStore } from '../../../src/ports/metadata-store.js';
 import type { Column } from '../../../src/model/definition.js';
 import { parseByteSize } from '../../../src/pipeline/units.js';
