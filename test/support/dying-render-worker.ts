@@ -1,5 +1,5 @@
 /**
- * A render worker thread for tests (test/unit/render.test.ts): Sluice's template engine, except
+ * A render worker thread for tests (test/unit/actors/render.test.ts): Sluice's template engine, except
  * that a template column evaluated for a record whose body has `"die": true` ends the thread, as
  * a template that outgrows the thread's heap does when V8 ends the thread cleanly
  * (ERR_WORKER_OUT_OF_MEMORY), but at once and every time.
