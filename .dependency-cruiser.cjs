@@ -76,6 +76,21 @@ module.exports = {
       from: { path: '^src/tools/' },
       to: { path: '^src/', pathNot: '^src/tools/' },
     },
+    // The API contract (src/contract/, issue 23): the console and the server share the answers' shapes.
+    {
+      name: 'console-imports-contract-only',
+      comment: 'The console (src/console/, bundled for the browser) imports only itself, model/ (pure shapes and checks) and the API contract (src/contract/); of the packages only preact and uplot (and its css).',
+      severity: 'error',
+      from: { path: '^src/console/' },
+      to: { pathNot: '^src/(console|model|contract)/|node_modules/(preact|uplot)/' },
+    },
+    {
+      name: 'contract-is-ground',
+      comment: 'The API contract (src/contract/) is shapes only: it imports only itself and model/, so that the console bundles nothing of the server.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { pathNot: '^src/(contract|model)/' },
+    },
     {
       name: 'no-circular-layers',
       severity: 'warn',
@@ -85,9 +100,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^src/console/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'] },
   },
 };
