@@ -6,6 +6,7 @@ import type { Bucket, Table, TableService } from '../../storage/tables.js';
 import { parseBucketId } from '../../storage/tables.js';
 import { seesAllBuckets } from '../../storage/token-scopes.js';
 import type { BucketJson, MetadataJson, TableJson } from '../../contract/storage-tables.js';
+import type { TokenJson } from '../../contract/storage-tokens.js';
 
 /** Keboola's Storage date format: "2017-02-14T14:38:26+0000" (we keep UTC). */
 export function storageDate(iso: string): string;
@@ -74,7 +75,7 @@ export interface TokenJsonContext {
   project: Pick<Project, 'id'>;
 }
 
-export async function tokenJson(ctx: TokenJsonContext, token: Token, secret?: string) {
+export async function tokenJson(ctx: TokenJsonContext, token: Token, secret?: string): Promise<TokenJson> {
   const bucketPermissions: Record<string, string> = { ...token.bucketPermissions };
   if (seesAllBuckets(token)) {
     for (const b of await ctx.tables.listBuckets()) bucketPermissions[b.id] = 'manage';
