@@ -17,6 +17,7 @@ const FLOORS = [
   ['logger', 'logger.ts', 'the logger'],
   ['sync-dir', 'sync-dir.ts', 'fsync of a directory (local level, staging adapter)'],
   ['model', 'model/', 'the shapes of sources, sinks, columns, records and levels; ids; pure checks'],
+  ['contract', 'contract/', 'the API contract: the shapes of the APIs\' answers and request bodies, shared with the console'],
   ['ports', 'ports/', 'the ports: interfaces of the metadata store, event log, Target, Staging, id allocation'],
   ['pipeline', 'pipeline/', 'pure mapping: columns, settings, the record codec, CSV rows'],
   ['jsonnet', 'jsonnet/', 'the Jsonnet engine (a library that imports nothing of Sluice)'],
@@ -122,6 +123,21 @@ module.exports = {
       from: { path: '^src/tools/' },
       to: { path: '^src/', pathNot: '^src/tools/' },
     },
+    // The API contract (src/contract/): the console and the server share the answers' shapes.
+    {
+      name: 'console-imports-contract-only',
+      comment: 'The console (src/console/, bundled for the browser) imports only itself, model/ (pure shapes and checks) and the API contract (src/contract/); of the packages only preact and uplot (and its css).',
+      severity: 'error',
+      from: { path: '^src/console/' },
+      to: { pathNot: '^src/(console|model|contract)/|node_modules/(preact|uplot)/' },
+    },
+    {
+      name: 'contract-is-ground',
+      comment: 'The API contract (src/contract/) is shapes only: it imports only itself and model/, so that the console bundles nothing of the server.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { pathNot: '^src/(contract|model)/' },
+    },
     {
       name: 'no-circular',
       comment: 'No cycle between files (between folders, the floors rule it out).',
@@ -139,9 +155,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^src/console/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'] },
   },
 };

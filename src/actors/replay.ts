@@ -19,6 +19,7 @@
 import type { EventLog, LoggedRecord } from '../ports/event-log.js';
 import { isSeen, type SeenOffsets } from '../pipeline/seen-offsets.js';
 import type { ReprocessResult } from './sink-writer.js';
+import type { ReplayProgress } from '../contract/failures.js';
 
 export interface ReplayRequest {
   /** First receive time replayed. */
@@ -29,21 +30,8 @@ export interface ReplayRequest {
   fullRemap: boolean;
 }
 
-export interface ReplayProgress {
-  /** The offsets replayed: [fromOffset, toOffset] of the source topic (0/0 when none). */
-  fromOffset: number;
-  toOffset: number;
-  /** Offsets of the range read so far. */
-  scanned: number;
-  /** Offsets of the range in all (toOffset - fromOffset + 1). */
-  total: number;
-  /** Written to the sink. */
-  written: number;
-  /** Mapped again and failed again (kept as failures). */
-  failed: number;
-  /** Records already handled by the sink (or filtered by its allowedSignals). */
-  skipped: number;
-}
+/** The replay task's outputs: the API contract's (src/contract/failures.ts). */
+export type { ReplayProgress };
 
 interface ReplayTarget {
   committedOffset: number;

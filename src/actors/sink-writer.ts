@@ -21,6 +21,7 @@ import type { RecordProber, RecordRenderer, RenderedRows, RenderJob } from './re
 import { isStoppedReason } from './render/inflight.js';
 import type { RouterTarget, TargetJob } from './source-router.js';
 import { DEFAULT_SINK_RETRY, failingKey, failingRetryDelayMs, reasonOf, SinkFailingError, type SinkFailing, type SinkRetryPolicy } from './sink-health.js';
+import type { ReprocessResult } from '../contract/failures.js';
 
 export interface SinkWriterDeps {
   store: MetadataStore;
@@ -59,10 +60,8 @@ interface Settle {
   reject: (err: unknown) => void;
 }
 
-export interface ReprocessResult {
-  reprocessed: number;
-  failed: number;
-}
+/** The reprocess answer: the API contract's (src/contract/failures.ts). */
+export type { ReprocessResult };
 
 /** Settings as a file snapshot: every user-changeable key with its effective value. */
 export function fileSettings(source: Source, sink: Sink): NewFile['settings'] {

@@ -4,14 +4,10 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { formatCount } from './numbers.js';
+import type { SqlAnswer } from '../contract/storage-tables.js';
 
-export interface SqlAnswer {
-  columns: { name: string; type: string }[];
-  rows: unknown[][];
-  rowsCount: number;
-  truncated: boolean;
-  durationMs: number;
-}
+/** The answer: the API contract's (src/contract/storage-tables.ts). */
+export type { SqlAnswer };
 
 export const SQL_FORMATS = ['table', 'csv', 'json'] as const;
 export type SqlFormat = (typeof SQL_FORMATS)[number];

@@ -4,6 +4,7 @@
  * ApiError with the API's own message (each API family has its envelope); a 401 ends the session.
  */
 import { session } from './session';
+import type { Task } from '../contract/tasks';
 
 export class ApiError extends Error {
   constructor(
@@ -89,7 +90,7 @@ export async function apiText(method: string, path: string, options?: RequestOpt
  * task throws its error message.
  */
 export async function runTask<T = any>(method: string, path: string, options?: RequestOptions): Promise<T> {
-  let task = await api<{ url: string; status: string; isFinished?: boolean; error?: string; outputs?: unknown }>(method, path, options);
+  let task = await api<Task>(method, path, options);
   const taskPath = new URL(task.url, location.href).pathname;
   for (let delay = 100; task.status === 'processing'; delay = Math.min(delay * 1.5, 1000)) {
     await new Promise((r) => setTimeout(r, delay));

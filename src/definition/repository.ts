@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { KeySpace, MetadataReader, MetadataTx } from '../ports/metadata-store.js';
 import { DomainError } from '../domain-errors.js';
 import type { By, Entity, Sink, Source } from '../model/definition.js';
+import type { Page } from '../contract/stream-sources.js';
 
 /**
  * Where definitions live in the metadata store. An entity key holds the current state (active,
@@ -67,12 +68,7 @@ export function saveNewVersion<T extends Entity>(
   return saved;
 }
 
-export interface Page {
-  limit: number;
-  totalCount: number;
-  afterId: string;
-  lastId: string;
-}
+export type { Page };
 
 /**
  * One page of items sorted by id; `lastId` is the id of the page's last item ("" if none).

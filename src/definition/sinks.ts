@@ -1,39 +1,19 @@
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Task, TaskRunner } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
-import type { By, Column, Signal, Sink } from '../model/definition.js';
+import type { By, Column, Sink } from '../model/definition.js';
 import { keys, padVersion, readSinks, saveNewVersion, sinkSpec } from './repository.js';
 import { normalizeId } from '../model/ids.js';
 import { lockKey, sourceNotFound, validatedSettings } from './sources.js';
 import type { SinkLifecycle } from './sink-lifecycle.js';
 import { checkColumns, type MappingChecker } from '../model/columns.js';
 import { parseTableId, validateColumns } from '../storage/tables.js';
+import type { SinkCreate, SinkTableRequest, SinkUpdate } from '../contract/stream-sources.js';
 
 export const MAX_SINKS_PER_SOURCE = 100;
 
-export interface SinkTableRequest {
-  type?: 'keboola';
-  tableId?: string;
-  mapping?: { columns: Column[] };
-}
-
-export interface SinkCreate {
-  sinkId?: string;
-  name: string;
-  description?: string;
-  type: 'table';
-  table: Required<Pick<SinkTableRequest, 'tableId' | 'mapping'>> & { type: 'keboola' };
-  allowedSignals?: Signal[];
-}
-
-export interface SinkUpdate {
-  name?: string;
-  description?: string;
-  type?: 'table';
-  table?: SinkTableRequest;
-  allowedSignals?: Signal[];
-  changeDescription?: string;
-}
+/** The request bodies: the API contract's (src/contract/stream-sources.ts). */
+export type { SinkCreate, SinkTableRequest, SinkUpdate };
 
 type StoredSink = Sink & { deletedWithSource?: boolean };
 

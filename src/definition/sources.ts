@@ -2,27 +2,17 @@ import type { MetadataStore } from '../ports/metadata-store.js';
 import type { TaskRunner, Task } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
 import { patchSettings, SettingsError } from '../pipeline/settings.js';
-import type { By, SettingValue, Sink, Source, SourceType } from '../model/definition.js';
+import type { By, SettingValue, Sink, Source } from '../model/definition.js';
 import { keys, padVersion, readSinks, readSources, saveNewVersion, sourceSpec } from './repository.js';
 import { newSourceSecret } from '../model/secret.js';
 import { normalizeId } from '../model/ids.js';
 import type { SinkLifecycle } from './sink-lifecycle.js';
+import type { SourceCreate, SourceUpdate } from '../contract/stream-sources.js';
 
 export const MAX_SOURCES_PER_BRANCH = 100;
 
-export interface SourceCreate {
-  sourceId?: string;
-  name: string;
-  description?: string;
-  type: SourceType;
-}
-
-export interface SourceUpdate {
-  name?: string;
-  description?: string;
-  type?: SourceType;
-  changeDescription?: string;
-}
+/** The request bodies: the API contract's (src/contract/stream-sources.ts). */
+export type { SourceCreate, SourceUpdate };
 
 /**
  * Sources: validation and existence checks run synchronously (so a duplicate gets 409 before

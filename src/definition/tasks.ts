@@ -1,23 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
+import type { Task, TaskStatus } from '../contract/tasks.js';
 
-export type TaskStatus = 'processing' | 'success' | 'error';
-
-/** A task as the Stream API shows it (GET /v1/tasks/{taskId}). */
-export interface Task {
-  taskId: string;
-  type: string;
-  url: string;
-  status: TaskStatus;
-  isFinished: boolean;
-  createdAt: string;
-  finishedAt?: string;
-  duration?: number;
-  result?: string;
-  error?: string;
-  outputs?: Record<string, unknown>;
-}
+/** A task as the Stream API shows it (GET /v1/tasks/{taskId}): the API contract's (src/contract/tasks.ts). */
+export type { Task, TaskStatus };
 
 export interface TaskOutcome {
   result: string;

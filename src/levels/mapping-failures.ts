@@ -1,6 +1,7 @@
 import type { KeySpace, MetadataReader, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
 import type { IngestRecord } from '../model/record.js';
 import { sinkInstances } from './instances.js';
+import type { MappingFailure } from '../contract/failures.js';
 
 export interface SinkKey {
   branchId: number;
@@ -8,22 +9,8 @@ export interface SinkKey {
   sinkId: string;
 }
 
-/** A record a sink could not map, kept with its reason so it can be inspected and replayed. */
-export interface MappingFailure {
-  /** Offset of the record in the source topic (unique per sink: a replayed batch rewrites the same entry). */
-  offset: number;
-  failedAt: string;
-  reason: string;
-  record: {
-    receivedAt: string;
-    ip: string;
-    headers: Record<string, string>;
-    body: string;
-    bodyEncoding: 'utf8' | 'base64';
-    /** The OTLP signal of the record; absent for HTTP records (and failures kept before it was stored). */
-    signal?: IngestRecord['signal'];
-  };
-}
+/** A record a sink could not map: kept as the API shows it (src/contract/failures.ts). */
+export type { MappingFailure };
 
 const prefix = (k: SinkKey) => `storage/mappingFailure/${k.branchId}/${k.sourceId}/${k.sinkId}/`;
 /**

@@ -3,38 +3,10 @@ import { maxIso, minIso, resetMarker } from './repository.js';
 import { sinkInstances } from './instances.js';
 import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from '../model/levels.js';
 
-/** Record counts and sizes of one level or of all levels together. */
-export interface LevelStatistics {
-  firstRecordAt?: string;
-  lastRecordAt?: string;
-  recordsCount: number;
-  compressedSize: number;
-  uncompressedSize: number;
-}
+import type { FileStatistics, Level, LevelStatistics, SinkStatisticsTotal } from '../contract/statistics.js';
 
-export type Level = 'local' | 'staging' | 'target';
-
-export interface SinkStatisticsTotal {
-  total: LevelStatistics;
-  levels: Partial<Record<Level, LevelStatistics>>;
-}
-
-export interface FileStatistics {
-  state: 'writing' | 'closing' | 'importing' | 'imported';
-  openedAt: string;
-  closingAt?: string;
-  importingAt?: string;
-  importedAt?: string;
-  retryAttempt?: number;
-  retryReason?: string;
-  retryAfter?: string;
-  /**
-   * Absent in the failed-files listing, and for a file none of whose slices has statistics
-   * recorded (SliceEntry.noStatistics, or no slice at all), as in the reference. `total: null`
-   * with no levels: statistics of no records (a slice opened, nothing written yet).
-   */
-  statistics?: SinkStatisticsTotal | { total: null; levels: Record<string, never> };
-}
+/** The answers' shapes are the API contract's (src/contract/statistics.ts). */
+export type { FileStatistics, Level, LevelStatistics, SinkStatisticsTotal };
 
 /**
  * One cluster node's part of a sink's statistics, as it publishes it for the others

@@ -6,8 +6,10 @@
  */
 import type { SettingValue } from '../model/definition.js';
 import { parseByteSize, parseDuration, formatBytes, formatDuration, goDurationString } from './units.js';
+import type { SettingType, SettingView } from '../contract/settings.js';
 
-export type SettingType = 'string' | 'int' | 'float' | 'bool' | '[]string' | '[]int' | '[]float';
+/** The GET .../settings answer's shapes are the API contract's (src/contract/settings.ts). */
+export type { SettingType, SettingView };
 
 interface Rule {
   required?: boolean;
@@ -92,19 +94,6 @@ const BY_KEY = new Map(SETTINGS.map((d) => [d.key, d]));
 
 export function settingDefinition(key: string): SettingDefinition | undefined {
   return BY_KEY.get(key);
-}
-
-export interface SettingView {
-  key: string;
-  type: SettingType;
-  description: string;
-  value: unknown;
-  defaultValue: unknown;
-  overwritten: boolean;
-  protected: boolean;
-  validation?: string;
-  /** Sluice's own: the server's floor for a duration key, when it is above the key's minimum. */
-  serverMinimum?: string;
 }
 
 /**

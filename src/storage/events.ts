@@ -1,28 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { KeySpace, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
+import type { StorageEvent } from '../contract/storage-events.js';
 
-/** A Storage event (reference §3.8): job logs and other notes, read at GET /v2/storage/events. */
-export interface StorageEvent {
-  id: string;
-  uuid: string;
-  event: string;
-  component: string;
-  message: string;
-  description: string;
-  type: 'info' | 'success' | 'warn' | 'error';
-  runId: string | null;
-  created: string;
-  configurationId: string | null;
-  objectId: string;
-  objectName: string;
-  objectType: string;
-  context: Record<string, unknown>;
-  params: Record<string, unknown>;
-  results: Record<string, unknown>;
-  performance: Record<string, unknown>;
-  /** The token that posted the event through the API (`POST /v2/storage/events`); absent on the job runner's own lines. */
-  token?: { id: string; name: string };
-}
+/** A Storage event: the API contract's (src/contract/storage-events.ts). */
+export type { StorageEvent };
 
 export type NewEvent = Pick<StorageEvent, 'message' | 'component' | 'type'> & Partial<Omit<StorageEvent, 'id' | 'uuid' | 'created'>>;
 

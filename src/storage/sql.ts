@@ -11,7 +11,8 @@
 import { DomainError, type ErrorKind } from '../domain-errors.js';
 import { NoQuerySlotError, QuerySlots } from './query-slots.js';
 import type { TableService } from './tables.js';
-import { QueryRefusedError, type QueryRelation, type QueryResult } from '../ports/target.js';
+import { QueryRefusedError, type QueryRelation } from '../ports/target.js';
+import type { SqlAnswer } from '../contract/storage-tables.js';
 
 export interface SqlLimits {
   /** Upper bound of the run time, the wait for a connection included; a request may ask for less. */
@@ -45,10 +46,8 @@ export interface SqlRequest {
   canRead(bucketId: string): boolean;
 }
 
-export interface SqlAnswer extends QueryResult {
-  rowsCount: number;
-  durationMs: number;
-}
+/** The answer: the API contract's (src/contract/storage-tables.ts). */
+export type { SqlAnswer };
 
 // A query that ran over its time or memory limit is refused like an invalid one (400, as a
 // statement that writes is): the caller asks for less.

@@ -5,6 +5,8 @@ import { isExpired } from '../../storage/tokens.js';
 import type { Bucket, Table, TableService } from '../../storage/tables.js';
 import { parseBucketId } from '../../storage/tables.js';
 import { seesAllBuckets } from '../../storage/token-scopes.js';
+import type { BucketJson, MetadataJson, TableJson } from '../../contract/storage-tables.js';
+import type { TokenJson } from '../../contract/storage-tokens.js';
 
 /** Keboola's Storage date format: "2017-02-14T14:38:26+0000" (we keep UTC). */
 export function storageDate(iso: string): string;
@@ -15,7 +17,7 @@ export function storageDate(iso: string | null): string | null {
 }
 
 /** Key/value metadata in Keboola's list shape. Sluice keeps no per-entry id or time, so both are derived. */
-function metadataJson(metadata: Record<string, string>, timestamp: string) {
+function metadataJson(metadata: Record<string, string>, timestamp: string): MetadataJson[] {
   return Object.entries(metadata).map(([key, value], i) => ({
     id: String(i + 1),
     key,
@@ -25,7 +27,7 @@ function metadataJson(metadata: Record<string, string>, timestamp: string) {
   }));
 }
 
-export function bucketJson(config: Pick<Config, 'publicApiUrl'>, bucket: Bucket) {
+export function bucketJson(config: Pick<Config, 'publicApiUrl'>, bucket: Bucket): BucketJson {
   const base = config.publicApiUrl;
   return {
     uri: `${base}/v2/storage/buckets/${bucket.id}`,
@@ -43,7 +45,7 @@ export function bucketJson(config: Pick<Config, 'publicApiUrl'>, bucket: Bucket)
 }
 
 /** Table JSON; `withColumns` false drops the column list (table listings without include=columns). */
-export function tableJson(config: Pick<Config, 'publicApiUrl'>, table: Table, bucket: Bucket, withColumns = true) {
+export function tableJson(config: Pick<Config, 'publicApiUrl'>, table: Table, bucket: Bucket, withColumns = true): TableJson {
   const base = config.publicApiUrl;
   return {
     uri: `${base}/v2/storage/tables/${table.id}`,
@@ -73,7 +75,7 @@ export interface TokenJsonContext {
   project: Pick<Project, 'id'>;
 }
 
-export async function tokenJson(ctx: TokenJsonContext, token: Token, secret?: string) {
+export async function tokenJson(ctx: TokenJsonContext, token: Token, secret?: string): Promise<TokenJson> {
   const bucketPermissions: Record<string, string> = { ...token.bucketPermissions };
   if (seesAllBuckets(token)) {
     for (const b of await ctx.tables.listBuckets()) bucketPermissions[b.id] = 'manage';

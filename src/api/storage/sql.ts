@@ -4,6 +4,7 @@ import { SQL_BUSY_CODE, SQL_BUSY_RETRY_AFTER_SECONDS, type SqlService } from '..
 import { requireToken } from '../auth.js';
 import { bucketPermission } from '../../storage/token-scopes.js';
 import { errorResponses } from './schemas.js';
+import type { SqlBody } from '../../contract/storage-tables.js';
 
 const sqlBody = {
   type: 'object',
@@ -41,7 +42,7 @@ export interface SqlRoutesOptions {
  * (429 would say this client sent too much, which no single client may have done).
  */
 export const sqlRoutes: FastifyPluginAsync<SqlRoutesOptions> = async (app, { sql }) => {
-  app.post<{ Body: { query: string; limit?: number; timeout?: number } }>('/sql', {
+  app.post<{ Body: SqlBody }>('/sql', {
     config: { validationCode: 'storage.sql.invalid' },
     schema: {
       tags: ['storage sql'],

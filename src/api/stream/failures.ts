@@ -10,6 +10,7 @@ import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { RAW_RECORDS_RIGHTS, requireSourceRead, requireSourceWrite } from './source-scopes.js';
 import { recordView } from './views.js';
+import type { MappingFailuresAnswer, ReprocessResult } from '../../contract/failures.js';
 
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
 const tags = ['sinks'];
@@ -36,7 +37,7 @@ export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (ap
       querystring: { type: 'object', properties: { limit: { type: 'string', description: 'How many recent failures (1 to 1000, default 100).' } } },
       response: { 200: looseObject('MappingFailures') },
     },
-  }, async (req) => {
+  }, async (req): Promise<MappingFailuresAnswer> => {
     const branchId = project.resolveBranch(req.params.branchId);
     const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
     // A failure is the source's raw record: the same right as the source's records.
@@ -57,7 +58,7 @@ export const failureRoutes: FastifyPluginAsync<FailureRoutesOptions> = async (ap
       summary: 'Map the kept failed records again with the sink\'s current mapping; those that map now are written to the sink',
       response: { 200: looseObject('ReprocessResult') },
     },
-  }, async (req) => {
+  }, async (req): Promise<ReprocessResult> => {
     const branchId = project.resolveBranch(req.params.branchId);
     const sink = sinks.get(branchId, req.params.sourceId, req.params.sinkId);
     // Only the master token gets here (streamAuthHook); the rule holds should that ever widen.

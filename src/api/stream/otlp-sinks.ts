@@ -10,6 +10,7 @@ import { SIGNALS, type Signal } from '../../model/definition.js';
 import { defaultBucket, defaultSink } from '../../sources/otlp/default-sinks.js';
 import { byToken } from './views.js';
 import { looseObject } from './schemas.js';
+import type { DefaultSinksAnswer } from '../../contract/stream-sources.js';
 
 type Params = { branchId: string; sourceId: string };
 type Body = { bucket?: string; signals?: Signal[] } | null | undefined;
@@ -51,7 +52,7 @@ export const otlpSinkRoutes: FastifyPluginAsync<OtlpSinkRoutesOptions> = async (
     if (source.type !== 'otlp') throw new ApiError(400, 'badRequest', `Source "${source.sourceId}" is not an OTLP source.`);
     const bucket = req.body?.bucket ?? defaultBucket(source.sourceId);
     const by = byToken(requireToken(req));
-    const results: Array<Record<string, unknown>> = [];
+    const results: DefaultSinksAnswer['sinks'] = [];
     for (const signal of req.body?.signals ?? SIGNALS) {
       const d = defaultSink(signal, bucket);
       try {
@@ -69,8 +70,9 @@ export const otlpSinkRoutes: FastifyPluginAsync<OtlpSinkRoutesOptions> = async (
         results.push({ sinkId: d.sinkId, tableId: d.tableId, error: err.message });
       }
     }
-    const created = results.some((r) => r.task !== undefined);
+    const created = results.some((r) => 'task' in r);
     if (!created) throw new ApiError(409, 'sinkAlreadyExists', `The default sinks of source "${source.sourceId}" already exist.`);
-    return reply.status(202).send({ projectId: project.id, branchId, sourceId: source.sourceId, sinks: results });
+    const answer: DefaultSinksAnswer = { projectId: project.id, branchId, sourceId: source.sourceId, sinks: results };
+    return reply.status(202).send(answer);
   });
 };

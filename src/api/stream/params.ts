@@ -1,7 +1,8 @@
 import { ApiError } from '../../http/errors.js';
-import { paginate, type Page } from '../../definition/repository.js';
+import { paginate } from '../../definition/repository.js';
 import type { Version } from '../../model/definition.js';
 import { versionView } from './views.js';
+import type { VersionsAnswer } from '../../contract/stream-sources.js';
 
 /** Query and path values parsed by hand: their error messages follow the reference's (Goa). */
 function integer(name: string, raw: string): number | undefined {
@@ -53,7 +54,7 @@ export function versionAfterId(raw: string | undefined): string {
 }
 
 /** The EntityVersions answer: versions page by zero-padded number, counted after `afterId`. */
-export function versionsPage(versions: Version[], query: PagingQuery): { versions: Version[]; page: Page } {
+export function versionsPage(versions: Version[], query: PagingQuery): VersionsAnswer {
   const limit = parseLimit(query.limit);
   const { items, page } = paginate(versions, (v) => String(v.number).padStart(10, '0'), versionAfterId(query.afterId), limit, 'afterId');
   return { versions: items.map(versionView), page: { ...page, afterId: query.afterId ?? '' } };

@@ -11,6 +11,7 @@ import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { RAW_RECORDS_RIGHTS, requireSourceRead } from './source-scopes.js';
 import { recordView } from './views.js';
+import type { RecentRecordsAnswer } from '../../contract/failures.js';
 
 type Params = { branchId: string; sourceId: string };
 
@@ -45,7 +46,7 @@ export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> =
       querystring: { type: 'object', properties: { limit: { type: 'string', description: `How many records (1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}).` } } },
       response: { 200: looseObject('RecentRecords: {records: [{offset, receivedAt, ip, headers, body, bodyEncoding}]}, newest first') },
     },
-  }, async (req) => {
+  }, async (req): Promise<RecentRecordsAnswer> => {
     const branchId = project.resolveBranch(req.params.branchId);
     const source = sources.get(branchId, req.params.sourceId);
     requireSourceRead(requireToken(req), source.sourceId, sinks.list(branchId, source.sourceId, false), 'read the records of');

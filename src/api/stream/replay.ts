@@ -8,13 +8,9 @@ import { ApiError } from '../../http/errors.js';
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { requireSourceWrite } from './source-scopes.js';
+import type { ReplayBody } from '../../contract/failures.js';
 
 type SinkParams = { branchId: string; sourceId: string; sinkId: string };
-interface ReplayBody {
-  since: string;
-  records?: 'all' | 'failed';
-  fullRemap?: boolean;
-}
 
 /** A replay may read a whole topic: it is bounded by the log's retention, not by the 5 minute task timeout. */
 const REPLAY_TIMEOUT_MS = 6 * 60 * 60_000;

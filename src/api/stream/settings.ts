@@ -8,10 +8,10 @@ import { settingsView } from '../../pipeline/settings.js';
 import { triggerFloors } from '../../levels/triggers.js';
 import { byToken } from './views.js';
 import { looseObject, settingsPatchSchema, taskResponse } from './schemas.js';
+import type { SettingsAnswer, SettingsPatch } from '../../contract/settings.js';
 
 type SourceParams = { branchId: string; sourceId: string };
 type SinkParams = SourceParams & { sinkId: string };
-type Patch = { changeDescription?: string; settings?: { key: string; value: unknown }[] };
 
 const tags = ['settings'];
 
@@ -30,9 +30,9 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
 
   app.get<{ Params: SourceParams }>('/branches/:branchId/sources/:sourceId/settings', {
     schema: { tags, summary: 'Settings of a source (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },
-  }, async (req) => ({ settings: settingsView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId).config, floors) }));
+  }, async (req): Promise<SettingsAnswer> => ({ settings: settingsView(sources.get(project.resolveBranch(req.params.branchId), req.params.sourceId).config, floors) }));
 
-  app.patch<{ Params: SourceParams; Body: Patch }>('/branches/:branchId/sources/:sourceId/settings', {
+  app.patch<{ Params: SourceParams; Body: SettingsPatch }>('/branches/:branchId/sources/:sourceId/settings', {
     schema: { tags, summary: 'Change settings of a source (asynchronous task)', body: settingsPatchSchema, response: taskResponse },
   }, async (req, reply) => {
     const body = req.body ?? {};
@@ -42,12 +42,12 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
 
   app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/settings', {
     schema: { tags, summary: 'Settings of a sink (its own overrides applied)', response: { 200: looseObject('SettingsResult') } },
-  }, async (req) => {
+  }, async (req): Promise<SettingsAnswer> => {
     const sink = sinks.get(project.resolveBranch(req.params.branchId), req.params.sourceId, req.params.sinkId);
     return { settings: settingsView(sink.config, floors) };
   });
 
-  app.patch<{ Params: SinkParams; Body: Patch }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/settings', {
+  app.patch<{ Params: SinkParams; Body: SettingsPatch }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/settings', {
     schema: { tags, summary: 'Change settings of a sink (asynchronous task); waiting data is imported at once', body: settingsPatchSchema, response: taskResponse },
   }, async (req, reply) => {
     const body = req.body ?? {};

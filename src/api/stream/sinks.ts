@@ -8,6 +8,7 @@ import type { SinkCreate, SinkService, SinkUpdate } from '../../definition/sinks
 import { byToken, sinkView, versionView } from './views.js';
 import { looseObject, sinkCreateSchema, sinkUpdateSchema, taskResponse } from './schemas.js';
 import { pagingQuerySchema, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
+import type { SinksAnswer } from '../../contract/stream-sources.js';
 
 type SourceParams = { branchId: string; sourceId: string };
 type SinkParams = SourceParams & { sinkId: string };
@@ -44,7 +45,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async (app, { p
     schema: { tags, summary: 'List deleted sinks of a source', querystring: pagingQuerySchema, response: { 200: looseObject('SinksList') } },
   }, async (req) => listSinks(req.params, req.query, true));
 
-  function listSinks(params: SourceParams, query: PagingQuery, deleted: boolean) {
+  function listSinks(params: SourceParams, query: PagingQuery, deleted: boolean): SinksAnswer {
     const branchId = project.resolveBranch(params.branchId);
     const limit = parseLimit(query.limit);
     const { items, page } = paginate(sinks.list(branchId, params.sourceId, deleted), (s) => s.sinkId, query.afterId ?? '', limit);

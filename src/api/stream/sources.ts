@@ -13,6 +13,7 @@ import { showsSourceSecret } from './source-scopes.js';
 import { byToken, sourceView, versionView, type SourceViewConfig } from './views.js';
 import { looseObject, sourceCreateSchema, sourceUpdateSchema, taskResponse } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
+import type { SourcesAnswer } from '../../contract/stream-sources.js';
 
 type BranchParams = { branchId: string };
 type SourceParams = BranchParams & { sourceId: string };
@@ -57,7 +58,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
     schema: { tags, summary: 'List deleted sources', querystring: pagingQuerySchema, response: { 200: looseObject('SourcesList') } },
   }, async (req) => listSources(requireToken(req), req.params.branchId, req.query, true));
 
-  function listSources(token: Token, branchParam: string, query: PagingQuery, deleted: boolean) {
+  function listSources(token: Token, branchParam: string, query: PagingQuery, deleted: boolean): SourcesAnswer {
     const branchId = project.resolveBranch(branchParam);
     const limit = parseLimit(query.limit);
     const { items, page } = paginate(sources.list(branchId, deleted), (s) => s.sourceId, query.afterId ?? '', limit);

@@ -11,6 +11,7 @@ import { showsSourceSecret } from './source-scopes.js';
 import { requireToken } from '../auth.js';
 import { looseObject } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, type PagingQuery } from './params.js';
+import type { AggregatedSourcesAnswer, SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics.js';
 
 type SourceParams = { branchId: string; sourceId: string };
 type SinkParams = SourceParams & { sinkId: string };
@@ -31,7 +32,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
 
   app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/total', {
     schema: { tags, summary: 'Record counts and sizes of a sink, in total and per storage level', response: { 200: looseObject('SinkStatisticsTotalResult') } },
-  }, async (req) => {
+  }, async (req): Promise<SinkStatisticsTotalAnswer> => {
     const branchId = project.resolveBranch(req.params.branchId);
     sinks.get(branchId, req.params.sourceId, req.params.sinkId);
     // What finished tasks changed is applied first (a sink just created has its writing file).
@@ -56,7 +57,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
       querystring: { type: 'object', properties: { failedFiles: { type: 'string', description: 'true: only files whose import failed' } } },
       response: { 200: looseObject('SinkStatisticsFilesResult') },
     },
-  }, async (req) => {
+  }, async (req): Promise<SinkFilesAnswer> => {
     const branchId = project.resolveBranch(req.params.branchId);
     sinks.get(branchId, req.params.sourceId, req.params.sinkId);
     // What finished tasks changed is applied first (a sink just created has its writing file).
@@ -88,7 +89,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
 
   app.get<{ Params: { branchId: string }; Querystring: PagingQuery }>('/branches/:branchId/aggregation/sources', {
     schema: { tags, summary: 'Sources with their sinks and the sinks\' statistics (for UIs)', querystring: pagingQuerySchema, response: { 200: looseObject('AggregatedSourcesResult') } },
-  }, async (req) => {
+  }, async (req): Promise<AggregatedSourcesAnswer> => {
     const token = requireToken(req);
     const branchId = project.resolveBranch(req.params.branchId);
     const limit = parseLimit(req.query.limit);

@@ -10,6 +10,7 @@ import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/he
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { requireSourceRead } from './source-scopes.js';
+import type { TestAnswer } from '../../contract/failures.js';
 
 type Params = { branchId: string; sourceId: string };
 
@@ -39,7 +40,7 @@ export const testEndpointRoutes: FastifyPluginAsync<TestEndpointRoutesOptions> =
       querystring: { type: 'object', properties: { signal: { type: 'string', enum: SIGNALS, description: 'OTLP sources: the routing signal (default logs)' } } },
       response: { 200: looseObject('TestResult') },
     },
-  }, async (req) => {
+  }, async (req): Promise<TestAnswer> => {
     const branchId = project.resolveBranch(req.params.branchId);
     const source = sources.get(branchId, req.params.sourceId);
     const sourceSinks = sinks.list(branchId, source.sourceId, false);

@@ -2,8 +2,9 @@ import type { Config } from '../../config.js';
 import type { At, By, Column, Sink, Source, Version } from '../../model/definition.js';
 import type { Token } from '../../storage/token-model.js';
 import { kafkaTopicName } from '../../model/kafka-topic-names.js';
-import type { MappingFailure } from '../../levels/mapping-failures.js';
 import { maskCredentialHeaders } from '../../pipeline/headers.js';
+import type { Lifecycle, SinkView, SourceView } from '../../contract/stream-sources.js';
+import type { RawRecord } from '../../contract/failures.js';
 
 /** The `by` block of versions and timestamps: who called the API. */
 export function byToken(token: Token): By {
@@ -24,7 +25,7 @@ export function versionView(v: Version): Version {
   return { number: v.number, hash: v.hash, description: v.description, at: v.at, by: v.by };
 }
 
-function lifecycle(e: Source | Sink): Record<string, unknown> {
+function lifecycle(e: Source | Sink): Lifecycle {
   return {
     version: versionView(e.version),
     created: at(e.created),
@@ -41,7 +42,7 @@ export type SourceViewConfig = Pick<Config, 'publicIngestUrl' | 'kafkaBrokers' |
  * bucket the source's sinks fill: source-scopes.ts) the fields that carry the ingestion secret
  * are left out: `http.url`, `otlp.url` and `otlp.secret` (`otlp.baseUrl` stays).
  */
-export function sourceView(s: Source, config: SourceViewConfig, withSecret: boolean): Record<string, unknown> {
+export function sourceView(s: Source, config: SourceViewConfig, withSecret: boolean): SourceView {
   const base = `${config.publicIngestUrl}`;
   const otlpBase = `${base}/otlp/${s.projectId}/${s.sourceId}`;
   const transport =
@@ -63,8 +64,8 @@ export function sourceView(s: Source, config: SourceViewConfig, withSecret: bool
 }
 
 /** Columns as the reference echoes them: rawString always for path and template columns. */
-export function columnView(c: Column): Record<string, unknown> {
-  const out: Record<string, unknown> = { type: c.type, name: c.name };
+export function columnView(c: Column): Column {
+  const out: Column = { type: c.type, name: c.name };
   if (c.type === 'path') {
     out.path = c.path ?? '';
     if (c.defaultValue !== undefined) out.defaultValue = c.defaultValue;
@@ -77,7 +78,7 @@ export function columnView(c: Column): Record<string, unknown> {
   return out;
 }
 
-export function sinkView(s: Sink): Record<string, unknown> {
+export function sinkView(s: Sink): SinkView {
   return {
     projectId: s.projectId,
     branchId: s.branchId,
@@ -96,6 +97,6 @@ export function sinkView(s: Sink): Record<string, unknown> {
  * A raw record as the API answers it (recent records, mapping failures): as kept, with the
  * senders' credential headers masked (pipeline/headers.ts).
  */
-export function recordView(r: MappingFailure['record']): MappingFailure['record'] {
+export function recordView(r: RawRecord): RawRecord {
   return { ...r, headers: maskCredentialHeaders(r.headers) };
 }

@@ -8,19 +8,8 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { ErrorText } from '../components/common';
 
-export type { ColumnType } from '../../model/definition';
-import type { ColumnType } from '../../model/definition';
-
-/** A column as the API answers and takes it (views.ts columnView). */
-export interface ApiColumn {
-  type: ColumnType;
-  name: string;
-  path?: string;
-  defaultValue?: string;
-  rawString?: boolean;
-  primaryKey?: boolean;
-  template?: { language: 'jsonnet'; content: string };
-}
+export type { ColumnType } from '../../contract/stream-sources';
+import type { Column, ColumnBody, ColumnType } from '../../contract/stream-sources';
 
 /** A column being edited: every option kept while the type changes; `key` identifies it in the list. */
 export interface ColumnDraft {
@@ -50,7 +39,7 @@ export function newColumn(type: ColumnType, name: string): ColumnDraft {
   return { key: nextKey++, type, name, path: '', hasDefault: false, defaultValue: '', rawString: false, content: '' };
 }
 
-export function draftOf(c: ApiColumn): ColumnDraft {
+export function draftOf(c: Column): ColumnDraft {
   return {
     key: nextKey++,
     type: c.type,
@@ -64,7 +53,7 @@ export function draftOf(c: ApiColumn): ColumnDraft {
 }
 
 /** The column as the API takes it: only the fields of its type. */
-export function apiColumn(d: ColumnDraft): ApiColumn {
+export function apiColumn(d: ColumnDraft): ColumnBody {
   switch (d.type) {
     case 'path':
       return { type: 'path', name: d.name, path: d.path, ...(d.hasDefault ? { defaultValue: d.defaultValue } : {}), rawString: d.rawString };

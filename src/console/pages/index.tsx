@@ -7,9 +7,9 @@ import { JobsPage } from './jobs';
 import { ConfigurationsPage } from './configurations';
 import { TokensPage } from './tokens';
 
-export type Page = FunctionComponent<{ route: Route }>;
+export type PageComponent = FunctionComponent<{ route: Route }>;
 
-export const PAGES: Record<string, Page> = {
+export const PAGES: Record<string, PageComponent> = {
   sources: SourcesPage,
   tables: TablesPage,
   jobs: JobsPage,

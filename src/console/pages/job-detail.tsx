@@ -8,16 +8,7 @@ import { api } from '../api';
 import { href } from '../router';
 import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly, formatCount } from '../components/common';
 import { JobStatus, formatDuration, jobResult, killable, usePoll, type Job } from './job-common';
-
-interface StorageEvent {
-  id: string;
-  type: 'info' | 'success' | 'warn' | 'error';
-  component: string;
-  message: string;
-  created: string;
-  /** Set on an event a token posted through the API (not a line of the job itself). */
-  token?: { id: string; name: string };
-}
+import type { StorageEvent } from '../../contract/storage-events';
 
 export function JobPage({ jobId }: { jobId: string }) {
   const { data: job, error, reload } = usePoll(

@@ -11,33 +11,14 @@ import { BRANCH, runTask } from '../api';
 import { session } from '../session';
 import { go } from '../router';
 import { ErrorText } from '../components/common';
-import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ApiColumn, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
+import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
 // The API's own id normalisation (pure, no dependencies): the placeholder is the id it will derive.
 import { normalizeId } from '../../model/ids';
 
 // The API's own model (pure, no dependencies): the signals a sink may take.
 import { SIGNALS, type Signal } from '../../model/definition';
 export { SIGNALS, type Signal };
-
-/** A sink as GET .../sinks/<id> answers it (src/api/stream/views.ts sinkView). */
-export interface SinkData {
-  sourceId: string;
-  sinkId: string;
-  name: string;
-  description: string;
-  type: 'table';
-  table: { type: 'keboola'; tableId: string; mapping: { columns: ApiColumn[] } };
-  allowedSignals?: Signal[];
-  version: { number: number; at: string; description: string };
-  created: { at: string };
-  disabled?: { at: string; reason: string };
-}
-
-export interface SourceData {
-  sourceId: string;
-  name: string;
-  type: 'http' | 'otlp';
-}
+import type { SinkCreate, SinkUpdate, SinkView, SourceView } from '../../contract/stream-sources';
 
 interface Draft {
   name: string;
@@ -62,7 +43,7 @@ interface Errors {
 
 const NO_ERRORS: Errors = { column: {} };
 
-function initialDraft(sink: SinkData | undefined): Draft {
+function initialDraft(sink: SinkView | undefined): Draft {
   if (sink) {
     return {
       name: sink.name,
@@ -136,7 +117,7 @@ export function placeError(message: string, columns: ColumnDraft[]): Errors {
   return errors;
 }
 
-export function SinkEditor({ source, sink, onSaved }: { source: SourceData; sink?: SinkData; onSaved?: () => Promise<void> }) {
+export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink?: SinkView; onSaved?: () => Promise<void> }) {
   const readOnly = !session.canWrite();
   const creating = sink === undefined;
   const [draft, setDraft] = useState<Draft>(() => initialDraft(sink));
@@ -180,7 +161,7 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceData; sink
             type: 'table',
             table: { type: 'keboola', tableId: draft.tableId.trim(), mapping: { columns } },
             ...signals,
-          },
+          } satisfies SinkCreate,
         });
         setErrors(NO_ERRORS);
         go('sources', source.sourceId, 'sinks', task.outputs?.sinkId ?? (draft.sinkId.trim() || normalizeId(draft.name)));
@@ -192,7 +173,7 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceData; sink
             table: { type: 'keboola', tableId: draft.tableId.trim(), mapping: { columns } },
             ...signals,
             ...(draft.changeDescription.trim() ? { changeDescription: draft.changeDescription.trim() } : {}),
-          },
+          } satisfies SinkUpdate,
         });
         setErrors(NO_ERRORS);
         setDraft((d) => ({ ...d, changeDescription: '' }));

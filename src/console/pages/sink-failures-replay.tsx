@@ -7,20 +7,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, BRANCH } from '../api';
 import { ErrorText, Field, Time, formatCount } from '../components/common';
+import type { Task } from '../../contract/tasks';
+import type { ReplayBody, ReplayProgress as ReplayOutputs } from '../../contract/failures';
 
-export interface ReplayTask {
-  taskId: string;
-  type: string;
-  url: string;
-  status: 'processing' | 'success' | 'error';
-  isFinished: boolean;
-  createdAt: string;
-  finishedAt?: string;
-  duration?: number;
-  result?: string;
-  error?: string;
-  outputs?: { fromOffset?: number; toOffset?: number; scanned?: number; total?: number; written?: number; failed?: number; skipped?: number };
-}
+/** The replay's task: its outputs are its progress (none before the first report). */
+type ReplayTask = Task<Partial<ReplayOutputs>>;
 
 const enc = encodeURIComponent;
 
@@ -86,7 +77,7 @@ export function SinkReplay({ sourceId, sinkId, onFinished }: { sourceId: string;
     setBusy(true);
     try {
       const started = await api<ReplayTask>('POST', `${BRANCH}/sources/${enc(sourceId)}/sinks/${enc(sinkId)}/replay`, {
-        json: { since: iso, records, fullRemap },
+        json: { since: iso, records, fullRemap } satisfies ReplayBody,
       });
       setTask(started);
       setBusy(false);

@@ -13,25 +13,7 @@ import { useLoad } from '../components/load';
 import { ErrorText, Loading, Time, WriteOnly, formatBytes, formatCount } from '../components/common';
 import { SinkReplay } from './sink-failures-replay';
 import { Records } from './sink-statistics';
-
-export interface MappingFailure {
-  offset: number;
-  failedAt: string;
-  reason: string;
-  record: {
-    receivedAt: string;
-    ip: string;
-    headers: Record<string, string>;
-    body: string;
-    bodyEncoding: 'utf8' | 'base64';
-    signal?: string;
-  };
-}
-
-interface Failures {
-  count: number;
-  failures: MappingFailure[];
-}
+import type { MappingFailure, MappingFailuresAnswer } from '../../contract/failures';
 
 const POLL_MS = 3000;
 const LIMITS = [20, 100, 1000];
@@ -44,7 +26,7 @@ export function failuresPath(sourceId: string, sinkId: string): string {
 export function SinkFailures({ sourceId, sinkId }: { sourceId: string; sinkId: string }) {
   const [limit, setLimit] = useState(100);
   const base = failuresPath(sourceId, sinkId);
-  const { data, error, reload } = useLoad(() => api<Failures>('GET', `${base}?limit=${limit}`), [sourceId, sinkId, limit], POLL_MS);
+  const { data, error, reload } = useLoad(() => api<MappingFailuresAnswer>('GET', `${base}?limit=${limit}`), [sourceId, sinkId, limit], POLL_MS);
 
   return (
     <section class="sink-failures" aria-labelledby="sink-failures-title">
@@ -144,7 +126,7 @@ function pretty(text: string): string {
   }
 }
 
-function FailureList({ data, limit, setLimit }: { data: Failures; limit: number; setLimit: (n: number) => void }) {
+function FailureList({ data, limit, setLimit }: { data: MappingFailuresAnswer; limit: number; setLimit: (n: number) => void }) {
   return (
     <section aria-labelledby="failures-list-title">
       <div class="sink-stats-head">

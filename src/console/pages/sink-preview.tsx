@@ -9,23 +9,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, BRANCH } from '../api';
 import { useLoad } from '../components/load';
 import { ErrorText, Loading, Time } from '../components/common';
-import { SIGNALS, type SinkData, type Signal, type SourceData } from './sink-editor';
-
-/** A record of GET .../sources/<id>/records (src/api/stream/recent-records.ts). */
-export interface RecentRecord {
-  offset: number;
-  partition?: number;
-  receivedAt: string;
-  ip: string;
-  headers: Record<string, string>;
-  body: string;
-  bodyEncoding: 'utf8' | 'base64';
-  signal?: Signal;
-}
-
-interface TestAnswer {
-  tables: { sinkId: string; tableId: string; rows: { columns: { name: string; value: string }[] }[] }[];
-}
+import { SIGNALS, type Signal } from './sink-editor';
+import type { SinkView, SourceView } from '../../contract/stream-sources';
+import type { RecentRecord, RecentRecordsAnswer, TestAnswer } from '../../contract/failures';
 
 type Result =
   | { state: 'idle' }
@@ -88,7 +74,7 @@ interface Sample {
   headers: Record<string, string>;
 }
 
-export function SinkPreview({ source, sink }: { source: SourceData; sink: SinkData }) {
+export function SinkPreview({ source, sink }: { source: SourceView; sink: SinkView }) {
   const [body, setBody] = useState(SAMPLE);
   const [bytes, setBytes] = useState<Uint8Array | undefined>(undefined);
   const [contentType, setContentType] = useState('application/json');
@@ -266,7 +252,7 @@ function OtherSinks({ tables }: { tables: TestAnswer['tables'] }) {
 
 function RecentRecords({ sourceId, picked, onPick }: { sourceId: string; picked?: number; onPick: (r: RecentRecord) => void }) {
   const { data, error, reload } = useLoad(
-    () => api<{ records: RecentRecord[] }>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}/records?limit=10`),
+    () => api<RecentRecordsAnswer>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}/records?limit=10`),
     [sourceId],
   );
   const [busy, setBusy] = useState(false);

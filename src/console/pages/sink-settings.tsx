@@ -11,24 +11,14 @@ import { api, runTask, BRANCH } from '../api';
 import { session } from '../session';
 import { useLoad } from '../components/load';
 import { ErrorText, Loading } from '../components/common';
+import type { SettingsAnswer, SettingsPatch, SettingView } from '../../contract/settings';
 
-/** One key as GET .../settings answers it (settingsView). */
-export interface SettingView {
-  key: string;
-  type: 'string' | 'int' | 'float' | 'bool' | '[]string' | '[]int' | '[]float';
-  description: string;
-  value: unknown;
-  defaultValue: unknown;
-  overwritten: boolean;
-  protected: boolean;
-  validation?: string;
-}
-
-type Level = 'sink' | 'source' | 'default';
+/** Where a key's effective value comes from. */
+type SettingLevel = 'sink' | 'source' | 'default';
 
 interface Row extends SettingView {
   effective: unknown;
-  level: Level;
+  level: SettingLevel;
 }
 
 function show(value: unknown): string {
@@ -89,8 +79,8 @@ export function SinkSettings({ sourceId, sinkId }: { sourceId: string; sinkId: s
   const base = `${BRANCH}/sources/${encodeURIComponent(sourceId)}`;
   const { data, error, reload } = useLoad(async () => {
     const [sink, source] = await Promise.all([
-      api<{ settings: SettingView[] }>('GET', `${base}/sinks/${encodeURIComponent(sinkId)}/settings`),
-      api<{ settings: SettingView[] }>('GET', `${base}/settings`),
+      api<SettingsAnswer>('GET', `${base}/sinks/${encodeURIComponent(sinkId)}/settings`),
+      api<SettingsAnswer>('GET', `${base}/settings`),
     ]);
     const fromSource = new Map(source.settings.filter((s) => s.overwritten).map((s) => [s.key, s.value]));
     return sink.settings.map((s): Row => {
@@ -162,7 +152,7 @@ function SettingName({ row }: { row: Row }) {
   );
 }
 
-function LevelBadge({ level }: { level: Level }) {
+function LevelBadge({ level }: { level: SettingLevel }) {
   if (level === 'sink') return <span class="badge on" title="The sink's own value">overridden (sink)</span>;
   if (level === 'source') return <span class="badge" title="The source's value (the sink has none of its own)">overridden (source)</span>;
   return <span class="muted">default</span>;
@@ -182,7 +172,7 @@ function SettingRow({ row, path, onSaved }: { row: Row; path: string; onSaved: (
     setError(undefined);
     setDone(undefined);
     try {
-      await runTask('PATCH', path, { json: { settings: [{ key: row.key, value }] } });
+      await runTask('PATCH', path, { json: { settings: [{ key: row.key, value }] } satisfies SettingsPatch });
       await onSaved();
       setDone(doneText);
     } catch (err) {

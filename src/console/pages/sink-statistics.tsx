@@ -15,41 +15,13 @@ import { useLoad } from '../components/load';
 import { ActionButton, ErrorText, Loading, Time, WriteOnly, formatBytes, formatCount } from '../components/common';
 import { Chart, type ChartSeries } from '../components/chart';
 import { readLag, type LagReading } from './sink-statistics-metrics';
-
-type Level = 'local' | 'staging' | 'target';
-
-interface LevelStatistics {
-  firstRecordAt?: string;
-  lastRecordAt?: string;
-  recordsCount: number;
-  compressedSize: number;
-  uncompressedSize: number;
-}
-
-export interface SinkTotal {
-  total: LevelStatistics | null;
-  levels: Partial<Record<Level, LevelStatistics>>;
-  mappingFailures?: { count: number };
-}
-
-export interface SinkFile {
-  state: 'writing' | 'closing' | 'importing' | 'imported';
-  openedAt: string;
-  closingAt?: string;
-  importingAt?: string;
-  importedAt?: string;
-  retryAttempt?: number;
-  retryReason?: string;
-  retryAfter?: string;
-  /** Absent: no statistics recorded for the file (shown as "no figures yet"); `total: null`: no records. */
-  statistics?: { total: LevelStatistics | null; levels: Partial<Record<Level, LevelStatistics>> };
-}
+import type { FileStatistics, Level, SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics';
 
 interface Snapshot {
   at: number;
-  total: SinkTotal;
-  files: SinkFile[];
-  failedFiles: SinkFile[];
+  total: SinkStatisticsTotalAnswer;
+  files: FileStatistics[];
+  failedFiles: FileStatistics[];
   lag: LagReading | undefined;
 }
 
@@ -126,9 +98,9 @@ export function SinkStatistics({ sourceId, sinkId }: { sourceId: string; sinkId:
       ? Promise.resolve({ kind: 'protected' })
       : readLag(sourceId, sinkId).catch((err: unknown): LagReading => ({ kind: 'error', message: err instanceof Error ? err.message : String(err) }));
     const [total, files, failed, lag] = await Promise.all([
-      api<SinkTotal>('GET', `${base}/total`),
-      api<{ files: SinkFile[] }>('GET', `${base}/files`),
-      api<{ files: SinkFile[] }>('GET', `${base}/files?failedFiles=true`),
+      api<SinkStatisticsTotalAnswer>('GET', `${base}/total`),
+      api<SinkFilesAnswer>('GET', `${base}/files`),
+      api<SinkFilesAnswer>('GET', `${base}/files?failedFiles=true`),
       lagPromise,
     ]);
     if (lag?.kind === 'protected') metricsProtected.current = true;
@@ -204,7 +176,7 @@ function Card({ id, label, hint, children }: { id: string; label: string; hint?:
   );
 }
 
-function LevelCards({ total, failuresHref }: { total: SinkTotal; failuresHref: string }) {
+function LevelCards({ total, failuresHref }: { total: SinkStatisticsTotalAnswer; failuresHref: string }) {
   const all = total.total;
   const failed = total.mappingFailures?.count ?? 0;
   return (
@@ -279,18 +251,18 @@ function Charts({ points, lag }: { points: Point[]; lag: LagReading | undefined 
   );
 }
 
-function FileState({ file }: { file: SinkFile }) {
+function FileState({ file }: { file: FileStatistics }) {
   const kind = file.state === 'imported' ? 'on' : file.retryReason ? 'bad' : 'off';
   return <span class={`badge ${kind}`}>{file.state}</span>;
 }
 
 /** Not imported first (what is moving), then the newest. */
-function fileOrder(a: SinkFile, b: SinkFile): number {
-  const rank = (f: SinkFile) => (f.state === 'imported' ? 1 : 0);
+function fileOrder(a: FileStatistics, b: FileStatistics): number {
+  const rank = (f: FileStatistics) => (f.state === 'imported' ? 1 : 0);
   return rank(a) - rank(b) || (a.openedAt < b.openedAt ? 1 : a.openedAt > b.openedAt ? -1 : 0);
 }
 
-function Files({ files, failed }: { files: SinkFile[]; failed: SinkFile[] }) {
+function Files({ files, failed }: { files: FileStatistics[]; failed: FileStatistics[] }) {
   const shown = [...files].sort(fileOrder).slice(0, FILES_SHOWN);
   return (
     <>

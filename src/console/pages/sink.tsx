@@ -14,7 +14,8 @@ import { useLoad } from '../components/load';
 import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly } from '../components/common';
 import { SinkStatistics } from './sink-statistics';
 import { SinkFailures } from './sink-failures';
-import { SinkEditor, type SinkData, type SourceData } from './sink-editor';
+import { SinkEditor } from './sink-editor';
+import type { SinkView, SourceView } from '../../contract/stream-sources';
 import { SinkPreview } from './sink-preview';
 import { SinkSettings } from './sink-settings';
 
@@ -27,10 +28,10 @@ const TABS: { id: string; label: string }[] = [
 ];
 
 export function SinkPage({ sourceId, sinkId, tab }: { sourceId: string; sinkId: string; tab?: string; route: Route }) {
-  const source = useLoad(() => api<SourceData>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}`), [sourceId]);
+  const source = useLoad(() => api<SourceView>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}`), [sourceId]);
   const creating = sinkId === 'new';
   const sink = useLoad(
-    () => (creating ? Promise.resolve(undefined) : api<SinkData>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}/sinks/${encodeURIComponent(sinkId)}`)),
+    () => (creating ? Promise.resolve(undefined) : api<SinkView>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}/sinks/${encodeURIComponent(sinkId)}`)),
     [sourceId, sinkId],
   );
 
@@ -67,7 +68,7 @@ export function SinkPage({ sourceId, sinkId, tab }: { sourceId: string; sinkId: 
   );
 }
 
-function SinkTab({ tab, sourceId, sinkId, source, sink, reload }: { tab: string; sourceId: string; sinkId: string; source: SourceData; sink: SinkData; reload: () => Promise<void> }) {
+function SinkTab({ tab, sourceId, sinkId, source, sink, reload }: { tab: string; sourceId: string; sinkId: string; source: SourceView; sink: SinkView; reload: () => Promise<void> }) {
   if (tab === 'statistics') return <SinkStatistics sourceId={sourceId} sinkId={sinkId} />;
   if (tab === 'failures') return <SinkFailures sourceId={sourceId} sinkId={sinkId} />;
   if (tab === 'preview') return <SinkPreview source={source} sink={sink} />;
@@ -76,7 +77,7 @@ function SinkTab({ tab, sourceId, sinkId, source, sink, reload }: { tab: string;
   return <SinkEditor key={sink.sinkId} source={source} sink={sink} onSaved={reload} />;
 }
 
-function SinkHeader({ sink, reload }: { sink: SinkData; reload: () => Promise<void> }) {
+function SinkHeader({ sink, reload }: { sink: SinkView; reload: () => Promise<void> }) {
   const path = `${BRANCH}/sources/${encodeURIComponent(sink.sourceId)}/sinks/${encodeURIComponent(sink.sinkId)}`;
   const disabled = Boolean(sink.disabled);
   return (

@@ -1,78 +1,10 @@
 /**
- * What the source pages read from the Stream API (src/api/stream/views.ts, statistics.ts) and
- * the figures they compute from it.
+ * The figures the source pages compute from what they read from the Stream API (the shapes:
+ * src/contract/stream-sources.ts, statistics.ts).
  */
 import { api, BRANCH } from '../api';
-
-export interface By {
-  type?: string;
-  tokenId?: string;
-  tokenDesc?: string;
-  userId?: string;
-  userName?: string;
-}
-
-export interface At {
-  at: string;
-  by?: By;
-}
-
-export interface VersionInfo {
-  number: number;
-  hash: string;
-  description: string;
-  at: string;
-  by?: By;
-}
-
-export interface Source {
-  projectId: number;
-  branchId: number;
-  sourceId: string;
-  type: 'http' | 'otlp' | string;
-  name: string;
-  description?: string;
-  /** Without url (otlp: url and secret) for a token that may not see the ingestion secret. */
-  http?: { url?: string };
-  otlp?: { url?: string; baseUrl: string; secret?: string };
-  kafka?: { topic: string };
-  version: VersionInfo;
-  created: At;
-  deleted?: At;
-  disabled?: At & { reason?: string };
-}
-
-export interface LevelStatistics {
-  firstRecordAt?: string;
-  lastRecordAt?: string;
-  recordsCount: number;
-  compressedSize: number;
-  uncompressedSize: number;
-}
-
-export interface StatisticsTotal {
-  total: LevelStatistics | null;
-  levels: Record<string, LevelStatistics>;
-}
-
-export interface FileStatistics {
-  state: string;
-  openedAt: string;
-  /** Absent: no statistics recorded for the file ("no figures yet"); `total: null`: no records. */
-  statistics?: StatisticsTotal;
-}
-
-export interface Sink {
-  sourceId: string;
-  sinkId: string;
-  name: string;
-  description?: string;
-  table: { type: string; tableId: string };
-  allowedSignals?: string[];
-  version: VersionInfo;
-  created: At;
-  disabled?: At & { reason?: string };
-}
+import type { FileStatistics } from '../../contract/statistics';
+import type { Task } from '../../contract/tasks';
 
 export const HOUR_MS = 3600_000;
 
@@ -113,19 +45,13 @@ export function isDisabled(e: { disabled?: unknown }): boolean {
   return Boolean(e.disabled);
 }
 
-interface TaskAnswer {
-  url: string;
-  status: string;
-  error?: string;
-}
-
 /** Waits for a task the API answered (runTask posts itself; this is for answers that carry tasks). */
-export async function waitForTask(task: TaskAnswer): Promise<TaskAnswer> {
+export async function waitForTask(task: Task): Promise<Task> {
   const path = new URL(task.url, location.href).pathname;
   let current = task;
   for (let delay = 100; current.status === 'processing'; delay = Math.min(delay * 1.5, 1000)) {
     await new Promise((r) => setTimeout(r, delay));
-    current = await api<TaskAnswer>('GET', path);
+    current = await api<Task>('GET', path);
   }
   if (current.status !== 'success') throw new Error(current.error ?? `The task ended ${current.status}.`);
   return current;

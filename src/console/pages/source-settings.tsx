@@ -10,7 +10,7 @@ import { session } from '../session';
 import { useLoad } from '../components/load';
 import { ActionButton, ErrorText, Loading } from '../components/common';
 import { sourcePath } from './source-model';
-import type { SettingView } from './sink-settings';
+import type { SettingsAnswer, SettingsPatch, SettingView } from '../../contract/settings';
 
 /** One key as GET .../settings answers it (the sink page's type). */
 type Setting = SettingView;
@@ -20,12 +20,12 @@ export function show(value: unknown): string {
 }
 
 export function SourceSettings({ sourceId }: { sourceId: string }) {
-  const { data, error, reload } = useLoad(() => api<{ settings: Setting[] }>('GET', `${sourcePath(sourceId)}/settings`), [sourceId], 5000);
+  const { data, error, reload } = useLoad(() => api<SettingsAnswer>('GET', `${sourcePath(sourceId)}/settings`), [sourceId], 5000);
   const [all, setAll] = useState(false);
   const canWrite = session.canWrite();
   const shown = data?.settings.filter((s) => all || !s.protected || s.overwritten) ?? [];
   const patch = async (key: string, value: unknown) => {
-    await runTask('PATCH', `${sourcePath(sourceId)}/settings`, { json: { settings: [{ key, value }] } });
+    await runTask('PATCH', `${sourcePath(sourceId)}/settings`, { json: { settings: [{ key, value }] } satisfies SettingsPatch });
     await reload();
   };
   return (

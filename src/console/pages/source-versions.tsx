@@ -10,19 +10,15 @@ import { useState } from 'preact/hooks';
 import { api, runTask } from '../api';
 import { useLoad } from '../components/load';
 import { ActionButton, ErrorText, Loading, Time, WriteOnly } from '../components/common';
-import { sourcePath, type Source, type VersionInfo } from './source-model';
-
-interface VersionsPage {
-  versions: VersionInfo[];
-  page: { limit: number; totalCount: number; lastId: string };
-}
+import { sourcePath } from './source-model';
+import type { SourceView, Version, VersionsAnswer } from '../../contract/stream-sources';
 
 /** Every version, oldest first: the API answers 100 at most per page. */
-async function loadVersions(sourceId: string): Promise<VersionInfo[]> {
-  const all: VersionInfo[] = [];
+async function loadVersions(sourceId: string): Promise<Version[]> {
+  const all: Version[] = [];
   for (let afterId = '', pages = 0; pages < 20; pages++) {
     const query = afterId ? `?afterId=${encodeURIComponent(afterId)}` : '';
-    const answer = await api<VersionsPage>('GET', `${sourcePath(sourceId)}/versions${query}`);
+    const answer = await api<VersionsAnswer>('GET', `${sourcePath(sourceId)}/versions${query}`);
     all.push(...answer.versions);
     if (answer.versions.length < answer.page.limit || !answer.page.lastId || answer.page.lastId === afterId) break;
     afterId = answer.page.lastId;
@@ -30,7 +26,7 @@ async function loadVersions(sourceId: string): Promise<VersionInfo[]> {
   return all;
 }
 
-export function SourceVersions({ source, onChanged }: { source: Source; onChanged: () => Promise<void> }) {
+export function SourceVersions({ source, onChanged }: { source: SourceView; onChanged: () => Promise<void> }) {
   const current = source.version.number;
   // Loaded again whenever the current version changes (the page polls the source).
   const { data, error } = useLoad(() => loadVersions(source.sourceId), [source.sourceId, current]);
@@ -124,9 +120,9 @@ export function diffLines(before: Map<string, string>, after: Map<string, string
 
 const SIGN = { same: ' ', del: '−', add: '+' };
 
-function VersionDiff({ source, number, onClose }: { source: Source; number: number; onClose: () => void }) {
+function VersionDiff({ source, number, onClose }: { source: SourceView; number: number; onClose: () => void }) {
   const current = source.version;
-  const { data, error } = useLoad(() => api<VersionInfo>('GET', `${sourcePath(source.sourceId)}/versions/${number}`), [source.sourceId, number]);
+  const { data, error } = useLoad(() => api<Version>('GET', `${sourcePath(source.sourceId)}/versions/${number}`), [source.sourceId, number]);
   const lines = data ? diffLines(flatten(data), flatten(current)) : [];
   const title = `Version ${number} compared with the current version ${current.number}`;
   return (

@@ -10,7 +10,9 @@ import { go, href } from '../router';
 import { api, runTask } from '../api';
 import { useLoad } from '../components/load';
 import { ActionButton, CopyButton, ErrorText, Field, Loading, Time, WriteOnly, formatCount } from '../components/common';
-import { LAST_HOUR_HINT, recordsInLastHour, seg, sourcePath, waitForTask, type FileStatistics, type Sink, type Source, type StatisticsTotal } from './source-model';
+import { LAST_HOUR_HINT, recordsInLastHour, seg, sourcePath, waitForTask } from './source-model';
+import type { DefaultSinksAnswer, SinksAnswer, SinkView, SourceView } from '../../contract/stream-sources';
+import type { SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics';
 import { SourceVersions } from './source-versions';
 import { SourceSettings } from './source-settings';
 
@@ -22,7 +24,7 @@ const TABS = [
 
 export function SourcePage({ sourceId, tab }: { sourceId: string; tab?: string; route: Route }) {
   const current = tab ?? 'overview';
-  const { data: source, error, reload } = useLoad(() => api<Source>('GET', sourcePath(sourceId)), [sourceId], 5000);
+  const { data: source, error, reload } = useLoad(() => api<SourceView>('GET', sourcePath(sourceId)), [sourceId], 5000);
   return (
     <>
       <p class="src-back"><a href={href('sources')}>← Sources</a></p>
@@ -53,7 +55,7 @@ function who(by: { tokenDesc?: string; userName?: string } | undefined): string 
   return by?.tokenDesc ?? by?.userName ?? 'unknown';
 }
 
-function Overview({ source, reload }: { source: Source; reload: () => Promise<void> }) {
+function Overview({ source, reload }: { source: SourceView; reload: () => Promise<void> }) {
   return (
     <>
       <div class="grid2 src-grid">
@@ -123,7 +125,7 @@ function shellQuote(s: string): string {
 /** Shown instead of the secret-bearing URL to a token the API does not give the secret. */
 const NO_SECRET = 'The ingestion secret is shown only to tokens that may write to the buckets of all the source\'s sinks.';
 
-function Ingestion({ source }: { source: Source }) {
+function Ingestion({ source }: { source: SourceView }) {
   if (source.otlp) {
     const { url, baseUrl } = source.otlp;
     if (url === undefined) {
@@ -175,7 +177,7 @@ function Ingestion({ source }: { source: Source }) {
   );
 }
 
-function SourceActions({ source, reload }: { source: Source; reload: () => Promise<void> }) {
+function SourceActions({ source, reload }: { source: SourceView; reload: () => Promise<void> }) {
   const path = sourcePath(source.sourceId);
   const [editing, setEditing] = useState(false);
   const [cascade, setCascade] = useState(false);
@@ -219,7 +221,7 @@ function SourceActions({ source, reload }: { source: Source; reload: () => Promi
   );
 }
 
-function EditSource({ source, reload, onDone }: { source: Source; reload: () => Promise<void>; onDone: () => void }) {
+function EditSource({ source, reload, onDone }: { source: SourceView; reload: () => Promise<void>; onDone: () => void }) {
   const [name, setName] = useState(source.name);
   const [description, setDescription] = useState(source.description ?? '');
   const [change, setChange] = useState('');
@@ -259,21 +261,21 @@ function EditSource({ source, reload, onDone }: { source: Source; reload: () => 
   );
 }
 
-interface SinkRow extends Sink {
+interface SinkRow extends SinkView {
   records?: number;
   lastHour?: number;
 }
 
 /** The source's sinks with their record counts (statistics/total) and the last hour's (statistics/files). */
 async function loadSinks(sourceId: string): Promise<SinkRow[]> {
-  const { sinks } = await api<{ sinks: Sink[] }>('GET', `${sourcePath(sourceId)}/sinks`);
+  const { sinks } = await api<SinksAnswer>('GET', `${sourcePath(sourceId)}/sinks`);
   const now = Date.now();
   return Promise.all(sinks.map(async (sink) => {
     const base = `${sourcePath(sourceId)}/sinks/${seg(sink.sinkId)}/statistics`;
     try {
       const [total, files] = await Promise.all([
-        api<StatisticsTotal>('GET', `${base}/total`),
-        api<{ files: FileStatistics[] }>('GET', `${base}/files`),
+        api<SinkStatisticsTotalAnswer>('GET', `${base}/total`),
+        api<SinkFilesAnswer>('GET', `${base}/files`),
       ]);
       return { ...sink, records: total.total?.recordsCount ?? 0, lastHour: recordsInLastHour(files.files, now) };
     } catch {
@@ -283,15 +285,15 @@ async function loadSinks(sourceId: string): Promise<SinkRow[]> {
   }));
 }
 
-function SinksOfSource({ source }: { source: Source }) {
+function SinksOfSource({ source }: { source: SourceView }) {
   const { data, error, reload } = useLoad(() => loadSinks(source.sourceId), [source.sourceId], 5000);
   const otlp = source.type === 'otlp';
   const createDefaults = async () => {
-    const answer = await api<{ sinks: { sinkId: string; task?: { url: string; status: string; error?: string }; error?: string }[] }>(
+    const answer = await api<DefaultSinksAnswer>(
       'POST', `${sourcePath(source.sourceId)}/otlp/default-sinks`, { json: {} });
     const failures: string[] = [];
     for (const s of answer.sinks) {
-      if (!s.task) continue;
+      if (!('task' in s)) continue;
       try {
         await waitForTask(s.task);
       } catch (err) {

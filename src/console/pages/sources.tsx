@@ -12,17 +12,11 @@ import { href, go } from '../router';
 import { api, runTask, BRANCH } from '../api';
 import { useLoad } from '../components/load';
 import { ActionButton, ErrorText, Field, Loading, Time, WriteOnly, formatCount } from '../components/common';
-import { SOURCE_LAST_HOUR_HINT, recordsInLastHour, seg, type FileStatistics } from './source-model';
+import { SOURCE_LAST_HOUR_HINT, recordsInLastHour, seg } from './source-model';
+import type { AggregatedSourcesAnswer } from '../../contract/statistics';
+import type { SourcesAnswer } from '../../contract/stream-sources';
 import { SourcePage } from './source';
 import { SinkPage } from './sink';
-
-interface SourceRow {
-  sourceId: string;
-  name: string;
-  type: string;
-  disabled?: unknown;
-  sinks?: { sinkId: string; statistics?: { total?: { recordsCount?: number } | null; files?: FileStatistics[] } }[];
-}
 
 export function SourcesPage({ route }: { route: Route }) {
   const [, sourceId, part, sinkId, tab] = route.parts;
@@ -37,7 +31,7 @@ export function SourcesPage({ route }: { route: Route }) {
  * recordsInLastHour in source-model.ts.
  */
 function SourceList() {
-  const { data, error, reload } = useLoad(() => api<{ sources: SourceRow[] }>('GET', `${BRANCH}/aggregation/sources`), [], 5000);
+  const { data, error, reload } = useLoad(() => api<AggregatedSourcesAnswer>('GET', `${BRANCH}/aggregation/sources`), [], 5000);
   const now = Date.now();
   return (
     <>
@@ -81,13 +75,6 @@ function SourceList() {
   );
 }
 
-interface DeletedRow {
-  sourceId: string;
-  name: string;
-  type: string;
-  deleted?: { at: string; by?: { tokenDesc?: string; userName?: string } };
-}
-
 /** Soft-deleted sources (GET .../sources/deleted), shown on demand; Undelete for a token that may write. */
 function DeletedSources({ onRestored }: { onRestored: () => Promise<void> }) {
   const [open, setOpen] = useState(false);
@@ -104,7 +91,7 @@ function DeletedSources({ onRestored }: { onRestored: () => Promise<void> }) {
 }
 
 function DeletedList({ onRestored }: { onRestored: () => Promise<void> }) {
-  const { data, error, reload } = useLoad(() => api<{ sources: DeletedRow[] }>('GET', `${BRANCH}/sources/deleted`), [], 5000);
+  const { data, error, reload } = useLoad(() => api<SourcesAnswer>('GET', `${BRANCH}/sources/deleted`), [], 5000);
   const undelete = async (id: string) => {
     await runTask('PUT', `${BRANCH}/sources/${seg(id)}/undelete`);
     await Promise.all([reload(), onRestored()]);

@@ -7,7 +7,7 @@ import { api, apiText } from '../api';
 import { href } from '../router';
 import { useLoad } from '../components/load';
 import { CopyButton, ErrorText, Loading, Time, formatCount } from '../components/common';
-import type { Table } from './table-model';
+import type { TableJson as Table } from '../../contract/storage-tables';
 import { parseCsv, quoteIdent } from './table-csv';
 import { DataTable } from './table-data';
 import { TableExport } from './table-export';

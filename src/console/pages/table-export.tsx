@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorText, formatBytes, formatCount } from '../components/common';
-import type { Table } from './table-model';
+import type { TableJson as Table } from '../../contract/storage-tables';
 
 interface StorageJob {
   id: number;

@@ -7,14 +7,8 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorText, formatCount } from '../components/common';
 import { DataTable } from './table-data';
+import type { SqlAnswer, SqlBody } from '../../contract/storage-tables';
 
-interface SqlAnswer {
-  columns: { name: string; type: string }[];
-  rows: unknown[][];
-  rowsCount: number;
-  truncated: boolean;
-  durationMs: number;
-}
 
 export function SqlBox({ initial }: { initial: string }) {
   const [query, setQuery] = useState(initial);
@@ -27,7 +21,7 @@ export function SqlBox({ initial }: { initial: string }) {
     setBusy(true);
     setError(undefined);
     try {
-      const body: { query: string; limit?: number } = { query };
+      const body: SqlBody = { query };
       if (limit.trim() !== '') body.limit = Number(limit);
       setAnswer(await api<SqlAnswer>('POST', '/v2/storage/sql', { json: body }));
     } catch (err) {

@@ -10,7 +10,7 @@ import { api } from '../api';
 import { useLoad } from '../components/load';
 import { ErrorText, Loading, Time, formatCount } from '../components/common';
 import { TablePage } from './table-detail';
-import type { Bucket, Table } from './table-model';
+import type { BucketJson as Bucket, TableJson as Table } from '../../contract/storage-tables';
 
 export function TablesPage({ route }: { route: Route }) {
   const [, tableId] = route.parts;

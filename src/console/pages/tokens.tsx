@@ -12,29 +12,16 @@ import { useLoad } from '../components/load';
 import { ActionButton, CopyButton, ErrorText, Loading, Time } from '../components/common';
 import { NewToken } from './token-create';
 import type { Route } from '../router';
-
-export interface Token {
-  id: string;
-  description: string;
-  created: string;
-  isMasterToken: boolean;
-  canManageBuckets: boolean;
-  canManageTokens: boolean;
-  canReadAllFileUploads: boolean;
-  expires: string | null;
-  isExpired: boolean;
-  bucketPermissions: Record<string, string>;
-  componentAccess?: string[];
-}
+import type { TokenJson } from '../../contract/storage-tokens';
 
 /** The token a sink creates for itself (src/definition/sink-lifecycle.ts): its source and sink. */
-export function sinkOfToken(token: Pick<Token, 'description'>): { sourceId: string; sinkId: string } | undefined {
+export function sinkOfToken(token: Pick<TokenJson, 'description'>): { sourceId: string; sinkId: string } | undefined {
   const m = /^\[_internal\] Stream Sink ([^/]+)\/(.+)$/.exec(token.description);
   return m ? { sourceId: m[1], sinkId: m[2] } : undefined;
 }
 
 export function TokensPage(_props: { route: Route }) {
-  const { data, error, reload } = useLoad(() => api<Token[]>('GET', '/v2/storage/tokens'), [], 10_000);
+  const { data, error, reload } = useLoad(() => api<TokenJson[]>('GET', '/v2/storage/tokens'), [], 10_000);
   const manage = session.canManageTokens();
   const me = session.info()?.id;
   return (
@@ -97,7 +84,7 @@ export function TokensPage(_props: { route: Route }) {
   );
 }
 
-function Permissions({ token }: { token: Token }) {
+function Permissions({ token }: { token: TokenJson }) {
   if (token.isMasterToken) return <span class="badge on">master token: everything</span>;
   const items: string[] = [];
   if (token.canManageBuckets) items.push('manage all buckets');
