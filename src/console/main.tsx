@@ -5,7 +5,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { session } from './session';
 import { useRoute } from './router';
-import { Layout } from './components/layout';
+import { Layout } from './widgets/layout';
 import { SignIn } from './pages/sign-in';
 import { PAGES, NotFound } from './pages/index';
 

@@ -6,7 +6,7 @@
  * and column of the API's syntax error.
  */
 import { useEffect, useRef } from 'preact/hooks';
-import { ErrorText } from '../components/common';
+import { ErrorText } from '../widgets/common';
 
 export type { ColumnType } from '../../contract/stream-sources';
 import type { Column, ColumnBody, ColumnType } from '../../contract/stream-sources';

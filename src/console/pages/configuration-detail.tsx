@@ -6,8 +6,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { href } from '../router';
-import { useLoad } from '../components/load';
-import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly } from '../widgets/common';
 import { JobStatus, RunButton, formatDuration, jobResult, type Job } from './job-common';
 import { lineDiff } from './configuration-diff';
 

@@ -7,8 +7,8 @@ import './table-pages.css';
 import type { Route } from '../router';
 import { href } from '../router';
 import { api } from '../api';
-import { useLoad } from '../components/load';
-import { CopyButton, ErrorText, Loading, Time } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { CopyButton, ErrorText, Loading, Time } from '../widgets/common';
 import { ConfigurationPage } from './configuration-detail';
 
 interface ComponentListItem {

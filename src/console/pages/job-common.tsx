@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { href } from '../router';
-import { ErrorText } from '../components/common';
+import { ErrorText } from '../widgets/common';
 
 export interface Job {
   id: string;

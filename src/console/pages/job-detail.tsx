@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { href } from '../router';
-import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly, formatCount } from '../components/common';
+import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly, formatCount } from '../widgets/common';
 import { JobStatus, formatDuration, jobResult, killable, usePoll, type Job } from './job-common';
 import type { StorageEvent } from '../../contract/storage-events';
 

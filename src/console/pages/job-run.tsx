@@ -2,8 +2,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { go } from '../router';
-import { useLoad } from '../components/load';
-import { ErrorText, Field, Loading } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ErrorText, Field, Loading } from '../widgets/common';
 import type { Job } from './job-common';
 
 interface Component {

@@ -1,7 +1,7 @@
 /** Sign-in with a Storage API token (kept in this tab's sessionStorage only). */
 import { useState } from 'preact/hooks';
 import { session } from '../session';
-import { ErrorText } from '../components/common';
+import { ErrorText } from '../widgets/common';
 
 export function SignIn() {
   const [token, setToken] = useState('');

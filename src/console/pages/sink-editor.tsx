@@ -10,7 +10,7 @@ import { useState } from 'preact/hooks';
 import { BRANCH, runTask } from '../api';
 import { session } from '../session';
 import { go } from '../router';
-import { ErrorText } from '../components/common';
+import { ErrorText } from '../widgets/common';
 import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
 // The API's own id normalisation (pure, no dependencies): the placeholder is the id it will derive.
 import { normalizeId } from '../../model/ids';

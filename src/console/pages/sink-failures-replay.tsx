@@ -6,7 +6,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, BRANCH } from '../api';
-import { ErrorText, Field, Time, formatCount } from '../components/common';
+import { ErrorText, Field, Time, formatCount } from '../widgets/common';
 import type { Task } from '../../contract/tasks';
 import type { ReplayBody, ReplayProgress as ReplayOutputs } from '../../contract/failures';
 

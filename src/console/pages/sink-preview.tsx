@@ -7,8 +7,8 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, BRANCH } from '../api';
-import { useLoad } from '../components/load';
-import { ErrorText, Loading, Time } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ErrorText, Loading, Time } from '../widgets/common';
 import { SIGNALS, type Signal } from './sink-editor';
 import type { SinkView, SourceView } from '../../contract/stream-sources';
 import type { RecentRecord, RecentRecordsAnswer, TestAnswer } from '../../contract/failures';

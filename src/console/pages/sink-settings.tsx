@@ -9,8 +9,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, runTask, BRANCH } from '../api';
 import { session } from '../session';
-import { useLoad } from '../components/load';
-import { ErrorText, Loading } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ErrorText, Loading } from '../widgets/common';
 import type { SettingsAnswer, SettingsPatch, SettingView } from '../../contract/settings';
 
 /** Where a key's effective value comes from. */

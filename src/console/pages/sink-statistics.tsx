@@ -11,9 +11,9 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, BRANCH } from '../api';
 import { href } from '../router';
-import { useLoad } from '../components/load';
-import { ActionButton, ErrorText, Loading, Time, WriteOnly, formatBytes, formatCount } from '../components/common';
-import { Chart, type ChartSeries } from '../components/chart';
+import { useLoad } from '../widgets/load';
+import { ActionButton, ErrorText, Loading, Time, WriteOnly, formatBytes, formatCount } from '../widgets/common';
+import { Chart, type ChartSeries } from '../widgets/chart';
 import { readLag, type LagReading } from './sink-statistics-metrics';
 import type { FileStatistics, Level, SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics';
 

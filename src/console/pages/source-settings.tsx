@@ -7,8 +7,8 @@
 import { useState } from 'preact/hooks';
 import { api, runTask } from '../api';
 import { session } from '../session';
-import { useLoad } from '../components/load';
-import { ActionButton, ErrorText, Loading } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ActionButton, ErrorText, Loading } from '../widgets/common';
 import { sourcePath } from './source-model';
 import type { SettingsAnswer, SettingsPatch, SettingView } from '../../contract/settings';
 

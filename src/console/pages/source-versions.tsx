@@ -8,8 +8,8 @@
  */
 import { useState } from 'preact/hooks';
 import { api, runTask } from '../api';
-import { useLoad } from '../components/load';
-import { ActionButton, ErrorText, Loading, Time, WriteOnly } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ActionButton, ErrorText, Loading, Time, WriteOnly } from '../widgets/common';
 import { sourcePath } from './source-model';
 import type { SourceView, Version, VersionsAnswer } from '../../contract/stream-sources';
 

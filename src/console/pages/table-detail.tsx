@@ -5,8 +5,8 @@
 import { useState } from 'preact/hooks';
 import { api, apiText } from '../api';
 import { href } from '../router';
-import { useLoad } from '../components/load';
-import { CopyButton, ErrorText, Loading, Time, formatCount } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { CopyButton, ErrorText, Loading, Time, formatCount } from '../widgets/common';
 import type { TableJson as Table } from '../../contract/storage-tables';
 import { parseCsv, quoteIdent } from './table-csv';
 import { DataTable } from './table-data';

@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorText, formatBytes, formatCount } from '../components/common';
+import { ErrorText, formatBytes, formatCount } from '../widgets/common';
 import type { TableJson as Table } from '../../contract/storage-tables';
 
 interface StorageJob {

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorText, formatCount } from '../components/common';
+import { ErrorText, formatCount } from '../widgets/common';
 import { DataTable } from './table-data';
 import type { SqlAnswer, SqlBody } from '../../contract/storage-tables';
 

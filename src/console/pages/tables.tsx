@@ -7,8 +7,8 @@ import { useState } from 'preact/hooks';
 import type { Route } from '../router';
 import { href } from '../router';
 import { api } from '../api';
-import { useLoad } from '../components/load';
-import { ErrorText, Loading, Time, formatCount } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { ErrorText, Loading, Time, formatCount } from '../widgets/common';
 import { TablePage } from './table-detail';
 import type { BucketJson as Bucket, TableJson as Table } from '../../contract/storage-tables';
 

@@ -5,8 +5,8 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { useLoad } from '../components/load';
-import { CopyButton, ErrorText, Field } from '../components/common';
+import { useLoad } from '../widgets/load';
+import { CopyButton, ErrorText, Field } from '../widgets/common';
 import type { BucketJson as Bucket } from '../../contract/storage-tables';
 
 const UNITS: Record<string, number> = { minutes: 60, hours: 3600, days: 86_400 };
