@@ -4,7 +4,7 @@
  * as a Storage date).
  */
 
-/** A Storage event (reference §3.8): job logs and other notes, read at GET /v2/storage/events. */
+/** A Storage event: job logs and other notes, read at GET /v2/storage/events. */
 export interface StorageEvent {
   id: string;
   uuid: string;

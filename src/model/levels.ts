@@ -1,5 +1,5 @@
 /**
- * Storage levels of a sink's data (reference §17): a *file* is one import into the table; it
+ * Storage levels of a sink's data: a *file* is one import into the table; it
  * is made of *slices*, each one upload from local disk to staging. States:
  *   file:  writing -> closing -> importing -> imported
  *   slice: writing -> closing -> uploading -> uploaded -> imported

@@ -8,7 +8,7 @@ import { goJsonString } from './columns/json.js';
 
 /**
  * Headers the test endpoint leaves out: Go's net/http moves `Host` out of the header map, and
- * the API strips the Storage API token before mapping (§13).
+ * the API strips the Storage API token before mapping.
  */
 export const TEST_ENDPOINT_OMITTED_HEADERS: ReadonlySet<string> = new Set(['Host', 'X-Storageapi-Token']);
 

@@ -7,7 +7,7 @@ import type { MetadataTx } from './metadata-store.js';
 
 /**
  * Where numeric ids come from: `storage` ids are shared by configurations, configuration rows
- * and jobs, as in Keboola (reference §2.3 "the same generator as job ids"); `token` ids number
+ * and jobs, as in Keboola; `token` ids number
  * the Storage tokens. Ids only grow.
  */
 export type IdSequence = 'storage' | 'token';

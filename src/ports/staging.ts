@@ -1,5 +1,5 @@
 /**
- * The Staging port (reference §17.5; docs/architecture.md, "Ports and adapters"): where a closed slice waits,
+ * The Staging port (docs/architecture.md, "Ports and adapters"): where a closed slice waits,
  * gzipped, until its file is imported into the target. The level operator stages slices and
  * removes staged ones through this port; the import reads them through it. The embedded
  * adapter is a directory on this node (adapters/staging/local-directory-staging.ts); an object

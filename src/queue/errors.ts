@@ -2,8 +2,8 @@ import { DomainError, type ErrorKind } from '../domain-errors.js';
 
 /**
  * Queue API errors: a kind, a message and, for some, the reference's error code; rendered in the
- * Queue envelope {"error","code":<int>,"exceptionId","status":"error","context":{}} (reference
- * §3.7), the code as context.errorCode. A QueueError's message is written for the client, also
+ * Queue envelope {"error","code":<int>,"exceptionId","status":"error","context":{}}, the code
+ * as context.errorCode. A QueueError's message is written for the client, also
  * when the node is unavailable (503).
  */
 export class QueueError extends DomainError {

@@ -1,5 +1,5 @@
 /**
- * What a job runs (reference §1.2 "Rows"): one definition per enabled row (or per row chosen by
+ * What a job runs: one definition per enabled row (or per row chosen by
  * `configRowIds`), its configuration the configuration's with the row's merged over it as PHP's
  * array_replace_recursive does; with no rows, the configuration once; with `configData`, that.
  */

@@ -16,7 +16,7 @@ export function durationSeconds(job: Job, now = Date.now()): number {
 const orEmptyList = (v: Record<string, unknown> | null): Record<string, unknown> | unknown[] =>
   v === null || Object.keys(v).length === 0 ? [] : v;
 
-/** The job object of the Queue API (reference §3.5). */
+/** The job object of the Queue API. */
 export function jobJson(job: Job, ctx: { queueUrl: string; projectId: number }) {
   return {
     id: job.id,

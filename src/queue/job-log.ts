@@ -1,6 +1,6 @@
 import type { EventService, NewEvent } from '../storage/events.js';
 
-/** The runner's level -> the event type (reference §3.8). */
+/** The runner's level -> the event type. */
 const TYPES = { info: 'info', warning: 'warn', error: 'error', success: 'success' } as const;
 
 /** A component that logs more lines than this keeps running, but its further lines are dropped. */

@@ -1,4 +1,4 @@
-/** Jobs of the queue as stored, their statuses and transitions (reference §3.5, §3.6). */
+/** Jobs of the queue as stored, their statuses and transitions. */
 import type { ReplacedValue } from './mustache-renderer.js';
 import type { VariableValue } from './variables-validation.js';
 

@@ -1,5 +1,5 @@
 /**
- * The body of POST /jobs (reference §3.2), checked with the Queue API's messages. Pure: the
+ * The body of POST /jobs, checked with the Queue API's messages. Pure: the
  * checks that need stored configurations are in JobService.
  */
 import { QueueError } from './errors.js';
@@ -75,7 +75,7 @@ export function parseJobRequest(body: unknown): JobRequest {
 }
 
 /**
- * The variable values a job keeps (reference §1.5): from the first source that names any —
+ * The variable values a job keeps: from the first source that names any —
  * the job body, then `configData`, then the root of the stored configuration.
  */
 export function jobVariableSource(

@@ -3,7 +3,7 @@
  * resolved configuration to the component in its own process, load the output tables, and
  * store the outcome. Every failure ends the job with a status and a message; nothing escapes.
  *
- * The `#` values stay encrypted through resolution (reference §1.7: variables are rendered
+ * The `#` values stay encrypted through resolution (variables are rendered
  * first, then the values decrypted) and in the job directory's files; they are decrypted only
  * into the message that hands the configuration and state to the component's process, and the
  * component's log lines and messages have them masked.

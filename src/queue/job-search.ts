@@ -1,5 +1,5 @@
 /**
- * GET /search/jobs (reference §3.4): multi-valued filters, time ranges, paging and sorting over
+ * GET /search/jobs: multi-valued filters, time ranges, paging and sorting over
  * the stored jobs. Pure: takes the jobs and the query, returns the page.
  */
 import { QueueError } from './errors.js';

@@ -162,7 +162,7 @@ export class JobService {
   }
 
   /**
-   * Kill (reference §3.3): a job not started yet is cancelled at once; a processing job becomes
+   * Kill: a job not started yet is cancelled at once; a processing job becomes
    * `terminating` and its worker is stopped; a terminating job is left as it is.
    */
   kill(id: string): Job {

@@ -17,7 +17,7 @@ export interface RenderResult {
 
 /**
  * A value inserted into a JSON string: JSON string escaping without the surrounding quotes, so
- * that quotes, backslashes and newlines in values keep the document valid (reference §1.2).
+ * that quotes, backslashes and newlines in values keep the document valid.
  */
 export function escapeJsonString(value: unknown): string {
   return JSON.stringify(String(value)).slice(1, -1);
@@ -25,7 +25,7 @@ export function escapeJsonString(value: unknown): string {
 
 /**
  * Vault placeholders `{{ vault.NAME }}` (not triple braces). Sluice has no Vault, so each one
- * renders empty and is reported missing, before the variables' own placeholders (reference §1.2).
+ * renders empty and is reported missing, before the variables' own placeholders.
  */
 const VAULT = /(?<!\{)\{\{\s*(vault\.[a-zA-Z0-9_-]+)\s*\}\}/g;
 

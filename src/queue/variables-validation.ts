@@ -1,6 +1,6 @@
 /**
  * Validation of the variables configuration and of stored variable values, with the messages of
- * the reference's Symfony config trees (reference §1.1): root node "configuration" with a single
+ * the reference's Symfony config trees: root node "configuration" with a single
  * child ("variables" of {name, type}, or "values" of {name, value}), both fields required,
  * non-empty scalars, no other keys.
  */

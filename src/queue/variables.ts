@@ -1,5 +1,5 @@
 /**
- * Variable resolution (reference §1.3, §1.4): choose the values, check them against the
+ * Variable resolution: choose the values, check them against the
  * declared variables, render the whole configuration as one Mustache template with JSON-string
  * escaping, and fail on placeholders without values. Pure apart from the two reads `store` does.
  */

@@ -1,5 +1,5 @@
 /**
- * The configuration API over real HTTP (reference §2): configurations and rows, form and JSON
+ * The configuration API over real HTTP: configurations and rows, form and JSON
  * bodies, versions and rollback, soft delete and restore, branch paths, errors and permissions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

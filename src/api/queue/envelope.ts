@@ -6,7 +6,7 @@ import type { ErrorFormatter } from '../../http/error-handler.js';
 const INTERNAL = 'Internal Server Error occurred.';
 
 /**
- * The Queue API's error body (keboola/api-error-control, reference §3.7):
+ * The Queue API's error body (keboola/api-error-control, as the reference answers):
  * {"error": "<msg>", "code": <HTTP status>, "exceptionId": "exception-<md5>", "status": "error", "context": {}}.
  */
 export const queueErrors: ErrorFormatter = {

@@ -53,7 +53,7 @@ export interface QueueApiOptions {
 }
 
 /**
- * The Job Queue API (reference §3): POST /jobs, GET /jobs/{jobId}, GET /search/jobs (and the
+ * The Job Queue API: POST /jobs, GET /jobs/{jobId}, GET /search/jobs (and the
  * deprecated GET /jobs), POST /jobs/{jobId}/kill. Served on the API's listener; its public base
  * URL (job `url`) is SLUICE_PUBLIC_QUEUE_URL. Errors use the Queue envelope.
  */
@@ -68,7 +68,7 @@ export const queueApi: FastifyPluginAsync<QueueApiOptions> = async (app, { token
   const ctx = { queueUrl: config.publicQueueUrl, projectId: config.projectId };
   const show = (job: Parameters<typeof jobJson>[0]) => jobJson(job, ctx);
   /**
-   * A job the token may see: one of a component it has access to (reference §2.6). Any other job
+   * A job the token may see: one of a component it has access to. Any other job
    * is answered as missing, as the filtered lists do not show it either: its existence (ids are
    * sequential) and component stay hidden.
    */

@@ -3,7 +3,7 @@ import { ApiError } from '../../http/errors.js';
 import { StorageValidationError } from './envelope.js';
 import { nestedDeeperThan } from '../../http/json-depth.js';
 
-/** The reference's answers to a `configuration` or `state` that is not a JSON object (§2.5). */
+/** The reference's answers to a `configuration` or `state` that is not a JSON object. */
 const invalidConfigurationFormat = (detail: string): ApiError =>
   new ApiError(400, 'validation.invalidConfigurationFormat', `Configuration is not a valid JSON object: ${detail}`);
 

@@ -3,7 +3,7 @@ import type {
 } from '../../storage/configurations/model.js';
 import { storageDate } from './format.js';
 
-/** Configuration JSON shapes of the Storage API (reference §2.3). */
+/** Configuration JSON shapes of the Storage API. */
 
 function currentVersionJson(v: VersionInfo) {
   return {

@@ -40,7 +40,7 @@ export interface ConfigurationRoutesOptions {
 }
 
 /**
- * Component configurations and rows (reference §2.1), registered twice by the Storage plugin:
+ * Component configurations and rows, registered twice by the Storage plugin:
  * under /v2/storage and under /v2/storage/branch/{branchId} (only the default branch exists).
  * Every check of the token runs before the body is looked at, so a token without permission
  * gets 403 whatever it sends, and nothing changes.

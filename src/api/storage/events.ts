@@ -47,7 +47,7 @@ export interface EventRoutesOptions {
 
 /**
  * Which events a token sees (undefined: all of them): those of the components it has access to
- * (reference §2.6), a job's events (runner lines included) by the job's component.
+ * (a job's events, runner lines included, by the job's component).
  */
 function visibleEvents(token: Token, jobs: Pick<JobService, 'byRunId'>): ((e: StorageEvent) => boolean) | undefined {
   if (token.isMasterToken || token.canManageBuckets) return undefined;
@@ -63,7 +63,7 @@ function visibleEvents(token: Token, jobs: Pick<JobService, 'byRunId'>): ((e: St
 }
 
 /**
- * Storage events (reference §3.8): the job log. Registered under /v2/storage and /branch/{branchId}.
+ * Storage events: the job log. Registered under /v2/storage and /branch/{branchId}.
  * A token lists and reads only the events it may see (visibleEvents); an event it posts carries
  * the token, may claim only a component the token may use, never the job runner, and joins only
  * the log of a job the token may see.

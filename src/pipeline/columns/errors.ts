@@ -7,7 +7,7 @@
  *  - `notFound`              a path or header that is missing and has no default
  *  - `template`              any other Jsonnet evaluation error
  *  - `internal`              a bug or an unavailable engine
- * The test endpoint answers every kind with 422 `stream.api.unprocessableContent` (§13).
+ * The test endpoint answers every kind with 422 `stream.api.unprocessableContent`.
  */
 export type MappingErrorKind = 'invalidBody' | 'unsupportedMediaType' | 'notFound' | 'template' | 'internal';
 
@@ -31,7 +31,7 @@ export class MappingError extends Error {
   }
 
   /**
-   * Suggested HTTP status of the failure at ingestion (§14.6): 400 bad body, 415 content type,
+   * Suggested HTTP status of the failure at ingestion: 400 bad body, 415 content type,
    * 422 for a missing path/header or a template error (the reference's 500 there is a quirk
    * Sluice does not keep), 500 internal.
    */

@@ -1,4 +1,4 @@
-/** Column renderers of the record's path (§15): the API of this folder. */
+/** Column renderers of the record's path: the API of this folder. */
 export { createRecordContext, LazyRecordContext, parseBody, bodyFormat } from './record-context.js';
 export { compileMapping, validateMapping, type CompiledMapping } from './mapping.js';
 export { MappingError, formatColumnError, type MappingErrorKind } from './errors.js';

@@ -72,7 +72,7 @@ function formatIpv6(g: number[]): string {
 }
 
 /**
- * The client IP of a test-endpoint request (§13, §15): `X-Real-Ip`, then the first parsable
+ * The client IP of a test-endpoint request: `X-Real-Ip`, then the first parsable
  * `X-Forwarded-For` entry, then the socket's remote address. `headers` is the record's header
  * map (canonical names). Returns "" when none is an IP address.
  */

@@ -1,5 +1,5 @@
 /**
- * Renderers of the columns that need no template (§15). Each takes the shared record context
+ * Renderers of the columns that need no template. Each takes the shared record context
  * and returns the CSV field text.
  */
 import { v7 as uuidv7 } from 'uuid';

@@ -1,5 +1,5 @@
 /**
- * The ingestion endpoint of HTTP sources (reference §14), as one fastify plugin. It owns the
+ * The ingestion endpoint of HTTP sources, as one fastify plugin. It owns the
  * prefix /stream: its routes, body parsing (raw bytes, any content type), size limit, CORS,
  * error envelope (`stream.in.`) and not-found answer stay inside it.
  */

@@ -1,5 +1,5 @@
 /**
- * POST /stream/<projectId>/<sourceId>/<secret> (reference §14): authenticate by the source
+ * POST /stream/<projectId>/<sourceId>/<secret>: authenticate by the source
  * secret, cut the request into one record, append it to the source's topic of the event log
  * (the acknowledgement point, docs/architecture.md "The record's path") and answer 200 once it is durable
  * (sync.wait) or 202 at once. Everything after the log (fan-out to sinks, mapping) happens in

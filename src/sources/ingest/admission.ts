@@ -26,7 +26,7 @@ export function httpSourceTarget(sources: IngestSources, sourceId: string, secre
 }
 
 // @fastify/cors (registered globally for the management API) skips routes with `cors: false`;
-// ingestion routes answer CORS themselves, with the ingestion policy of §14.1.
+// ingestion routes answer CORS themselves, with the reference's ingestion policy.
 export const OWN_CORS = { cors: false } as Record<string, unknown>;
 
 export const CORS_PREFLIGHT = {

@@ -1,7 +1,7 @@
 /**
- * Answers of the ingestion endpoint (reference §3, §14): the Stream envelope
+ * Answers of the ingestion endpoint: the Stream envelope
  * {statusCode, error: "stream.in.<name>", message[, exceptionId]} for request errors, and the
- * verbose/failure JSON {statusCode, error?, message, sources: [...]} of §14.4.
+ * verbose/failure JSON {statusCode, error?, message, sources: [...]} of the reference.
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError, sentence } from '../../http/errors.js';

@@ -1,6 +1,6 @@
 /**
- * Cuts the body of a Kafka Connect HTTP sink request into records (peers-and-protocols §1.2,
- * §1.4). The connectors send, depending on their configuration:
+ * Cuts the body of a Kafka Connect HTTP sink request into records. The connectors send,
+ * depending on their configuration:
  *
  * - a JSON array `[{...},{...}]` (Confluent `batch.json.as.array=true`, Aiven with `[`,`,`,`]`);
  * - newline-delimited JSON, with or without a final newline (Aiven's default);

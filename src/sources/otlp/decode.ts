@@ -1,5 +1,5 @@
 /**
- * Decoding of OTLP/HTTP export requests (peers-and-protocols §2.1): protobuf, or OTLP/JSON
+ * Decoding of OTLP/HTTP export requests: protobuf, or OTLP/JSON
  * (lowerCamelCase keys, trace and span ids in hex, enums as integers, 64-bit integers as strings
  * or numbers, unknown fields ignored). Both give the message shape of model.ts.
  * Anything that cannot be decoded is an OtlpDecodeError (400); no input throws anything else.

@@ -1,5 +1,5 @@
 /**
- * Answers of the OTLP/HTTP endpoint, in the request's encoding (peers-and-protocols §2.2):
+ * Answers of the OTLP/HTTP endpoint, in the request's encoding:
  * Export*ServiceResponse (empty, or with partial_success) and google.rpc.Status for errors.
  */
 import type { Signal } from '../../model/definition.js';

@@ -1,5 +1,5 @@
 /**
- * Flattening of OTLP export requests (reference §18.3, §18.4): one record per log record, per
+ * Flattening of OTLP export requests: one record per log record, per
  * metric data point and per span, each a JSON object carrying its resource and scope. The
  * records are JSON text (the body the sinks map; see values.ts for why text), in request order.
  *

@@ -1,5 +1,5 @@
 /**
- * OTLP/HTTP ingestion (stream-api §18, peers-and-protocols §2):
+ * OTLP/HTTP ingestion:
  *
  *   POST /otlp/<projectId>/<sourceId>/<secret>/v1/{logs|metrics|traces}
  *   POST /otlp/<projectId>/<sourceId>/v1/{logs|metrics|traces}   (Authorization: Bearer <secret>)
@@ -66,7 +66,7 @@ interface Params {
 
 const SERVER = 'Sluice/Stream/OTLPSource';
 const BEARER = /^bearer\s+(\S+)\s*$/i;
-/** Headers the mappings never see: the secret (§18.1). */
+/** Headers the mappings never see: the secret. */
 const OMITTED_HEADERS: ReadonlySet<string> = new Set(['Authorization']);
 export const ROUTE_NOT_FOUND = 'Not found, please send OTLP data using POST /otlp/<projectID>/<sourceID>/<secret>/v1/{logs|metrics|traces}';
 

@@ -1,5 +1,5 @@
 /**
- * Value conversions of the flattening (reference §18.4), each returning JSON text: attributes
+ * Value conversions of the flattening, each returning JSON text: attributes
  * and AnyValues as nested JSON, ids as hex, timestamps as RFC 3339 with nanoseconds, 64-bit
  * integers exactly (no detour through doubles), uint64 saturated to int64. The flattened
  * record is written as text directly, so that 64-bit integers keep every digit and keys keep

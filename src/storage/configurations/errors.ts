@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain-errors.js';
 
-/** Errors of the configuration API with the reference's codes and messages (§2.5). */
+/** Errors of the configuration API with the reference's codes and messages. */
 export const configurationNotFound = (id: string): DomainError =>
   new DomainError('notFound', 'storage.configuration.notFound', `Configuration "${id}" not found`);
 
@@ -8,7 +8,7 @@ export const rowNotFound = (rowId: string): DomainError => new DomainError('notF
 
 export const versionNotFound = (version: string | number): DomainError => new DomainError('notFound', 'notFound', `Version ${version} not found`);
 
-// The Storage API answers 400, not 409, for a configuration or row that exists (reference §2.5).
+// The Storage API answers 400, not 409, for a configuration or row that exists.
 export const configurationAlreadyExists = (id: string): DomainError =>
   new DomainError('alreadyExists', 'configurationAlreadyExists', `Configuration with id "${id}" already exists.`, { status: 400 });
 

@@ -1,4 +1,4 @@
-/** Component configurations as stored (reference §2.3). */
+/** Component configurations as stored. */
 
 export type JsonObject = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import type { Token } from '../token-model.js';
 
 /**
- * Who may use the configuration API (reference §2.6): the master token and tokens with
+ * Who may use the configuration API: the master token and tokens with
  * canManageBuckets see and change every component's configurations; a token with
  * componentAccess only those components'; any other token nothing (403 even on listing).
  * A token of a read-only user may read but not change anything.

@@ -1,5 +1,5 @@
 /**
- * A clone of keboola/ex-generic-mock-server (reference §14.3) for the generic extractor's
+ * A clone of keboola/ex-generic-mock-server for the generic extractor's
  * examples: every `*.request` file under the examples directory (all examples at once) defines
  * a response. A request matches when `METHOD + " " + raw URI + "\r\n\r\n" + body`, trimmed, equals
  * the file's trimmed content and every header of the optional `.requestHeaders` file is present

@@ -26,7 +26,7 @@
  *   (the writing file and slice of a sink, and its log offsets, are the runtime's own: it opens
  *   them when the scenario creates or enables the sink).
  * - A slice's statistics at a level are one SliceEntry in a state of that level (Sluice computes
- *   a level from the slice state, §17.1: local = writing/closing/uploading, staging = uploaded,
+ *   a level from the slice state: local = writing/closing/uploading, staging = uploaded,
  *   target = imported): the state of its `storage/slice/all` entry when that is of the same
  *   level, otherwise `closing`, `uploaded` or `imported`. The values of its source nodes are
  *   summed. Sluice has no volumes: a slice id is its open time within the file, so a slice whose

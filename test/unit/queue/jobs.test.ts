@@ -24,7 +24,7 @@ describe('POST /jobs body', () => {
   });
 });
 
-describe('job-level variable sources (reference §1.5)', () => {
+describe('job-level variable sources', () => {
   it('takes the first source that names values: body, configData, stored configuration', () => {
     const stored = { variableValuesId: 'stored' };
     expect(jobVariableSource({ variableValuesId: 'body', variableValuesData: [] }, { variableValuesId: 'data' }, stored).variableValuesId).toBe('body');

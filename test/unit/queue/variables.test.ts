@@ -1,5 +1,5 @@
 /**
- * Variable resolution (reference §1.2–§1.4), after the reference's MustacheRendererTest and the
+ * Variable resolution, after the reference's MustacheRendererTest and the
  * case table of ConfigurationVariablesResolverTest: rendering, precedence, and every message.
  */
 import { describe, expect, it } from 'vitest';
