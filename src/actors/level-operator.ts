@@ -5,7 +5,8 @@ import { retryDelayMs } from '../levels/conditions.js';
 import type { TableService } from '../storage/tables.js';
 import { SinkClaimedError } from '../storage/target.js';
 import { levelKeys, type FileEntry, type SliceEntry } from '../levels/model.js';
-import { REFERENCE_RETENTION, type LevelRepository } from '../levels/repository.js';
+import type { FilesRepository } from '../levels/files-repository.js';
+import { REFERENCE_RETENTION, type FileExpiry } from '../levels/expiry.js';
 import { removeSliceFiles, stagedPaths, type Staging } from '../levels/staging.js';
 import { importFile } from '../levels/import.js';
 import { removeLocalFiles } from '../levels/local.js';
@@ -15,7 +16,10 @@ import { parseInstanceId } from '../levels/instances.js';
 
 export interface LevelOperatorDeps {
   store: MetadataStore;
-  levels: LevelRepository;
+  /** The files and slices it moves on (their states, retries). */
+  files: FilesRepository;
+  /** Retention: what it deletes after each round. */
+  expiry: FileExpiry;
   tables: TableService;
   /** The local level's root: the data directory. */
   dataDir: string;
@@ -62,7 +66,7 @@ export class LevelOperator extends Actor<Message> {
   }
 
   private async uploadClosedSlices(now: number): Promise<void> {
-    const { store, levels, dataDir, staging } = this.deps;
+    const { store, files: levels, dataDir, staging } = this.deps;
     const waiting = store.list<SliceEntry>('storage/slice/').map((e) => e.value).filter((s) => (s.state === 'closing' || s.state === 'uploading') && this.due(s, now));
     for (const slice of waiting) {
       const key = { branchId: slice.branchId, sourceId: slice.sourceId, sinkId: slice.sinkId, fileOpenedAt: slice.fileOpenedAt, openedAt: slice.openedAt };
@@ -86,7 +90,7 @@ export class LevelOperator extends Actor<Message> {
   }
 
   private async importClosedFiles(now: number): Promise<void> {
-    const { store, levels, tables, staging } = this.deps;
+    const { store, files: levels, tables, staging } = this.deps;
     const files = store.list<FileEntry>('storage/file/').map((e) => e.value).filter((f) => (f.state === 'closing' || f.state === 'importing') && this.due(f, now));
     for (const file of files) {
       const key = { branchId: file.branchId, sourceId: file.sourceId, sinkId: file.sinkId, openedAt: file.openedAt };
@@ -122,8 +126,7 @@ export class LevelOperator extends Actor<Message> {
   }
 
   private expire(now: number): void {
-    const { levels } = this.deps;
-    const { files, slices } = levels.deleteExpired(new Date(now), { ...REFERENCE_RETENTION, activeFileExpirationMs: this.deps.stagingRetentionMs });
+    const { files, slices } = this.deps.expiry.deleteExpired(new Date(now), { ...REFERENCE_RETENTION, activeFileExpirationMs: this.deps.stagingRetentionMs });
     for (const f of files) {
       if (f.state !== 'imported') {
         this.log.error({ file: levelKeys.file(f, f.openedAt), tableId: f.tableId, reason: f.retryReason }, 'file expired before it could be imported: its staged data is deleted');

@@ -10,7 +10,7 @@ import { parsePartitionId, type EventLog } from '../connectors/event-log/event-l
 import type { MetadataStore } from '../connectors/metadata/store.js';
 import type { Sink } from '../model/definition.js';
 import { readSinks } from '../definition/repository.js';
-import type { LevelRepository } from '../levels/repository.js';
+import type { SinkPositions } from '../levels/positions.js';
 import { fromFailureRecord, type MappingFailures } from '../storage/mapping-failures.js';
 import type { ClusterOrders, Order } from './cluster-orders.js';
 import type { PartitionHandOver } from './hand-over.js';
@@ -63,7 +63,7 @@ export interface SinkWorkers {
 export interface SinkRecoveryDeps {
   store: MetadataStore;
   eventLog: EventLog;
-  levels: LevelRepository;
+  positions: SinkPositions;
   failures: MappingFailures;
   /** Cluster mode: who works on which partition (hand-over marks, liveness). */
   handOver?: PartitionHandOver;
@@ -151,7 +151,7 @@ export class SinkRecovery {
       log: this.deps.eventLog,
       topic: this.workers.partitionIdOfWriter(writer),
       writer,
-      seen: () => this.deps.levels.seenOffsets(writer.key),
+      seen: () => this.deps.positions.seenOffsets(writer.key),
       hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
       request,
       progress,

@@ -6,9 +6,9 @@ import { acceptsSignal, type Signal, type Sink, type Source } from '../model/def
 import { encodedReceivedAt } from '../pipeline/record-codec.js';
 import { effectiveSetting, SETTINGS } from '../pipeline/settings.js';
 import { importReason, triggersOf, uploadReason, type LevelLimits } from '../levels/conditions.js';
-import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../levels/model.js';
-import { markSeen } from '../pipeline/seen-offsets.js';
-import type { LevelRepository, NewFile } from '../levels/repository.js';
+import type { FileEntry, SinkKey, SliceEntry } from '../levels/model.js';
+import type { FilesRepository, NewFile } from '../levels/files-repository.js';
+import type { SinkPositions } from '../levels/positions.js';
 import { instanceId } from '../levels/instances.js';
 import { SliceAppender } from '../levels/local.js';
 import { MappingFailures, toFailureRecord, type MappingFailure } from '../storage/mapping-failures.js';
@@ -23,7 +23,10 @@ import { DEFAULT_SINK_RETRY, failingKey, failingRetryDelayMs, reasonOf, SinkFail
 
 export interface SinkWriterDeps {
   store: MetadataStore;
-  levels: LevelRepository;
+  /** The levels' files and slices: the writer's open file, its rotations and batch commits. */
+  files: FilesRepository;
+  /** The sink's positions: where it resumes after a failure, what a replay marks as seen. */
+  positions: SinkPositions;
   failures: MappingFailures;
   renderer: RecordRenderer;
   dataDir: string;
@@ -301,14 +304,14 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   protected override async restart(): Promise<void> {
     await this.appender?.close().catch(() => undefined);
     this.appender = undefined;
-    this.committedOffset = this.deps.levels.consumerOffset(this.key) ?? this.committedOffset;
+    this.committedOffset = this.deps.positions.consumerOffset(this.key) ?? this.committedOffset;
     await this.ensureOpen();
   }
 
   /** Opens (or resumes, truncating to the committed length) the sink's writing file and slice. */
   private async ensureOpen(): Promise<void> {
     if (this.appender && this.slice && this.file) return;
-    const { levels } = this.deps;
+    const { files: levels } = this.deps;
     let file = levels.writingFile(this.key);
     let slice = levels.writingSlice(this.key);
     if (!file || !slice) {
@@ -378,7 +381,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   /** The batch's one metadata transaction; its disk flush runs off the event loop (ingestion goes on meanwhile). */
   private async commit(batch: readonly LoggedRecord[], rendered: RenderedRows, failed: MappingFailure[], length: number, through: number): Promise<void> {
-    const { store, levels, failures } = this.deps;
+    const { store, files: levels, failures } = this.deps;
     const sliceKey = { ...this.key, fileOpenedAt: this.slice!.fileOpenedAt, openedAt: this.slice!.openedAt };
     const first = rendered.count > 0 ? batch[rendered.firstIndex] : undefined;
     const last = rendered.count > 0 ? batch[rendered.lastIndex] : undefined;
@@ -406,7 +409,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     }
     const triggers = triggersOf(this.file!.settings);
     const file = this.file!;
-    const slices = this.deps.levels.listSlices({ ...this.key, openedAt: file.openedAt });
+    const slices = this.deps.files.listSlices({ ...this.key, openedAt: file.openedAt });
     const fileAmounts = {
       openedAtMs: Date.parse(file.openedAt),
       slicesCount: slices.length,
@@ -428,7 +431,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     if (uploadBecause) {
       this.log.debug({ reason: uploadBecause, records: slice.recordsCount }, 'slice rotation: uploading');
       await this.appender?.close();
-      const { opened } = this.deps.levels.rotateSlice(this.key);
+      const { opened } = this.deps.files.rotateSlice(this.key);
       this.slice = opened;
       this.appender = await SliceAppender.open(join(this.deps.dataDir, opened.localPath), 0);
     }
@@ -438,7 +441,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   private async rotateFile(): Promise<void> {
     await this.appender?.close();
     this.appender = undefined;
-    const { file, slice } = this.deps.levels.rotateFile(this.newFile());
+    const { file, slice } = this.deps.files.rotateFile(this.newFile());
     this.file = file;
     this.slice = slice;
     this.appender = await SliceAppender.open(join(this.deps.dataDir, slice.localPath), 0);
@@ -459,7 +462,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   private async closeFile(): Promise<void> {
     await this.appender?.close();
     this.appender = undefined;
-    this.deps.levels.closeFile(this.key);
+    this.deps.files.closeFile(this.key);
     this.file = undefined;
     this.slice = undefined;
   }
@@ -478,7 +481,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     const failedIndexes = new Set(rendered.failures.map((f) => f.index));
     const written = records.filter((_, i) => !failedIndexes.has(i));
     const length = rendered.count > 0 ? await this.appender!.appendBytes(rendered.csv) : this.slice!.uncompressedSize;
-    const { store, levels, failures } = this.deps;
+    const { store, files: levels, positions, failures } = this.deps;
     const sliceKey = { ...this.key, fileOpenedAt: this.slice!.fileOpenedAt, openedAt: this.slice!.openedAt };
     this.slice = store.transact((tx) => {
       const slice = written.length === 0 ? this.slice! : levels.commitBatch(sliceKey, {
@@ -490,7 +493,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       });
       failures.remove(tx, this.key, written.map((w) => w.offset));
       failures.add(tx, this.key, failed);
-      if (markSeenRange) tx.put(levelKeys.seen(this.key), markSeen(levels.seenOffsets(this.key), ...markSeenRange));
+      if (markSeenRange) positions.markSeenIn(tx, this.key, markSeenRange);
       return slice;
     });
     this.report(written.length, failed, rendered.failures);

@@ -1,5 +1,6 @@
 import type { MetadataStore } from '../connectors/metadata/store.js';
-import { maxIso, minIso, resetMarker } from '../levels/repository.js';
+import { resetMarker } from '../levels/statistics-archive.js';
+import { maxIso, minIso } from '../levels/stored-values.js';
 import { sinkInstances } from '../levels/instances.js';
 import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from '../levels/model.js';
 
