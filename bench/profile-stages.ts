@@ -32,7 +32,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^api\/ingest\/append$/, stage: 'log append' },
   // routing: the source router hands batches to the sinks' writers
   { file: /^actors\/source-router$/, stage: 'routing' },
-  { file: /^actors\/sink-writer$/, fn: /^(deliver|handle|accepts|open|prepare|askPrepare|currentJob)$/, stage: 'routing' },
+  { file: /^actors\/sink-writer\/index$/, fn: /^(deliver|handle|accepts|open|prepare|askPrepare|currentJob)$/, stage: 'routing' },
   { file: /^pipeline\/seen-offsets$/, stage: 'routing' },
   // render: mapping records to cells (main thread or render worker)
   { file: /^pipeline\/csv-rows$/, stage: 'CSV' },
@@ -50,7 +50,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^connectors\/warehouse\//, stage: 'import' },
   { file: /^storage\/(tables|target)$/, stage: 'import' },
   // bookkeeping of slices, files, positions and statistics
-  { file: /^actors\/(sink-writer|level-operator)$/, stage: 'level bookkeeping' },
+  { file: /^actors\/(sink-writer\/.+|level-operator)$/, stage: 'level bookkeeping' },
   { file: /^levels\//, stage: 'level bookkeeping' },
   { file: /^connectors\/metadata\//, stage: 'level bookkeeping' },
   { file: /^storage\/(statistics|cluster-statistics)$/, stage: 'level bookkeeping' },

@@ -18,7 +18,7 @@
  */
 import type { EventLog, LoggedRecord } from '../connectors/event-log/event-log.js';
 import { isSeen, type SeenOffsets } from '../pipeline/seen-offsets.js';
-import type { ReprocessResult } from './sink-writer.js';
+import type { ReprocessResult } from './sink-writer/index.js';
 
 export interface ReplayRequest {
   /** First receive time replayed. */

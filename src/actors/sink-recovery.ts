@@ -15,7 +15,7 @@ import { fromFailureRecord, type MappingFailures } from '../storage/mapping-fail
 import type { ClusterOrders, Order } from './cluster-orders.js';
 import type { PartitionHandOver } from './hand-over.js';
 import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
-import type { ReprocessResult, SinkWriter } from './sink-writer.js';
+import type { ReprocessResult, SinkWriter } from './sink-writer/index.js';
 
 /**
  * A sink's partitions cannot be worked on right now (not enabled, no node has its topic yet, a

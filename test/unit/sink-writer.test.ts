@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InThreadRenderer, type RecordProber } from '../../src/actors/render/renderer.js';
 import { STOPPED_PROCESS_REASON } from '../../src/actors/render/inflight.js';
-import { SinkWriter } from '../../src/actors/sink-writer.js';
+import { SinkWriter } from '../../src/actors/sink-writer/index.js';
 import { SluiceTemplateEngine } from '../../src/connectors/jsonnet/sluice-engine.js';
 import type { LoggedRecord } from '../../src/connectors/event-log/event-log.js';
 import { LmdbMetadataStore } from '../../src/connectors/metadata/lmdb-store.js';
