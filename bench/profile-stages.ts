@@ -50,7 +50,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^connectors\/warehouse\//, stage: 'import' },
   { file: /^storage\/(tables|target)$/, stage: 'import' },
   // bookkeeping of slices, files, positions and statistics
-  { file: /^actors\/(sink-writer\/.+|level-operator)$/, stage: 'level bookkeeping' },
+  { file: /^actors\/(sink-writer|level-operator)\//, stage: 'level bookkeeping' },
   { file: /^levels\//, stage: 'level bookkeeping' },
   { file: /^connectors\/metadata\//, stage: 'level bookkeeping' },
   { file: /^storage\/(statistics|cluster-statistics)$/, stage: 'level bookkeeping' },

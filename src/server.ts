@@ -43,7 +43,7 @@ import { SinkPositions } from './levels/positions.js';
 import { FileExpiry } from './levels/expiry.js';
 import { MappingFailures } from './storage/mapping-failures.js';
 import { LocalDirectoryStaging } from './connectors/staging/local-directory-staging.js';
-import { LevelOperator } from './actors/level-operator.js';
+import { LevelOperator } from './actors/level-operator/index.js';
 import { SINK_WRITE_ATTEMPTS } from './actors/sink-health.js';
 import { BacklogGate } from './actors/backlog-gate.js';
 import { StreamRuntime } from './actors/stream-runtime.js';

@@ -9,7 +9,7 @@ import { FailureLogLimiter, SinkWriter, type ReprocessResult, type SinkWriterDep
 import { SourceRouter } from './source-router.js';
 import type { BacklogGate } from './backlog-gate.js';
 import type { ReplayProgress, ReplayRequest } from './replay.js';
-import type { LevelOperator } from './level-operator.js';
+import type { LevelOperator } from './level-operator/index.js';
 import type { PartitionHandOver } from './hand-over.js';
 import type { TableService } from '../storage/tables.js';
 import type { ClusterOrders } from './cluster-orders.js';

@@ -1,18 +1,18 @@
 import { join } from 'node:path';
-import type { MetadataStore } from '../connectors/metadata/store.js';
-import type { Logger } from '../logger.js';
-import { retryDelayMs } from '../levels/conditions.js';
-import type { TableService } from '../storage/tables.js';
-import { SinkClaimedError } from '../storage/target.js';
-import { levelKeys, type FileEntry, type SliceEntry } from '../levels/model.js';
-import type { FilesRepository } from '../levels/files-repository.js';
-import { REFERENCE_RETENTION, type FileExpiry } from '../levels/expiry.js';
-import { removeSliceFiles, stagedPaths, type Staging } from '../levels/staging.js';
-import { importFile } from '../levels/import.js';
-import { removeLocalFiles } from '../levels/local.js';
-import { Actor } from './actor.js';
-import type { Metrics } from '../observability/metrics.js';
-import { parseInstanceId } from '../levels/instances.js';
+import type { MetadataStore } from '../../connectors/metadata/store.js';
+import type { Logger } from '../../logger.js';
+import { retryDelayMs } from '../../levels/conditions.js';
+import type { TableService } from '../../storage/tables.js';
+import { SinkClaimedError } from '../../storage/target.js';
+import type { FileEntry, SliceEntry } from '../../levels/model.js';
+import type { FilesRepository } from '../../levels/files-repository.js';
+import { REFERENCE_RETENTION, type FileExpiry } from '../../levels/expiry.js';
+import { removeSliceFiles, stagedPaths, type Staging } from '../../levels/staging.js';
+import { importFile } from '../../levels/import.js';
+import { removeLocalFiles } from '../../levels/local.js';
+import { Actor } from '../actor.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { LevelOperatorEvents } from './events.js';
 
 export interface LevelOperatorDeps {
   store: MetadataStore;
@@ -33,7 +33,7 @@ export interface LevelOperatorDeps {
    * node reads its records again from the event log).
    */
   owner?: string;
-  /** Upload and import times, failed imports, rows per table, fencing refusals. */
+  /** Upload and import times, failed imports, rows per table, fencing refusals (events.ts). */
   metrics?: Metrics;
 }
 
@@ -47,8 +47,11 @@ type Message = { type: 'tick'; now: number };
  * (7 days) and then expired with a logged event.
  */
 export class LevelOperator extends Actor<Message> {
+  private readonly events: LevelOperatorEvents;
+
   constructor(private readonly deps: LevelOperatorDeps) {
     super('level operator', deps.logger.child({ component: 'level-operator' }));
+    this.events = new LevelOperatorEvents(this.log, deps.metrics);
   }
 
   tick(now = Date.now()): void {
@@ -66,61 +69,57 @@ export class LevelOperator extends Actor<Message> {
   }
 
   private async uploadClosedSlices(now: number): Promise<void> {
-    const { store, files: levels, dataDir, staging } = this.deps;
+    const { store, files, dataDir, staging } = this.deps;
     const waiting = store.list<SliceEntry>('storage/slice/').map((e) => e.value).filter((s) => (s.state === 'closing' || s.state === 'uploading') && this.due(s, now));
     for (const slice of waiting) {
       const key = { branchId: slice.branchId, sourceId: slice.sourceId, sinkId: slice.sinkId, fileOpenedAt: slice.fileOpenedAt, openedAt: slice.openedAt };
       try {
-        if (slice.state === 'closing') levels.sliceUploading(key);
+        if (slice.state === 'closing') files.sliceUploading(key);
         const started = performance.now();
         const staged = await staging.stage(slice, join(dataDir, slice.localPath));
-        this.deps.metrics?.uploadDuration.observe((performance.now() - started) / 1000);
-        levels.sliceUploaded(key, staged);
+        this.events.sliceUploaded((performance.now() - started) / 1000);
+        files.sliceUploaded(key, staged);
         await removeLocalFiles(dataDir, [slice]);
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        const current = levels.getSlice(key);
+        const current = files.getSlice(key);
         if (current) {
           const attempt = (current.retryAttempt ?? 0) + 1;
-          levels.markFailed(current, `Slice upload failed: ${reason}`, new Date(now + retryDelayMs(attempt, this.deps.retryBaseMs)));
+          files.markFailed(current, `Slice upload failed: ${reason}`, new Date(now + retryDelayMs(attempt, this.deps.retryBaseMs)));
         }
-        this.log.warn({ err, slice: key }, 'slice upload failed; will retry');
+        this.events.sliceUploadFailed(key, err);
       }
     }
   }
 
   private async importClosedFiles(now: number): Promise<void> {
-    const { store, files: levels, tables, staging } = this.deps;
-    const files = store.list<FileEntry>('storage/file/').map((e) => e.value).filter((f) => (f.state === 'closing' || f.state === 'importing') && this.due(f, now));
-    for (const file of files) {
+    const { store, files, tables, staging } = this.deps;
+    const closed = store.list<FileEntry>('storage/file/').map((e) => e.value).filter((f) => (f.state === 'closing' || f.state === 'importing') && this.due(f, now));
+    for (const file of closed) {
       const key = { branchId: file.branchId, sourceId: file.sourceId, sinkId: file.sinkId, openedAt: file.openedAt };
-      const slices = levels.listSlices(key);
+      const slices = files.listSlices(key);
       if (slices.some((s) => s.state !== 'uploaded' && s.state !== 'imported')) continue; // still uploading
       try {
-        if (file.state === 'closing') levels.fileImporting(key);
+        if (file.state === 'closing') files.fileImporting(key);
         const started = performance.now();
         const result = await importFile(tables, staging, file, slices, this.deps.owner);
-        this.deps.metrics?.importDuration.observe((performance.now() - started) / 1000);
-        if (result.inserted > 0) this.deps.metrics?.rowsImported.inc({ table: file.tableId }, result.inserted);
-        levels.fileImported(key);
-        this.log.info({ file: key, tableId: file.tableId, rows: result.inserted, duplicate: result.duplicate, skipped: result.skipped }, 'file imported');
+        // The rows are in the table from here on (the target's transaction): counted and logged
+        // now, whatever happens to the bookkeeping below.
+        this.events.fileImported(key, file.tableId, result, (performance.now() - started) / 1000);
+        files.fileImported(key);
         await staging.remove(stagedPaths(slices));
       } catch (err) {
         if (err instanceof SinkClaimedError) {
-          this.deps.metrics?.fencingRefusals.inc();
-          await removeSliceFiles(this.deps.dataDir, staging, levels.discardFile(key));
-          this.log.warn({ file: key, tableId: file.tableId, claimedBy: err.claimedBy }, 'file not imported: another node took its sink over and reads its records again from the event log');
+          this.events.fileFenced(key, file.tableId, err.claimedBy);
+          await removeSliceFiles(this.deps.dataDir, staging, files.discardFile(key));
           continue;
         }
         const reason = err instanceof Error ? err.message : String(err);
-        this.deps.metrics?.importsFailed.inc({ source: file.sourceId, sink: parseInstanceId(file.sinkId).sinkId });
-        const current = levels.getFile(key);
-        if (current) {
-          const attempt = (current.retryAttempt ?? 0) + 1;
-          const retryAfter = new Date(now + retryDelayMs(attempt, this.deps.retryBaseMs));
-          levels.markFailed(current, `File import failed: ${reason}`, retryAfter);
-          this.log.warn({ file: key, tableId: file.tableId, attempt, retryAfter, reason }, 'file import failed; staged data kept, will retry');
-        }
+        const current = files.getFile(key);
+        const attempt = (current?.retryAttempt ?? 0) + 1;
+        const retry = current && { attempt, retryAfter: new Date(now + retryDelayMs(attempt, this.deps.retryBaseMs)) };
+        this.events.fileImportFailed(key, file.tableId, reason, retry);
+        if (current && retry) files.markFailed(current, `File import failed: ${reason}`, retry.retryAfter);
       }
     }
   }
@@ -128,10 +127,8 @@ export class LevelOperator extends Actor<Message> {
   private expire(now: number): void {
     const { files, slices } = this.deps.expiry.deleteExpired(new Date(now), { ...REFERENCE_RETENTION, activeFileExpirationMs: this.deps.stagingRetentionMs });
     for (const f of files) {
-      if (f.state !== 'imported') {
-        this.log.error({ file: levelKeys.file(f, f.openedAt), tableId: f.tableId, reason: f.retryReason }, 'file expired before it could be imported: its staged data is deleted');
-      }
+      if (f.state !== 'imported') this.events.fileExpiredUnimported(f);
     }
-    void removeSliceFiles(this.deps.dataDir, this.deps.staging, slices).catch((err: unknown) => this.log.warn({ err }, 'could not remove the files of expired slices'));
+    void removeSliceFiles(this.deps.dataDir, this.deps.staging, slices).catch((err: unknown) => this.events.expiredFilesNotRemoved(err));
   }
 }
