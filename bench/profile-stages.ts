@@ -30,7 +30,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^sources\/ingest\/append$/, stage: 'log append' },
   // routing: the source router hands batches to the sinks' writers
   { file: /^actors\/source-router$/, stage: 'routing' },
-  { file: /^actors\/sink-writer$/, fn: /^(deliver|handle|accepts|open|prepare|askPrepare|currentJob)$/, stage: 'routing' },
+  { file: /^actors\/sink-writer\/index$/, fn: /^(deliver|handle|accepts|open|prepare|askPrepare|currentJob)$/, stage: 'routing' },
   { file: /^pipeline\/seen-offsets$/, stage: 'routing' },
   // render: mapping records to cells (main thread or render worker)
   { file: /^pipeline\/csv-rows$/, stage: 'CSV' },
@@ -48,7 +48,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^adapters\/warehouse\//, stage: 'import' },
   { file: /^(storage\/tables|ports\/target)$/, stage: 'import' },
   // bookkeeping of slices, files, positions and statistics
-  { file: /^actors\/(sink-writer|level-operator)$/, stage: 'level bookkeeping' },
+  { file: /^actors\/(sink-writer|level-operator)\//, stage: 'level bookkeeping' },
   { file: /^levels\//, stage: 'level bookkeeping' },
   { file: /^adapters\/metadata\//, stage: 'level bookkeeping' },
   // the rest of the request's way in: routes and the fast path (fastify's own code is a library)

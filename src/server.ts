@@ -38,10 +38,12 @@ import { RenderSandbox } from './actors/render/sandbox.js';
 import { validateMapping } from './pipeline/columns/index.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
 import { openEventLog } from './wiring/open-event-log.js';
-import { LevelRepository } from './levels/repository.js';
+import { FilesRepository } from './levels/files-repository.js';
+import { SinkPositions } from './levels/positions.js';
+import { FileExpiry } from './levels/expiry.js';
 import { MappingFailures } from './levels/mapping-failures.js';
 import { LocalDirectoryStaging } from './adapters/staging/local-directory-staging.js';
-import { LevelOperator } from './actors/level-operator.js';
+import { LevelOperator } from './actors/level-operator/index.js';
 import { SINK_WRITE_ATTEMPTS } from './actors/sink-health.js';
 import { BacklogGate } from './actors/backlog-gate.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
@@ -68,7 +70,9 @@ import { STORAGE_JOB_KEY_SPACES } from './storage/storage-jobs.js';
 import { FILE_KEY_SPACES } from './storage/files.js';
 import { MAPPING_FAILURE_KEY_SPACES } from './levels/mapping-failures.js';
 import { CLUSTER_STATISTICS_KEY_SPACES } from './levels/cluster-statistics.js';
-import { LEVEL_KEY_SPACES } from './levels/repository.js';
+import { LEVEL_FILE_KEY_SPACES } from './levels/files-repository.js';
+import { POSITION_KEY_SPACES } from './levels/positions.js';
+import { STATISTICS_ARCHIVE_KEY_SPACES } from './levels/statistics-archive.js';
 import { JOB_KEY_SPACES } from './queue/job-service.js';
 import { SINK_HEALTH_KEY_SPACES } from './actors/sink-health.js';
 import { HAND_OVER_KEY_SPACES } from './actors/hand-over.js';
@@ -89,7 +93,9 @@ export const KEY_SPACES: readonly KeySpace[] = [
   ...FILE_KEY_SPACES,
   ...MAPPING_FAILURE_KEY_SPACES,
   ...CLUSTER_STATISTICS_KEY_SPACES,
-  ...LEVEL_KEY_SPACES,
+  ...LEVEL_FILE_KEY_SPACES,
+  ...POSITION_KEY_SPACES,
+  ...STATISTICS_ARCHIVE_KEY_SPACES,
   ...JOB_KEY_SPACES,
   ...SINK_HEALTH_KEY_SPACES,
   ...HAND_OVER_KEY_SPACES,
@@ -212,12 +218,13 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const statistics = new StatisticsService(metadata, { peers: clusterStatistics && ((sink) => clusterStatistics.peers(sink)) });
   // Every ingestion path acknowledges through the log's append: counted there, once.
   const eventLog = new MeteredEventLog(await openEventLog(config, logger, nodeId), metrics);
-  const levels = new LevelRepository(metadata);
+  const levelFiles = new FilesRepository(metadata);
+  const positions = new SinkPositions(metadata);
   const failures = new MappingFailures(metadata);
   // The staging level: a directory on this node (an object store would be another adapter).
   const staging = new LocalDirectoryStaging(config.dataDir);
   const operator = new LevelOperator({
-    store: metadata, levels, tables, dataDir: config.dataDir, staging, retryBaseMs: config.retryBaseMs,
+    store: metadata, files: levelFiles, expiry: new FileExpiry(metadata), tables, dataDir: config.dataDir, staging, retryBaseMs: config.retryBaseMs,
     stagingRetentionMs: config.stagingRetentionMs, logger, owner: config.kafkaBrokers ? nodeId : undefined, metrics,
   });
   // What the previous process was mapping when it died (its renderers' slots): read before this
@@ -232,7 +239,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     : new InThreadRenderer(templates, new InflightSlot(slotPath(config.dataDir, 'event-loop')));
   const backlogGate = new BacklogGate(config.maxSinkBacklog, logger.child({ component: 'backlog' }));
   const runtime = new StreamRuntime({
-    store: metadata, levels, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,
+    store: metadata, files: levelFiles, positions, failures, renderer, dataDir: config.dataDir, staging, logger, eventLog, operator, tables, metrics,
     handOver,
     orders: handOver && new ClusterOrders(metadata, nodeId, (node) => handOver.isAlive(node)),
     publishStatistics: clusterStatistics && ((sinks, now, force) => clusterStatistics.publish(statistics, sinks, now, force)),
@@ -277,7 +284,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     store: metadata,
     eventLog,
     writers: () => (runtime.started ? runtime.writerPartitions() : []),
-    committedOffset: (key) => levels.consumerOffset(key),
+    committedOffset: (key) => positions.consumerOffset(key),
     ownedPartitions: handOver ? () => runtime.ownedPartitionCount() : undefined,
   }));
   // Exported files are deleted when they expire (checked at start and every 10 minutes).

@@ -2,7 +2,8 @@ import type { EventLog, OwnershipChange } from '../ports/event-log.js';
 import { parsePartitionId } from '../ports/event-log.js';
 import type { Logger } from '../logger.js';
 import { sinkPath, type SinkKey } from '../model/levels.js';
-import type { LevelRepository } from '../levels/repository.js';
+import type { FilesRepository } from '../levels/files-repository.js';
+import type { SinkPositions } from '../levels/positions.js';
 import type { TableService } from '../storage/tables.js';
 import { removeSliceFiles } from '../levels/staging.js';
 import type { Staging } from '../ports/staging.js';
@@ -10,7 +11,8 @@ import type { PartitionHandOver } from './hand-over.js';
 
 export interface ClusterMembershipDeps {
   eventLog: EventLog;
-  levels: LevelRepository;
+  files: FilesRepository;
+  positions: SinkPositions;
   tables: Pick<TableService, 'claimSink'>;
   logger: Logger;
   /** The local level's root: the data directory. */
@@ -129,8 +131,8 @@ export class ClusterMembership {
    * on (`hasPeers`), starts like on a single node, with its peers (`startWithPeers`).
    */
   async adopt(key: SinkKey, partitionId: string, hasPeers: () => boolean, startWithPeers: () => number): Promise<number> {
-    const { levels } = this.deps;
-    const previous = levels.consumerOffset(key);
+    const { positions } = this.deps;
+    const previous = positions.consumerOffset(key);
     // What this node has of the sink from an earlier turn goes before the claim: once this node
     // owns the sink again the fence lets its imports through, and a stale file imported after
     // the claim would write rows that another node imported meanwhile. An import of such a file
@@ -141,7 +143,7 @@ export class ClusterMembership {
     const position = await this.deps.tables.claimSink(sinkPath(key), this.nodeId());
     if (previous === undefined && position === undefined && hasPeers()) return startWithPeers();
     const start = Math.max(this.owned.get(partitionId) ?? 0, position ?? 0);
-    levels.adoptAt(key, start, previous);
+    positions.adoptAt(key, start, previous);
     this.deps.handOver?.working(partitionId);
     this.deps.logger.info({ sink: sinkPath(key), start, groupPosition: this.owned.get(partitionId), targetPosition: position }, 'sink taken up on this node');
     return start;
@@ -149,14 +151,14 @@ export class ClusterMembership {
 
   /** Drops what a sink has on this node and is not imported (the next owner reads it again). */
   async discardUnimported(key: SinkKey): Promise<void> {
-    await removeSliceFiles(this.deps.dataDir, this.deps.staging, this.deps.levels.discardUnimported(key));
+    await removeSliceFiles(this.deps.dataDir, this.deps.staging, this.deps.files.discardUnimported(key));
   }
 
   /** The group position of each partition this node works on moves with the imports of its writers. */
   acknowledgeImported(writers: Iterable<{ key: SinkKey; partitionId: string }>): void {
     const through = new Map<string, number>();
     for (const { key, partitionId } of writers) {
-      const imported = this.deps.levels.importedThrough(key);
+      const imported = this.deps.positions.importedThrough(key);
       through.set(partitionId, Math.min(through.get(partitionId) ?? Infinity, imported));
     }
     for (const [partitionId, offset] of through) if (this.owned.has(partitionId)) this.deps.eventLog.acknowledge(partitionId, offset);

@@ -6,14 +6,15 @@ import { removeLocalSink } from '../levels/local.js';
 import type { Staging } from '../ports/staging.js';
 import { parseInstanceId } from '../levels/instances.js';
 import { sinkPath, type SinkKey } from '../model/levels.js';
-import type { LevelRepository } from '../levels/repository.js';
+import type { SinkPositions } from '../levels/positions.js';
+import { purgeSink } from '../levels/purge.js';
 import type { MappingFailures } from '../levels/mapping-failures.js';
 import type { TableService } from '../storage/tables.js';
 import { clearFailing } from './sink-health.js';
 
 export interface HousekeepingDeps {
   store: MetadataStore;
-  levels: LevelRepository;
+  positions: SinkPositions;
   failures: MappingFailures;
   eventLog: EventLog;
   tables: Pick<TableService, 'forgetPositions'>;
@@ -66,7 +67,7 @@ export class Housekeeping {
     topicOf: (sourceId: string) => string,
     stopPartitions: (topic: string) => Promise<void>,
   ): Promise<void> {
-    const { levels, failures, store, dataDir, staging, branchId, logger } = this.deps;
+    const { positions, failures, store, dataDir, staging, branchId, logger } = this.deps;
     const dropped = new Set<string>();
     const dropTopicOf = async (sourceId: string) => {
       if (sourceIds.has(sourceId) || dropped.has(sourceId)) return;
@@ -78,11 +79,11 @@ export class Housekeeping {
       await this.deps.tables.forgetPositions(sourceSinksPrefix(branchId, sourceId));
     };
     for (const sourceId of routedSources) await dropTopicOf(sourceId);
-    for (const sink of levels.positionedSinks(branchId)) {
+    for (const sink of positions.positionedSinks(branchId)) {
       const { sourceId, sinkId: instance } = sink;
       if (defined.has(sinkPath({ ...sink, sinkId: parseInstanceId(instance).sinkId }))) continue;
       await dropTopicOf(sourceId);
-      levels.purgeSink(sink);
+      purgeSink(store, sink);
       failures.purge(sink);
       store.transact((tx) => clearFailing(tx, sink));
       await removeLocalSink(dataDir, branchId, sourceId, instance);

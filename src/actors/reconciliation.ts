@@ -3,7 +3,8 @@ import type { Sink, Source } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { instanceId } from '../levels/instances.js';
 import { sinkPath, type SinkKey } from '../model/levels.js';
-import type { LevelRepository } from '../levels/repository.js';
+import type { FilesRepository } from '../levels/files-repository.js';
+import type { SinkPositions } from '../levels/positions.js';
 import { failingKey } from './sink-health.js';
 
 /** One writer to run: a sink on one partition of its source's topic. */
@@ -59,15 +60,16 @@ export function desiredWriters(
  * the source was enabled, it takes everything the log kept meanwhile. A sink that was failing
  * when it stopped (disabled, or the process stopped) resumes after its committed offset in any
  * case: what it missed while failing was acknowledged and is written now. The position is
- * the level repository's (startAnewAt).
+ * the sink's positions' (positions.ts startAnewAt).
  */
-export function startOffset(store: MetadataReader, levels: LevelRepository, sink: Sink, partition: number, peerOffsets: readonly number[]): number {
+export function startOffset(store: MetadataReader, levels: { files: FilesRepository; positions: SinkPositions }, sink: Sink, partition: number, peerOffsets: readonly number[]): number {
   const key: SinkKey = { branchId: sink.branchId, sourceId: sink.sourceId, sinkId: instanceId(sink.sinkId, partition) };
-  const committed = levels.consumerOffset(key);
-  if (committed !== undefined && (levels.writingFile(key) || store.get(failingKey(key)) !== undefined)) return committed;
+  const { files, positions } = levels;
+  const committed = positions.consumerOffset(key);
+  if (committed !== undefined && (files.writingFile(key) || store.get(failingKey(key)) !== undefined)) return committed;
   const start = peerOffsets.length > 0
     ? Math.min(...peerOffsets)
-    : Math.max(0, ...readSinks(store, sink.branchId, sink.sourceId).map((s) => levels.consumerOffset({ ...key, sinkId: instanceId(s.sinkId, partition) }) ?? 0));
-  levels.startAnewAt(key, start);
+    : Math.max(0, ...readSinks(store, sink.branchId, sink.sourceId).map((s) => positions.consumerOffset({ ...key, sinkId: instanceId(s.sinkId, partition) }) ?? 0));
+  positions.startAnewAt(key, start);
   return start;
 }

@@ -18,7 +18,7 @@
  */
 import type { EventLog, LoggedRecord } from '../ports/event-log.js';
 import { isSeen, type SeenOffsets } from '../pipeline/seen-offsets.js';
-import type { ReprocessResult } from './sink-writer.js';
+import type { ReprocessResult } from './sink-writer/index.js';
 import type { ReplayProgress } from '../contract/failures.js';
 
 export interface ReplayRequest {

@@ -10,12 +10,12 @@ import { parsePartitionId, type EventLog } from '../ports/event-log.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Sink } from '../model/definition.js';
 import { readSinks } from '../definition/repository.js';
-import type { LevelRepository } from '../levels/repository.js';
+import type { SinkPositions } from '../levels/positions.js';
 import { fromFailureRecord, type MappingFailures } from '../levels/mapping-failures.js';
 import type { ClusterOrders, Order } from './cluster-orders.js';
 import type { PartitionHandOver } from './hand-over.js';
 import { replaySink, type ReplayProgress, type ReplayRequest } from './replay.js';
-import type { ReprocessResult, SinkWriter } from './sink-writer.js';
+import type { ReprocessResult, SinkWriter } from './sink-writer/index.js';
 
 /**
  * A sink's partitions cannot be worked on right now (not enabled, no node has its topic yet, a
@@ -63,7 +63,7 @@ export interface SinkWorkers {
 export interface SinkRecoveryDeps {
   store: MetadataStore;
   eventLog: EventLog;
-  levels: LevelRepository;
+  positions: SinkPositions;
   failures: MappingFailures;
   /** Cluster mode: who works on which partition (hand-over marks, liveness). */
   handOver?: PartitionHandOver;
@@ -151,7 +151,7 @@ export class SinkRecovery {
       log: this.deps.eventLog,
       topic: this.workers.partitionIdOfWriter(writer),
       writer,
-      seen: () => this.deps.levels.seenOffsets(writer.key),
+      seen: () => this.deps.positions.seenOffsets(writer.key),
       hasFailed: (offset) => this.deps.failures.hasFailed(writer.key, offset),
       request,
       progress,

@@ -29,14 +29,14 @@ import type { MetadataStore } from '../ports/metadata-store.js';
 import { partitionIdOf } from '../ports/event-log.js';
 import { parseInstanceId } from '../levels/instances.js';
 import type { SinkKey } from '../model/levels.js';
-import type { LevelRepository } from '../levels/repository.js';
+import type { SinkPositions } from '../levels/positions.js';
 import type { Logger } from '../logger.js';
 import { toFailureRecord, type MappingFailure, type MappingFailures } from '../levels/mapping-failures.js';
 import { forget, STOPPED_PROCESS_REASON, type LeftMark } from './render/inflight.js';
 
 export interface StoppedMappingsDeps {
   store: MetadataStore;
-  levels: LevelRepository;
+  positions: SinkPositions;
   failures: MappingFailures;
   eventLog: EventLog;
   logger: Logger;
@@ -98,7 +98,7 @@ function keep(mark: LeftMark, outcome: (() => number[]) | number[] | Error, deps
 
 /** Records the sink was mapping in order: parked, unless the sink is already past them. */
 function parkStream(key: SinkKey, offsets: readonly number[], deps: StoppedMappingsDeps): number[] {
-  const committed = deps.levels.consumerOffset(key) ?? -1;
+  const committed = deps.positions.consumerOffset(key) ?? -1;
   const parked = offsets.filter((o) => o > committed);
   if (parked.length > 0) deps.store.transact((tx) => deps.failures.park(tx, key, parked.map((offset) => ({ offset, reason: STOPPED_PROCESS_REASON }))));
   return parked;

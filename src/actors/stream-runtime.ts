@@ -5,16 +5,15 @@ import type { Sink } from '../model/definition.js';
 import { readSinks, readSources } from '../definition/repository.js';
 import { sinkPath, type SinkKey } from '../model/levels.js';
 import type { MappingFailures } from '../levels/mapping-failures.js';
-import { SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer.js';
+import { FailureLogLimiter, SinkWriter, type ReprocessResult, type SinkWriterDeps } from './sink-writer/index.js';
 import { SourceRouter } from './source-router.js';
 import type { BacklogGate } from './backlog-gate.js';
 import type { ReplayProgress, ReplayRequest } from './replay.js';
-import type { LevelOperator } from './level-operator.js';
+import type { LevelOperator } from './level-operator/index.js';
 import type { PartitionHandOver } from './hand-over.js';
 import type { TableService } from '../storage/tables.js';
 import type { ClusterOrders } from './cluster-orders.js';
 import { SinkRecovery } from './sink-recovery.js';
-import { FailureLogLimiter } from './failure-log.js';
 import type { SinkFailing } from './sink-health.js';
 import { Housekeeping } from './housekeeping.js';
 import type { LeftMark } from './render/inflight.js';
@@ -55,7 +54,7 @@ export interface StreamRuntimeDeps extends SinkWriterDeps {
  * retention. In cluster mode only the partitions the log gave this node get actors.
  *
  * The runtime holds the actors and composes the parts that each do one job: which sinks run
- * where (reconciliation.ts), where a sink resumes (the level repository owns the positions),
+ * where (reconciliation.ts), where a sink resumes (levels/positions.ts owns the positions),
  * cluster membership and hand-over (cluster-membership.ts), housekeeping: retention and the
  * purge of what was deleted for good (housekeeping.ts), reprocessing and replays
  * (sink-recovery.ts).
@@ -187,7 +186,7 @@ export class StreamRuntime {
   /** Where a sink starts reading its source on a node of its own (reconciliation.ts startOffset), with the writers of its partition as peers. */
   private startOffset(sink: Sink, partitionId: string, partition: number): number {
     const peers = [...this.writers.values()].filter((w) => this.partitionIdOfWriter(w) === partitionId);
-    return startOffset(this.deps.store, this.deps.levels, sink, partition, peers.map((w) => w.committedOffset));
+    return startOffset(this.deps.store, this.deps, sink, partition, peers.map((w) => w.committedOffset));
   }
 
   /** The writers of a partition this node gave up: their files closed and imported, then the partition marked released. */
@@ -327,11 +326,11 @@ export class StreamRuntime {
 
   /** Closes the writers' files and drives their imports; returns the writers' keys with files still not imported after `timeoutMs`. */
   private async flushWriters(writers: SinkWriter[], timeoutMs = 15_000): Promise<SinkKey[]> {
-    const { levels, operator } = this.deps;
+    const { files, operator } = this.deps;
     const keys = writers.map((w) => w.key);
     for (const writer of writers) writer.send({ type: 'close' });
     const deadline = Date.now() + timeoutMs;
-    const pending = () => keys.filter((k) => levels.writingFile(k) || levels.listFiles(k).some((f) => f.state !== 'imported'));
+    const pending = () => keys.filter((k) => files.writingFile(k) || files.listFiles(k).some((f) => f.state !== 'imported'));
     let left = pending();
     while (left.length > 0 && Date.now() < deadline) {
       operator.tick(Date.now());

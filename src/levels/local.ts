@@ -1,7 +1,7 @@
 /**
  * The local level of a sink's data (reference §17.2–17.4): one header-less CSV file per slice
  * on local disk. A SinkWriter appends a micro-batch of rows, `fdatasync`s, and then commits the
- * new byte length with the log offsets in one metadata transaction (LevelRepository.commitBatch).
+ * new byte length with the log offsets in one metadata transaction (FilesRepository.commitBatch).
  * Bytes beyond the committed length belong to a batch whose commit did not happen; after a crash
  * `recoverSlice` cuts them off, and the batch is written again from the committed offsets.
  */

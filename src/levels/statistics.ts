@@ -1,6 +1,7 @@
 import type { MetadataStore } from '../ports/metadata-store.js';
-import { maxIso, minIso, resetMarker } from './repository.js';
-import { sinkInstances } from './instances.js';
+import { resetMarker } from '../levels/statistics-archive.js';
+import { maxIso, minIso } from '../levels/stored-values.js';
+import { sinkInstances } from '../levels/instances.js';
 import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from '../model/levels.js';
 
 import type { FileStatistics, Level, LevelStatistics, SinkStatisticsTotal } from '../contract/statistics.js';

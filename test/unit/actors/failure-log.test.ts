@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failedColumn, FailureLogLimiter, FAILURE_LOG_WINDOW_MS } from '../../../src/actors/failure-log.js';
+import { failedColumn, FailureLogLimiter, FAILURE_LOG_WINDOW_MS } from '../../../src/actors/sink-writer/failure-log.js';
 import { SluiceTemplateEngine } from '../../../src/adapters/jsonnet/sluice-engine.js';
 import type { Column } from '../../../src/model/definition.js';
 import { failureKind } from '../../../src/observability/metrics.js';

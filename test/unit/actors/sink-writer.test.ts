@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InThreadRenderer, type RecordProber } from '../../../src/actors/render/renderer.js';
 import { STOPPED_PROCESS_REASON } from '../../../src/actors/render/inflight.js';
-import { SinkWriter } from '../../../src/actors/sink-writer.js';
+import { SinkWriter } from '../../../src/actors/sink-writer/index.js';
 import { SluiceTemplateEngine } from '../../../src/adapters/jsonnet/sluice-engine.js';
 import type { LoggedRecord } from '../../../src/ports/event-log.js';
 import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
 import type { Column, Sink, Source } from '../../../src/model/definition.js';
 import { createLogger } from '../../../src/logger.js';
-import { LevelRepository } from '../../../src/levels/repository.js';
+import { FilesRepository } from '../../../src/levels/files-repository.js';
+import { SinkPositions } from '../../../src/levels/positions.js';
 import { MappingFailures, toFailureRecord } from '../../../src/levels/mapping-failures.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
@@ -43,19 +44,19 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(sink: Sink, renderBudgetMs?: number, prober?: RecordProber): { levels: LevelRepository } {
-  const levels = new LevelRepository(store);
+function start(sink: Sink, renderBudgetMs?: number, prober?: RecordProber): { levels: FilesRepository } {
+  const levels = new FilesRepository(store);
   writer = new SinkWriter(sink, source, 0, {
     renderBudgetMs,
     prober,
-    store, levels, failures: new MappingFailures(store), renderer, dataDir: dir, logger: createLogger('silent'),
+    store, files: levels, positions: new SinkPositions(store), failures: new MappingFailures(store), renderer, dataDir: dir, logger: createLogger('silent'),
     limits: { uploadMinIntervalMs: 10_000, importMinIntervalMs: 60_000, maxSlices: 100 },
     sinkRetry: { attempts: 3, baseMs: 1 },
   });
   return { levels };
 }
 
-const sliceText = (levels: LevelRepository) => readFileSync(join(dir, levels.writingSlice(key)!.localPath), 'utf8');
+const sliceText = (levels: FilesRepository) => readFileSync(join(dir, levels.writingSlice(key)!.localPath), 'utf8');
 
 describe('SinkWriter', () => {
   it('writes the rows rendered for the job it gave, and commits the offsets they cover', async () => {

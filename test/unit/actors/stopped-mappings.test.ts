@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InflightSlot, leftMarks, slotPath, STOPPED_PROCESS_REASON } from '../../../src/actors/render/inflight.js';
 import { parkStoppedMappings } from '../../../src/actors/stopped-mappings.js';
 import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
-import { LevelRepository } from '../../../src/levels/repository.js';
+import { SinkPositions } from '../../../src/levels/positions.js';
 import { createLogger } from '../../../src/logger.js';
 import { MappingFailures, toFailureRecord } from '../../../src/levels/mapping-failures.js';
 import type { IngestRecord } from '../../../src/model/record.js';
@@ -21,14 +21,14 @@ const record = (n: number): IngestRecord => ({ receivedAt: new Date(1_700_000_00
 
 let dir: string;
 let store: LmdbMetadataStore;
-let levels: LevelRepository;
+let levels: SinkPositions;
 let failures: MappingFailures;
 let log: MemoryEventLog;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sluice-stopped-'));
   store = new LmdbMetadataStore(join(dir, 'metadata'));
-  levels = new LevelRepository(store);
+  levels = new SinkPositions(store);
   failures = new MappingFailures(store);
   log = new MemoryEventLog();
 });
@@ -38,7 +38,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const deps = () => ({ store, levels, failures, eventLog: log, logger: createLogger('silent'), topicOf: (sourceId: string) => `topic-${sourceId}` });
+const deps = () => ({ store, positions: levels, failures, eventLog: log, logger: createLogger('silent'), topicOf: (sourceId: string) => `topic-${sourceId}` });
 
 describe('records whose mapping stopped the process', () => {
   it('are parked for the sink when it was mapping them in order, except those it is past; the slots go', async () => {

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LocalDirectoryStaging } from '../../../src/adapters/staging/local-directory-staging.js';
 import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
 import type { EventLog, OwnershipChange } from '../../../src/ports/event-log.js';
-import { LevelRepository } from '../../../src/levels/repository.js';
+import { FilesRepository } from '../../../src/levels/files-repository.js';
+import { SinkPositions } from '../../../src/levels/positions.js';
 import { levelKeys, type SinkKey } from '../../../src/model/levels.js';
 import { adoptedAt, restartAt, SEEN_EVERYTHING } from '../../../src/pipeline/seen-offsets.js';
 import { ClusterMembership } from '../../../src/actors/cluster-membership.js';
@@ -32,10 +33,10 @@ afterEach(async () => {
 
 const sink: SinkKey = { branchId: 1, sourceId: 'src', sinkId: 'snk#2' };
 
-describe('the level repository: sink positions', () => {
+describe('the sink positions', () => {
   it('keeps the offset and seen keys the runtime wrote itself', () => {
     const store = lmdb();
-    const levels = new LevelRepository(store);
+    const levels = new SinkPositions(store);
     expect(store.get(levelKeys.offset(sink))).toBeUndefined();
     levels.startAnewAt(sink, 7);
     expect(store.get(levelKeys.offset(sink))).toBe(7);
@@ -52,7 +53,7 @@ describe('the level repository: sink positions', () => {
 
   it('lists the sink instances of a branch that have a position', () => {
     const store = lmdb();
-    const levels = new LevelRepository(store);
+    const levels = new SinkPositions(store);
     levels.startAnewAt(sink, 1);
     levels.startAnewAt({ branchId: 1, sourceId: 'a', sinkId: 'b' }, 1);
     levels.startAnewAt({ branchId: 2, sourceId: 'a', sinkId: 'b' }, 1);
@@ -86,8 +87,8 @@ describe('cluster membership', () => {
       working: () => undefined,
       heartbeat: () => undefined,
     };
-    const levels = new LevelRepository(lmdb());
-    const membership = new ClusterMembership({ eventLog: log, levels, tables: { claimSink: async () => undefined }, logger, dataDir: '/nonexistent', staging: new LocalDirectoryStaging('/nonexistent'), handOver: handOver as never });
+    const store = lmdb();
+    const membership = new ClusterMembership({ eventLog: log, files: new FilesRepository(store), positions: new SinkPositions(store), tables: { claimSink: async () => undefined }, logger, dataDir: '/nonexistent', staging: new LocalDirectoryStaging('/nonexistent'), handOver: handOver as never });
     const events: string[] = [];
     membership.start({ gained: (s) => events.push(`gained ${s}`), lost: (s) => events.push(`lost ${s}`) });
     change('t#1', { owned: true, committedThrough: 5 });
@@ -115,7 +116,8 @@ describe('cluster membership', () => {
     const { log } = fakeLog();
     const dir = mkdtempSync(join(tmpdir(), 'sluice-adopt-'));
     dirs.push(dir);
-    const levels = new LevelRepository(lmdb());
+    const store = lmdb();
+    const levels = new FilesRepository(store);
     // From an earlier turn on this node: a file closed, not imported, its slice's CSV on disk.
     levels.openFile({ projectId: 1, ...sink, tableId: 'in.c-b.t', columns: [{ type: 'body', name: 'body' }], settings: [] });
     const { closedSlice } = levels.closeFile(sink)!;
@@ -130,7 +132,7 @@ describe('cluster membership', () => {
       },
     };
     const handOver = { nodeId: 'n1', working: () => undefined };
-    const membership = new ClusterMembership({ eventLog: log, levels, tables, logger, dataDir: dir, staging: new LocalDirectoryStaging(dir), handOver: handOver as never });
+    const membership = new ClusterMembership({ eventLog: log, files: levels, positions: new SinkPositions(store), tables, logger, dataDir: dir, staging: new LocalDirectoryStaging(dir), handOver: handOver as never });
     expect(await membership.adopt(sink, 't#2', () => false, () => 0)).toBe(40);
     expect(atClaim).toEqual({ files: 0, localFile: false });
   });

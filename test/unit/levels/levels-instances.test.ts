@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
-import { LevelRepository, type NewFile } from '../../../src/levels/repository.js';
+import { FilesRepository, type NewFile } from '../../../src/levels/files-repository.js';
+import { SinkPositions } from '../../../src/levels/positions.js';
+import { purgeSink } from '../../../src/levels/purge.js';
 import { instanceId, parseInstanceId, sinkInstances } from '../../../src/levels/instances.js';
 import { levelKeys, type SinkKey } from '../../../src/model/levels.js';
 
@@ -15,12 +17,12 @@ const ids = (sinks: SinkKey[]) => sinks.map((s) => s.sinkId);
 
 let dir: string;
 let store: LmdbMetadataStore;
-let repo: LevelRepository;
+let repo: FilesRepository;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sluice-instances-'));
   store = new LmdbMetadataStore(join(dir, 'metadata'));
-  repo = new LevelRepository(store);
+  repo = new FilesRepository(store);
 });
 
 afterEach(async () => {
@@ -61,7 +63,7 @@ describe('sinkInstances', () => {
   it('finds the instances with any level state, by partition, and nothing of other sinks, sources or branches', () => {
     writeOne(key('ab#1'));
     writeOne(key('ab#10'));
-    repo.seedConsumerOffset(key('ab#2'), 5); // offset only
+    new SinkPositions(store).seedConsumerOffset(key('ab#2'), 5); // offset only
     store.transact((tx) => tx.put(levelKeys.statsArchive(key('ab#3')), { recordsCount: 1, compressedSize: 1, uncompressedSize: 1 }));
     store.transact((tx) => tx.put(levelKeys.slice(key('ab#4'), 'f', 's'), {})); // a slice without its file
     for (const other of [key('abc'), key('abc#1'), key('ab-x'), key('ab-x#5'), key('a'), key('a#6'), key('ab#7', 'src2'), key('ab#8', 'src', 2)]) writeOne(other);
@@ -88,7 +90,7 @@ describe('sinkInstances', () => {
   });
 });
 
-describe('LevelRepository.purgeSink', () => {
+describe('purgeSink', () => {
   it('purges the sink and all its instances, not other sinks', () => {
     writeOne(key('ab'));
     writeOne(key('ab#1'));
@@ -100,14 +102,14 @@ describe('LevelRepository.purgeSink', () => {
     writeOne(key('abc'));
     writeOne(key('abc#1'));
 
-    const slices = repo.purgeSink(key('ab'));
+    const slices = purgeSink(store, key('ab'));
     expect(slices.map((s) => s.sinkId).sort()).toEqual(['ab', 'ab#1', 'ab#1']);
     expect(ids(sinkInstances(store, key('ab')))).toEqual(['ab']);
     for (const sinkId of ['ab', 'ab#1', 'ab#2']) {
       const sink = key(sinkId);
       expect(repo.listFiles(sink)).toEqual([]);
       expect(repo.listSinkSlices(sink)).toEqual([]);
-      expect(repo.consumerOffset(sink)).toBeUndefined();
+      expect(new SinkPositions(store).consumerOffset(sink)).toBeUndefined();
       expect(repo.writingFile(sink)).toBeUndefined();
       expect(store.get(levelKeys.statsArchive(sink))).toBeUndefined();
     }
@@ -120,7 +122,7 @@ describe('LevelRepository.purgeSink', () => {
     writeOne(key('ab'));
     writeOne(key('ab#1'));
     writeOne(key('ab#2'));
-    expect(repo.purgeSink(key('ab#1')).map((s) => s.sinkId)).toEqual(['ab#1']);
+    expect(purgeSink(store, key('ab#1')).map((s) => s.sinkId)).toEqual(['ab#1']);
     expect(ids(sinkInstances(store, key('ab')))).toEqual(['ab', 'ab#2']);
     expect(repo.listFiles(key('ab'))).toHaveLength(1);
   });

@@ -9,7 +9,10 @@ import { DuckDbTarget } from '../../../src/adapters/warehouse/duckdb-target.js';
 import { TableService } from '../../../src/storage/tables.js';
 import { SinkClaimedError } from '../../../src/ports/target.js';
 import { DomainError } from '../../../src/domain-errors.js';
-import { LevelRepository, LevelStateError, type NewFile } from '../../../src/levels/repository.js';
+import { FilesRepository, type NewFile } from '../../../src/levels/files-repository.js';
+import { LevelStateError } from '../../../src/levels/file-states.js';
+import { SinkPositions } from '../../../src/levels/positions.js';
+import { FileExpiry } from '../../../src/levels/expiry.js';
 import { SliceAppender, csvRows, recoverSlice, type Cell } from '../../../src/levels/local.js';
 import { localSlicePath, stagingSlicePath } from '../../../src/model/levels.js';
 import { LocalDirectoryStaging } from '../../../src/adapters/staging/local-directory-staging.js';
@@ -71,9 +74,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('LevelRepository', () => {
+describe('FilesRepository', () => {
   it('opens a file with its snapshot and first slice, and finds the writing ones', () => {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     const { file, slice } = repo.openFile(newFile(), T0);
     expect(file).toMatchObject({
       projectId: 123, ...SINK, openedAt: '2000-01-01T02:00:00.000Z', state: 'writing', tableId: 'in.c-b.t',
@@ -95,7 +98,7 @@ describe('LevelRepository', () => {
 
   it('rotates slices and files atomically, with timestamps and unique ordered ids', () => {
     const { store, transactions } = recording(lmdb);
-    const repo = new LevelRepository(store);
+    const repo = new FilesRepository(store);
     const { file } = repo.openFile(newFile(), T0);
 
     // Same instant as the open: the new slice still gets a later, unique id.
@@ -125,7 +128,7 @@ describe('LevelRepository', () => {
   });
 
   it('walks the states in order and refuses skipped or repeated states', () => {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     const { file, slice } = repo.openFile(newFile(), T0);
     expect(() => repo.sliceUploading(slice)).toThrow(/writing and cannot become uploading/);
     const { closedFile, closedSlice } = repo.rotateFile(newFile(), at(1000));
@@ -149,7 +152,7 @@ describe('LevelRepository', () => {
 
   it('commits a batch with the consumer offset in one transaction', async () => {
     const { store, transactions } = recording(lmdb);
-    const repo = new LevelRepository(store);
+    const repo = new FilesRepository(store);
     const { slice } = repo.openFile(newFile(), T0);
     const before = transactions.length;
 
@@ -171,19 +174,19 @@ describe('LevelRepository', () => {
     // Durable: a new store on the same files sees the committed state.
     await lmdb.close();
     lmdb = new LmdbMetadataStore(join(dir, 'metadata'));
-    const reopened = new LevelRepository(lmdb);
+    const reopened = new FilesRepository(lmdb);
     expect(reopened.getSlice(slice)).toMatchObject({
       uncompressedSize: 150, recordsCount: 5, firstRecordAt: '2000-01-01T00:00:01.000Z', lastRecordAt: '2000-01-01T00:00:05.000Z',
       firstOffset: 1, lastOffset: 7,
     });
-    expect(reopened.consumerOffset(SINK)).toBe(9);
+    expect(new SinkPositions(lmdb).consumerOffset(SINK)).toBe(9);
   });
 
   it('a refused commit changes neither the slice nor the offset', () => {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     const { slice } = repo.openFile(newFile(), T0);
     repo.commitBatch(slice, { uncompressedSize: 10, recordsCount: 1, firstOffset: 5, lastOffset: 5, consumerOffset: 5 });
-    const snapshot = () => [repo.getSlice(slice), repo.consumerOffset(SINK)];
+    const snapshot = () => [repo.getSlice(slice), new SinkPositions(lmdb).consumerOffset(SINK)];
     const committed = snapshot();
 
     // Offsets already committed: the batch would be counted twice.
@@ -202,12 +205,12 @@ describe('LevelRepository', () => {
     repo.sliceUploading(closed);
     expect(() => repo.commitBatch(closed, { uncompressedSize: 30, recordsCount: 1, firstOffset: 7, lastOffset: 7, consumerOffset: 7 }))
       .toThrow(/is uploading/);
-    expect(repo.consumerOffset(SINK)).toBe(6);
+    expect(new SinkPositions(lmdb).consumerOffset(SINK)).toBe(6);
     expect(repo.getSlice(closed)?.uncompressedSize).toBe(20);
   });
 
   it('counts failures with first and last failure time, and clears them on success', () => {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     const { file, slice } = repo.openFile(newFile(), T0);
     repo.closeFile(SINK, at(1000));
     repo.sliceUploading(slice, at(1000));
@@ -235,7 +238,7 @@ describe('LevelRepository', () => {
   });
 
   it('deletes expired files and slices, keeping writing files and the newest imported ones', () => {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     const h = 3_600_000;
     // Four files: three imported (one hour apart), then one stuck in closing, then the writing one.
     repo.openFile(newFile(), at(0));
@@ -253,9 +256,9 @@ describe('LevelRepository', () => {
     const policy = { activeFileExpirationMs: 100 * h, archivedFileExpirationMs: h, archivedFileRetentionPerSink: 1 };
 
     // Too early for anything.
-    expect(repo.deleteExpired(at(5 * h + h - 1), policy).files).toEqual([]);
+    expect(new FileExpiry(lmdb).deleteExpired(at(5 * h + h - 1), policy).files).toEqual([]);
     // Imported files expire one hour after import, except the newest one.
-    const first = repo.deleteExpired(at(6 * h), policy);
+    const first = new FileExpiry(lmdb).deleteExpired(at(6 * h), policy);
     expect(first.files.map((f) => f.openedAt)).toEqual([files[1].openedAt, files[0].openedAt]);
     expect(first.slices).toHaveLength(2);
     expect(repo.listFiles(SINK).map((f) => f.state)).toEqual(['imported', 'closing', 'writing']);
@@ -264,8 +267,8 @@ describe('LevelRepository', () => {
     expect(lmdb.get(levelKeys.statsArchive(SINK))).toMatchObject({ recordsCount: 2, compressedSize: 8, uncompressedSize: 20 });
 
     // The closing file expires 100 h after it closed (at 4 h); the writing file never does.
-    expect(repo.deleteExpired(at(104 * h - 1), policy).files).toEqual([]);
-    const second = repo.deleteExpired(at(1000 * h), policy);
+    expect(new FileExpiry(lmdb).deleteExpired(at(104 * h - 1), policy).files).toEqual([]);
+    const second = new FileExpiry(lmdb).deleteExpired(at(1000 * h), policy);
     expect(second.files.map((f) => f.state)).toEqual(['closing']);
     expect(repo.listFiles(SINK).map((f) => f.state)).toEqual(['imported', 'writing']);
     expect(repo.writingSlice(SINK)).toBeDefined();
@@ -383,7 +386,7 @@ describe('import into the table', () => {
 
   /** A closed file with staged slices of the given rows, through the repository and the real files. */
   async function stagedFile(batches: Cell[][][], columns = ['id', 'body']) {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     repo.openFile(newFile(columns), T0);
     let offset = 0;
     for (let i = 0; i < batches.length; i++) {
@@ -497,7 +500,7 @@ describe('import into the table', () => {
   });
 
   it('refuses slices that are not staged yet', async () => {
-    const repo = new LevelRepository(lmdb);
+    const repo = new FilesRepository(lmdb);
     const { file, slice } = repo.openFile(newFile(), T0);
     await expect(importFile(tables, new LocalDirectoryStaging(dir), file, [slice])).rejects.toThrow(/writing; only uploaded/);
   });

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
-import { LevelRepository, type NewFile } from '../../../src/levels/repository.js';
+import { FilesRepository, type NewFile } from '../../../src/levels/files-repository.js';
+import { FileExpiry } from '../../../src/levels/expiry.js';
 import { levelKeys, type FileEntry, type SinkKey, type SliceEntry } from '../../../src/model/levels.js';
 import { localSlicePath } from '../../../src/model/levels.js';
 import { StatisticsService, type NodeSinkStatistics } from '../../../src/levels/statistics.js';
@@ -19,7 +20,7 @@ const newFile = (sink: SinkKey): NewFile => ({ projectId: 1, ...sink, tableId: '
 
 let dir: string;
 let store: LmdbMetadataStore;
-let repo: LevelRepository;
+let repo: FilesRepository;
 let clock: Date;
 let stats: StatisticsService;
 let offset: number;
@@ -27,7 +28,7 @@ let offset: number;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sluice-stats-'));
   store = new LmdbMetadataStore(join(dir, 'metadata'));
-  repo = new LevelRepository(store);
+  repo = new FilesRepository(store);
   clock = at(0);
   stats = new StatisticsService(store, { now: () => clock });
   offset = 0;
@@ -122,7 +123,7 @@ describe('sinkTotal', () => {
     write(SINK, 1, 7, 7);
     const before = stats.sinkTotal(456, 'my-source', 'my-sink');
 
-    const deleted = repo.deleteExpired(at(24 * 60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 60_000, archivedFileRetentionPerSink: 0 });
+    const deleted = new FileExpiry(store).deleteExpired(at(24 * 60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 60_000, archivedFileRetentionPerSink: 0 });
     expect(deleted.files).toHaveLength(1);
     expect(stats.sinkFiles(456, 'my-source', 'my-sink', false).map((f) => f.state)).toEqual(['writing']);
     expect(stats.sinkTotal(456, 'my-source', 'my-sink')).toEqual(before);
@@ -334,7 +335,7 @@ describe('clear', () => {
     upload(closedSlice, 5, 4);
     repo.fileImporting(closedFile, at(4));
     repo.fileImported(closedFile, at(4));
-    repo.deleteExpired(at(60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
+    new FileExpiry(store).deleteExpired(at(60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
     expect(stats.sinkTotal(456, 'my-source', 'my-sink').levels.target?.recordsCount).toBe(2);
     repo.openFile(newFile(OTHER), at(0));
     write(OTHER, 1, 1, 1);
@@ -412,7 +413,7 @@ describe('partition instances', () => {
     repo.fileImporting(closedFile, at(5));
     repo.fileImported(closedFile, at(5));
     const before = stats.sinkTotal(456, 'my-source', 'rows');
-    repo.deleteExpired(at(60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
+    new FileExpiry(store).deleteExpired(at(60), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
     expect(repo.listFiles(ROWS_1).map((f) => f.state)).toEqual(['writing']);
     expect(stats.sinkTotal(456, 'my-source', 'rows')).toEqual(before);
     expect(before.levels.target?.recordsCount).toBe(3);
@@ -431,7 +432,7 @@ describe('partition instances', () => {
     expect(stats.sinkTotal(456, 'my-source', 'rows').total.recordsCount).toBe(0);
     expect(stats.sinkFiles(456, 'my-source', 'rows', false)).toEqual([]);
     // Retention after the reset does not archive the instance's hidden file.
-    repo.deleteExpired(at(120), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
+    new FileExpiry(store).deleteExpired(at(120), { activeFileExpirationMs: 1e12, archivedFileExpirationMs: 0, archivedFileRetentionPerSink: 0 });
     expect(store.get(levelKeys.statsArchive(ROWS_1))).toBeUndefined();
     expect(stats.sinkTotal(456, 'my-source', 'rows').total.recordsCount).toBe(0);
     expect(stats.sinkTotal(456, 'my-source', 'rows2').total.recordsCount).toBe(200);

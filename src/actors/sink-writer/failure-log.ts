@@ -8,7 +8,7 @@
  * records fail. Every failure is kept and counted anyway (GET .../failures, the
  * sluice_sink_records_failed_total metric): the log is only the alarm bell.
  *
- * The limiter is pure (it decides, the writer logs) and takes its clock, for tests. Keyed by
+ * The limiter is pure (it decides, events.ts logs) and takes its clock, for tests. Keyed by
  * sink, not by writer: the writers of a multi-partition sink share one window.
  */
 
