@@ -1,5 +1,5 @@
 /**
- * Retention of the levels' files (reference §17.9): the metadata of files that were imported
+ * Retention of the levels' files: the metadata of files that were imported
  * long enough ago, or that never got imported, is deleted with their slices. The caller removes
  * their local and staged files.
  */
@@ -16,7 +16,7 @@ export interface RetentionPolicy {
   archivedFileRetentionPerSink: number;
 }
 
-/** Reference §17.9: 168 h, 1 h, 30 files. */
+/** The reference's retention: 168 h, 1 h, 30 files. */
 export const REFERENCE_RETENTION: RetentionPolicy = {
   activeFileExpirationMs: 168 * 3_600_000,
   archivedFileExpirationMs: 3_600_000,

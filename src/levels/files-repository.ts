@@ -1,5 +1,5 @@
 /**
- * The files and slices of sinks in the metadata store (reference §17; model.ts), with their
+ * The files and slices of sinks in the metadata store (the shapes in model/levels.ts), with their
  * state machine (file-states.ts). Every method that writes runs in exactly one `transact`, so
  * each state change, rotation and batch commit is atomic and durable when the method returns.
  * The repository does no file I/O.
@@ -185,7 +185,7 @@ export class FilesRepository {
 
   /**
    * Closes the writing file and its writing slice and opens a new file with a new snapshot
-   * (mapping, settings, table) and its first slice, atomically (reference §17.6, §17.8).
+   * (mapping, settings, table) and its first slice, atomically.
    */
   rotateFile(input: NewFile, at: Date = this.now()): { closedFile: FileEntry; closedSlice: SliceEntry; file: FileEntry; slice: SliceEntry } {
     return this.store.transact((tx) => {

@@ -1,5 +1,5 @@
 /**
- * The target level (reference §17.6): a file's staged slices go into its table in one target
+ * The target level: a file's staged slices go into its table in one target
  * transaction, with the file's key as import id, so a retried import (after a crash between the
  * target's commit and the `imported` state) is a no-op.
  */

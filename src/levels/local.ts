@@ -1,5 +1,5 @@
 /**
- * The local level of a sink's data (reference §17.2–17.4): one header-less CSV file per slice
+ * The local level of a sink's data: one header-less CSV file per slice
  * on local disk. A SinkWriter appends a micro-batch of rows, `fdatasync`s, and then commits the
  * new byte length with the log offsets in one metadata transaction (FilesRepository.commitBatch).
  * Bytes beyond the committed length belong to a batch whose commit did not happen; after a crash

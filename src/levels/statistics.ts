@@ -43,14 +43,14 @@ function peerListed({ levels, noStatistics, ...file }: PeerFile): { file: FileSt
 /** Files the aggregation endpoint shows per sink (the reference's RecentFilesLimit). */
 export const RECENT_FILES_LIMIT = 50;
 
-/** Statistics level of a slice state (reference §17.1). */
+/** Statistics level of a slice state. */
 const LEVEL_OF: Record<SliceState, Level> = {
   writing: 'local', closing: 'local', uploading: 'local', uploaded: 'staging', imported: 'target',
 };
 const LEVELS: Level[] = ['local', 'staging', 'target'];
 
 /**
- * Statistics of sinks by storage level (reference §12), computed from the slice entries of the
+ * Statistics of sinks by storage level, computed from the slice entries of the
  * record's path: local = writing/closing/uploading slices, staging = uploaded, target = imported,
  * plus the archived target statistics of imported files that retention deleted. Local slices
  * are uncompressed, so their compressed size is their byte length; a staged or imported slice

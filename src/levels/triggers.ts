@@ -1,5 +1,5 @@
 /**
- * The levels' trigger conditions: when data moves between storage levels (reference §17.5, §17.6): pure decisions over the
+ * The levels' triggers, when data moves between storage levels: pure decisions over the
  * numbers of a slice or file, checked in the reference's order. Sizes are the bytes of the
  * local CSV: local slices are written uncompressed (the reference's production setting,
  * compression "none"), so compressed and uncompressed sizes of the compared data are equal.
@@ -78,7 +78,7 @@ export function syncWaitOf(...layers: (SettingValue[] | undefined)[]): boolean {
 }
 
 /**
- * Backoff of failed uploads and imports (reference §17.7): base × 4^(n−1), capped at 3 h,
+ * Backoff of failed uploads and imports: base × 4^(n−1), capped at 3 h,
  * ±10 % jitter; n is the retry attempt (1 for the first retry). The base is 2 minutes.
  */
 export function retryDelayMs(attempt: number, baseMs = 120_000, random: () => number = Math.random): number {

@@ -41,7 +41,7 @@ export interface LevelOperatorDeps {
 type Message = { type: 'tick'; now: number };
 
 /**
- * Moves closed data on (reference §17.5, §17.6): closed slices are gzipped to staging, files
+ * Moves closed data on: closed slices are gzipped to staging, files
  * whose slices are all staged are imported into their table in one transaction carrying the
  * file's import id (a retried import is a no-op). A failed upload or import is retried with the
  * reference backoff; a file that could not be imported is kept for the staging retention
