@@ -45,7 +45,7 @@ const FILE_STAGES: Array<{ file: RegExp; stage: Stage | Outside; fn?: RegExp }> 
   { file: /^levels\/staging$/, stage: 'gzip' },
   // import into the target
   { file: /^levels\/import$/, stage: 'import' },
-  { file: /^adapters\/warehouse\//, stage: 'import' },
+  { file: /^adapters\/target\//, stage: 'import' },
   { file: /^(storage\/tables|ports\/target)$/, stage: 'import' },
   // bookkeeping of slices, files, positions and statistics
   { file: /^actors\/(sink-writer|level-operator)\//, stage: 'level bookkeeping' },

@@ -1,7 +1,7 @@
 /**
  * Target port: where table rows land (docs/architecture.md "Ports and adapters"). Two adapters: one
- * embedded DuckDB file (src/adapters/warehouse/duckdb-target.ts, the default) and a PostgreSQL
- * server (src/adapters/warehouse/postgres-target.ts, `--target postgres://...`).
+ * embedded DuckDB file (src/adapters/target/duckdb-target.ts, the default) and a PostgreSQL
+ * server (src/adapters/target/postgres-target.ts, `--target postgres://...`).
  *
  * The port knows nothing about Storage id rules: callers (TableService) validate ids and pass
  * the bucket id and table name already split. Every column is a string column; a value is never

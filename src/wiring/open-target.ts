@@ -6,8 +6,8 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Target } from '../ports/target.js';
-import { DuckDbTarget } from '../adapters/warehouse/duckdb-target.js';
-import { PostgresTarget } from '../adapters/warehouse/postgres-target.js';
+import { DuckDbTarget } from '../adapters/target/duckdb-target.js';
+import { PostgresTarget } from '../adapters/target/postgres-target.js';
 
 export async function openTarget(config: Config, logger: Logger): Promise<Target> {
   if (config.targetUrl) {

@@ -8,8 +8,8 @@ import { afterAll } from 'vitest';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
-import { DuckDbTarget } from '../../src/adapters/warehouse/duckdb-target.js';
-import { PostgresTarget } from '../../src/adapters/warehouse/postgres-target.js';
+import { DuckDbTarget } from '../../src/adapters/target/duckdb-target.js';
+import { PostgresTarget } from '../../src/adapters/target/postgres-target.js';
 import type { Target } from '../../src/ports/target.js';
 import { startTestPostgres, type TestPostgres } from './postgres.js';
 

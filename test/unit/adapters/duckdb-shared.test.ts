@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DuckDbTarget } from '../../../src/adapters/warehouse/duckdb-target.js';
+import { DuckDbTarget } from '../../../src/adapters/target/duckdb-target.js';
 import { TableService } from '../../../src/storage/tables.js';
 
 const dirs: string[] = [];
@@ -70,7 +70,7 @@ describe('DuckDbTarget shared mode', () => {
     dirs.push(dir);
     const path = join(dir, 'tables.duckdb');
     const code = `
-      import { DuckDbTarget } from ${JSON.stringify(resolve('src/adapters/warehouse/duckdb-target.ts'))};
+      import { DuckDbTarget } from ${JSON.stringify(resolve('src/adapters/target/duckdb-target.ts'))};
       const target = await DuckDbTarget.open(${JSON.stringify(path)}, { shared: true });
       await target.createBucket({ id: 'in.c-' + process.pid, stage: 'in', name: String(process.pid) });
       await target.close();

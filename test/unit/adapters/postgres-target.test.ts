@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { PostgresTarget } from '../../../src/adapters/warehouse/postgres-target.js';
+import { PostgresTarget } from '../../../src/adapters/target/postgres-target.js';
 import { SinkClaimedError, TargetUnavailableError } from '../../../src/ports/target.js';
 import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../../helpers/postgres.js';
 

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../../src/config.js';
-import { DuckDbTarget } from '../../../src/adapters/warehouse/duckdb-target.js';
+import { DuckDbTarget } from '../../../src/adapters/target/duckdb-target.js';
 import { openTarget } from '../../../src/wiring/open-target.js';
-import { MAX_GROWTH, MAX_VALUE_SIZE, valueSizeProblem } from '../../../src/adapters/warehouse/duckdb-value-sizes.js';
+import { MAX_GROWTH, MAX_VALUE_SIZE, valueSizeProblem } from '../../../src/adapters/target/duckdb-value-sizes.js';
 import { QueryRefusedError, type QueryOptions } from '../../../src/ports/target.js';
 
 const MB = 1024 * 1024;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { PostgresTarget } from '../../../src/adapters/warehouse/postgres-target.js';
+import { PostgresTarget } from '../../../src/adapters/target/postgres-target.js';
 import { QueryRefusedError, type QueryOptions, type QueryRelation } from '../../../src/ports/target.js';
 import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../../helpers/postgres.js';
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { LmdbMetadataStore } from '../../../src/adapters/metadata/lmdb-store.js';
 import type { MetadataStore, MetadataTx } from '../../../src/ports/metadata-store.js';
-import { DuckDbTarget } from '../../../src/adapters/warehouse/duckdb-target.js';
+import { DuckDbTarget } from '../../../src/adapters/target/duckdb-target.js';
 import { TableService } from '../../../src/storage/tables.js';
 import { SinkClaimedError } from '../../../src/ports/target.js';
 import { DomainError } from '../../../src/domain-errors.js';
