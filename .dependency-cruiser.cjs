@@ -2,14 +2,15 @@
 /**
  * The layer rule (README, "Layers"): a module imports only from its own layer or the layers
  * below it. From the ground up:
- *   ground    model/ (the definitions' shapes, ids, column checks), pipeline/, jsonnet/,
+ *   ground    model/ (the definitions' shapes, ids, column checks), pipeline/,
  *             domain-errors, version, logger, config
  *   adapters  connectors/ (the ports' implementations), observability/
  *   services  definition/ (sources, sinks, versions, tasks), storage/, levels/, queue/, components/
  *   runtime   actors/
  *   api       api/
  *   top       main.ts, server.ts, services.ts, data-dir.ts, cli/, tools/ (development tools main.ts runs)
- * Checked by `npm run lint` (depcruise src).
+ * Checked by `npm run lint` (depcruise src packages). The workspace packages (packages/*: the
+ * Jsonnet engine, the generic extractor) stand apart: see the rules `packages-*` at the end.
  */
 module.exports = {
   forbidden: [
@@ -17,21 +18,21 @@ module.exports = {
       name: 'no-api-below-api',
       comment: 'Only api/ and the composition root may import api/: lower layers throw domain errors, api/ maps them.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|observability)/' },
       to: { path: '^src/api/' },
     },
     {
       name: 'no-runtime-below-runtime',
       comment: 'The actors (the stream runtime) sit above the services and adapters they drive.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|levels|queue|components|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|levels|queue|components|connectors|pipeline|observability)/' },
       to: { path: '^src/actors/' },
     },
     {
       name: 'ground-is-pure',
-      comment: 'pipeline/ and jsonnet/ are pure logic: values in, values out; only the model below them.',
+      comment: 'pipeline/ is pure logic: values in, values out; only the model below it.',
       severity: 'error',
-      from: { path: '^src/(pipeline|jsonnet)/' },
+      from: { path: '^src/pipeline/' },
       to: { path: '^src/(api|actors|storage|levels|queue|components|connectors|observability|server|services|main|definition)' },
     },
     {
@@ -59,7 +60,7 @@ module.exports = {
       name: 'no-top-below-top',
       comment: 'The composition root (server.ts, services.ts, main.ts, cli/) and the development tools (tools/) are imported by nobody below it.',
       severity: 'error',
-      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|jsonnet|observability)/' },
+      from: { path: '^src/(model|definition|storage|levels|queue|components|actors|connectors|pipeline|observability)/' },
       to: { path: '^src/(server|main|services|data-dir)\\.ts$|^src/(cli|tools)/' },
     },
     {
@@ -76,6 +77,28 @@ module.exports = {
       from: { path: '^src/tools/' },
       to: { path: '^src/', pathNot: '^src/tools/' },
     },
+    // The workspace packages (packages/<name>/, README "Layout"): libraries of their own.
+    {
+      name: 'packages-stand-alone',
+      comment: 'A workspace package imports nothing of the app (src/).',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'packages-public-api',
+      comment: 'The app and the other packages use a package only through its public API (packages/<name>/src/index.ts), never a file inside it.',
+      severity: 'error',
+      from: { path: '^(src|packages/[^/]+)/' },
+      to: { path: '^packages/', pathNot: '^($1/|packages/[^/]+/src/index\\.ts$)' },
+    },
+    {
+      name: 'packages-by-name',
+      comment: 'The app and the other packages import a package by its name (@sluice/<name>), never by a relative path into packages/.',
+      severity: 'error',
+      from: { path: '^(src|packages/[^/]+)/' },
+      to: { path: '^packages/', pathNot: '^$1/', dependencyTypesNot: ['aliased'] },
+    },
     {
       name: 'no-circular-layers',
       severity: 'warn',
@@ -85,7 +108,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^src/console/' },
+    exclude: { path: '^src/console/|^packages/[^/]+/(dist|node_modules)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },

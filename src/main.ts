@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = await (await import('./tools/kafka-broker/cli.js')).runKafkaCli(rest);
       return;
     case 'jsonnet':
-      process.exitCode = await (await import('./jsonnet/cli.js')).runJsonnetCli(rest, process);
+      process.exitCode = await (await import('@sluice/jsonnet')).runJsonnetCli(rest, process);
       return;
     case 'extractor':
       process.exitCode = await (await import('./components/generic-extractor/cli.js')).runExtractorCli(rest);

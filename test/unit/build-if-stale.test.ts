@@ -70,13 +70,23 @@ describe('scanInputs', () => {
     expect(scan['src/deep/er/b.ts']).toMatch(/^5:\d+(\.\d+)?$/);
   });
 
-  it("the project's inputs: the sources, the console's build script, the tsconfigs, package.json and its lock", () => {
-    expect(INPUTS).toEqual(['src', 'scripts/build-console.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']);
+  it("the project's inputs: the sources, the packages' sources, the console's build script, the tsconfigs, package.json and its lock", () => {
+    const packageInputs = (name: string) => ['src', 'bin', 'package.json', 'tsconfig.build.json'].map((input) => `packages/${name}/${input}`);
+    expect(INPUTS).toEqual([
+      'src',
+      ...packageInputs('jsonnet'),
+      'scripts/build-console.mjs',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'package.json',
+      'package-lock.json',
+    ]);
     const scan = scanInputs(resolve(__dirname, '../..'));
     expect(scan).toHaveProperty(['src/main.ts']);
+    expect(scan).toHaveProperty(['packages/jsonnet/src/index.ts']);
     expect(scan).toHaveProperty(['src/console/main.tsx']);
     expect(scan).toHaveProperty(['scripts/build-console.mjs']);
-    expect(Object.keys(scan).some((p) => p.startsWith('dist/') || p.startsWith('node_modules/'))).toBe(false);
+    expect(Object.keys(scan).some((p) => /^(packages\/[^/]+\/)?(dist|node_modules)\//.test(p))).toBe(false);
   });
 });
 

@@ -129,7 +129,7 @@ export function resolveImport(
 // ---------------------------------------------------------------------------------------------
 // The Sluice compiler
 
-/** What this module needs of `src/jsonnet/index.ts`. */
+/** What this module needs of `packages/jsonnet/src/index.ts`. */
 interface CompilerModule {
   evaluateToString(
     code: string,
@@ -155,12 +155,12 @@ export function loadCompiler(): Promise<CompilerModule> {
   compiler ??= (import(specifier) as Promise<Partial<CompilerModule>>).then(
     (mod) => {
       if (typeof mod.evaluateToString !== 'function') {
-        throw new EngineError('the Sluice Jsonnet compiler (src/jsonnet/index.ts) does not export evaluateToString()', true);
+        throw new EngineError('the Sluice Jsonnet compiler (packages/jsonnet/src/index.ts) does not export evaluateToString()', true);
       }
       return mod as CompilerModule;
     },
     (err: unknown) => {
-      throw new EngineError(`the Sluice Jsonnet compiler (src/jsonnet/index.ts) cannot be loaded: ${describe(err)}`, true);
+      throw new EngineError(`the Sluice Jsonnet compiler (packages/jsonnet/src/index.ts) cannot be loaded: ${describe(err)}`, true);
     },
   );
   return compiler;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { lex, unescapeString } from '../../src/jsonnet/lexer.js';
-import { StaticError } from '../../src/jsonnet/errors.js';
+import { lex, unescapeString } from '../src/lexer.js';
+import { StaticError } from '../src/errors.js';
 
 const kinds = (src: string): string[] => lex('f', src).map((t) => `${t.kind}:${t.data}`);
 

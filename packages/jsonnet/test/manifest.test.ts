@@ -7,7 +7,7 @@
 /* eslint-disable no-loss-of-precision */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { formatG17, formatG17Exact, formatNumber } from '../../src/jsonnet/numbers.js';
+import { formatG17, formatG17Exact, formatNumber } from '../src/numbers.js';
 import {
   ManifestError,
   compareCodePoints,
@@ -22,8 +22,8 @@ import {
   sortedKeys,
   stdEscapeStringJson,
   type Json,
-} from '../../src/jsonnet/manifest.js';
-import { mulberry32 } from '../helpers/random.js';
+} from '../src/manifest.js';
+import { mulberry32 } from './random.js';
 
 // [Jsonnet expression, the same value in JS, std.toString / top-level output of libjsonnet]
 const NUMBERS: Array<[string, number, string]> = [

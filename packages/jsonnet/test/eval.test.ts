@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { STD_JSONNET } from '../../src/jsonnet/stdlib/std-source.js';
-import { JsonnetError, compile, evaluateToString, nativeFunction, type Json } from '../../src/jsonnet/index.js';
+import { STD_JSONNET } from '../src/stdlib/std-source.js';
+import { JsonnetError, compile, evaluateToString, nativeFunction, type Json } from '../src/index.js';
 
 interface JsonnetVm {
   extString(k: string, v: string): this;
@@ -124,8 +124,8 @@ describe('jsonnet evaluator against libjsonnet', () => {
 
 describe('jsonnet evaluator', () => {
   it('embeds the vendored std.jsonnet unchanged', () => {
-    const file = readFileSync(new URL('../../src/jsonnet/stdlib/std.jsonnet', import.meta.url), 'utf8');
-    // If this fails: node src/jsonnet/stdlib/generate-std-source.mjs
+    const file = readFileSync(new URL('../src/stdlib/std.jsonnet', import.meta.url), 'utf8');
+    // If this fails: node packages/jsonnet/src/stdlib/generate-std-source.mjs
     expect(STD_JSONNET).toBe(file);
     expect(file).toContain('Copyright 2015 Google Inc.');
   });

@@ -11,7 +11,7 @@
  * (in a child process) instead, for comparisons.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { parseByteSize, parseDuration } from '../pipeline/units.js';
+import { parseByteSize, parseDuration } from './units.js';
 import { ENGINE_NAMES, EngineError, createEngine, type EngineName, type ExtVar, type JsonnetEngine } from './engines.js';
 import { CLI_LIMIT_NAMES, DEFAULT_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type JsonnetLimits } from './limits.js';
 

@@ -401,3 +401,19 @@ export function evaluate(code: string, options: CompileOptions = {}): Json {
 
 export type { Json };
 export { force, typeName };
+
+// ---------------------------------------------------------------------------------------------
+// The rest of the package's public API (README.md): what an embedding program needs besides the
+// compiler above. Import these from `@sluice/jsonnet`, never from a file of the package.
+
+/** The V8 bounds a limit may not exceed (`--max-array-length`, `--max-string-length`). */
+export { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH } from './limits.js';
+/** The syntax tree (a template's static checks walk it). */
+export { parse } from './parser.js';
+export type { Arg, Node } from './ast.js';
+/** The engines behind the CLI's `--engine`: this compiler, or libjsonnet in child processes. */
+export { ChildProcessEngine, ENGINE_NAMES, EngineError, LibjsonnetOracle, SluiceEngine, createEngine } from './engines.js';
+export type { EngineName, EvaluateOptions, JsonnetEngine, LibjsonnetOracleOptions } from './engines.js';
+/** The `jsonnet` command line (`sluice jsonnet`, `sluice-jsonnet`). */
+export { JSONNET_USAGE, runJsonnetCli } from './cli.js';
+export type { CliDeps, CliIo } from './cli.js';

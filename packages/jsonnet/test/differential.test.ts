@@ -4,9 +4,9 @@
  * of errors, must be identical.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { evaluateToString } from '../../src/jsonnet/index.js';
-import { LibjsonnetOracle } from '../../src/jsonnet/engines.js';
-import { mulberry32 as rng } from '../helpers/random.js';
+import { evaluateToString } from '../src/index.js';
+import { LibjsonnetOracle } from '../src/engines.js';
+import { mulberry32 as rng } from './random.js';
 
 const libjsonnet = new LibjsonnetOracle();
 afterAll(() => libjsonnet.close());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Node } from '../../src/jsonnet/ast.js';
-import { parse } from '../../src/jsonnet/parser.js';
+import type { Node } from '../src/ast.js';
+import { parse } from '../src/parser.js';
 
 /** A compact Lisp-like rendering of the AST, enough to check structure and precedence. */
 function show(n: Node): string {
