@@ -92,7 +92,7 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = await (await import('@sluice/jsonnet')).runJsonnetCli(rest, process);
       return;
     case 'extractor':
-      process.exitCode = await (await import('./components/generic-extractor/cli.js')).runExtractorCli(rest);
+      process.exitCode = await (await import('@sluice/generic-extractor')).runExtractorCli(rest);
       return;
     case 'tables':
       process.exitCode = await (await import('./cli/tables-export.js')).runTablesCli(rest);

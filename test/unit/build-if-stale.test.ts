@@ -74,6 +74,7 @@ describe('scanInputs', () => {
     const packageInputs = (name: string) => ['src', 'bin', 'package.json', 'tsconfig.build.json'].map((input) => `packages/${name}/${input}`);
     expect(INPUTS).toEqual([
       'src',
+      ...packageInputs('generic-extractor'),
       ...packageInputs('jsonnet'),
       'scripts/build-console.mjs',
       'tsconfig.json',
@@ -84,6 +85,7 @@ describe('scanInputs', () => {
     const scan = scanInputs(resolve(__dirname, '../..'));
     expect(scan).toHaveProperty(['src/main.ts']);
     expect(scan).toHaveProperty(['packages/jsonnet/src/index.ts']);
+    expect(scan).toHaveProperty(['packages/generic-extractor/src/pagination/pagination.ts']);
     expect(scan).toHaveProperty(['src/console/main.tsx']);
     expect(scan).toHaveProperty(['scripts/build-console.mjs']);
     expect(Object.keys(scan).some((p) => /^(packages\/[^/]+\/)?(dist|node_modules)\//.test(p))).toBe(false);
