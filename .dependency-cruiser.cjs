@@ -1,7 +1,7 @@
 /* global module */
 /**
  * The layer rule (README, "Layers"; docs/architecture.md): no import runs back up a layer, and no
- * cycle between files or folders. Checked by `npm run lint` (depcruise src).
+ * cycle between files or folders.
  *
  * FLOORS lists every folder and top-level module of src/ from the ground up. A module imports
  * only its own folder and the floors below it, so a cycle between two folders cannot pass: one
@@ -9,6 +9,10 @@
  * On top of the order, a few floors import less than everything below them (the rules after it):
  * the ports only the model, the adapters only the ground, and only the composition root picks an
  * adapter.
+ *
+ * The workspace packages (packages/*: the Jsonnet engine, the generic extractor) stand apart: they
+ * import nothing of src/, and src/ uses them by name, through their public API (the `packages-*`
+ * rules at the end). Checked by `npm run lint` (depcruise src packages).
  */
 const FLOORS = [
   // The ground: values in, values out.
@@ -20,7 +24,6 @@ const FLOORS = [
   ['contract', 'contract/', 'the API contract: the shapes of the APIs\' answers and request bodies, shared with the console'],
   ['ports', 'ports/', 'the ports: interfaces of the metadata store, event log, Target, Staging, id allocation'],
   ['pipeline', 'pipeline/', 'pure mapping: columns, settings, the record codec, CSV rows'],
-  ['jsonnet', 'jsonnet/', 'the Jsonnet engine (a library that imports nothing of Sluice)'],
   ['config', 'config.ts', 'the flags and their defaults'],
   // The adapters: the ports' implementations.
   ['adapters', 'adapters/', 'the adapters: LMDB, Kafka, DuckDB, PostgreSQL, the staging directory, the template engine'],
@@ -83,10 +86,10 @@ module.exports = {
     },
     {
       name: 'adapters-import-only-the-ground',
-      comment: 'An adapter implements a port with the ground below it (model/, ports/, the pure pipeline/ and jsonnet/, the logger); it takes its settings as arguments, not Config.',
+      comment: 'An adapter implements a port with the ground below it (model/, ports/, the pure pipeline/, the logger, the workspace packages); it takes its settings as arguments, not Config.',
       severity: 'error',
       from: { path: '^src/adapters/' },
-      to: { path: '^src/', pathNot: '^src/(adapters|model|ports|pipeline|jsonnet)/|^src/(logger|sync-dir|domain-errors)\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(adapters|model|ports|pipeline)/|^src/(logger|sync-dir|domain-errors)\\.ts$' },
     },
     {
       name: 'only-the-composition-root-picks-adapters',
@@ -107,7 +110,7 @@ module.exports = {
       comment: 'A source type\'s decoding files import the ground and each other, never its transport or a service.',
       severity: 'error',
       from: { path: SOURCE_DECODING },
-      to: { path: '^src/', pathNot: `^src/(model|pipeline|jsonnet)/|^src/domain-errors\\.ts$|${SOURCE_DECODING}[^/]+$` },
+      to: { path: '^src/', pathNot: `^src/(model|pipeline)/|^src/domain-errors\\.ts$|${SOURCE_DECODING}[^/]+$` },
     },
     {
       name: 'database-clients-in-adapters',
@@ -138,6 +141,28 @@ module.exports = {
       from: { path: '^src/contract/' },
       to: { pathNot: '^src/(contract|model)/' },
     },
+    // The workspace packages (packages/<name>/, README "Layout"): libraries of their own.
+    {
+      name: 'packages-stand-alone',
+      comment: 'A workspace package imports nothing of the app (src/).',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'packages-public-api',
+      comment: 'The app and the other packages use a package only through its public API (packages/<name>/src/index.ts), never a file inside it.',
+      severity: 'error',
+      from: { path: '^(src|packages/[^/]+)/' },
+      to: { path: '^packages/', pathNot: '^($1/|packages/[^/]+/src/index\\.ts$)' },
+    },
+    {
+      name: 'packages-by-name',
+      comment: 'The app and the other packages import a package by its name (@sluice/<name>), never by a relative path into packages/.',
+      severity: 'error',
+      from: { path: '^(src|packages/[^/]+)/' },
+      to: { path: '^packages/', pathNot: '^$1/', dependencyTypesNot: ['aliased'] },
+    },
     {
       name: 'no-circular',
       comment: 'No cycle between files (between folders, the floors rule it out).',
@@ -155,6 +180,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^packages/[^/]+/(dist|node_modules)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'] },

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { runExtraction } from '../src/components/generic-extractor/runner.js';
+import { runExtraction } from '@sluice/generic-extractor';
 import { median, round2 } from './util.js';
 
 function page(offset: number, limit: number, total: number): string {

@@ -8,8 +8,9 @@
 //   node scripts/build-if-stale.mjs --begin   first step of `npm run build`: notes the inputs as it reads them
 //   node scripts/build-if-stale.mjs --done    last step of `npm run build`: that build is complete
 //
-// The inputs (INPUTS: src/, the console's build and asset copy scripts, the tsconfigs,
-// package.json and the lock file) are fingerprinted by path, size and modification time. `--begin` notes the fingerprint
+// The inputs (INPUTS: src/, the workspace packages' sources and build settings, the console's
+// build and asset copy scripts, the tsconfigs, package.json and the lock file) are fingerprinted
+// by path, size and modification time. `--begin` notes the fingerprint
 // before the compiler reads anything, `--done` keeps it as dist/.build-stamp.json; a build that
 // failed leaves no stamp, and a file saved while a build ran differs from the noted fingerprint,
 // so either way the next start builds again. A changed, new or deleted input makes dist/ stale,
@@ -21,10 +22,40 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** What the build reads of each workspace package (packages/<name>/): not its dist/, which it writes. */
+export const PACKAGE_INPUTS = ['src', 'bin', 'package.json', 'tsconfig.build.json'];
+
+/** The workspace packages' folders (packages/<name>), sorted; none when there is no packages/. */
+export function workspacePackages(root = ROOT) {
+  try {
+    return readdirSync(join(root, 'packages'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `packages/${entry.name}`)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
 /** What the build reads (files, or folders taken whole), relative to the root. */
-export const INPUTS = ['src', 'scripts/build-console.mjs', 'scripts/copy-assets.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
+export const INPUTS = [
+  'src',
+  ...workspacePackages().flatMap((dir) => PACKAGE_INPUTS.map((input) => `${dir}/${input}`)),
+  'scripts/build-console.mjs',
+  'scripts/copy-assets.mjs',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package.json',
+  'package-lock.json',
+];
 /** What a complete build leaves; one missing means building again. */
-export const OUTPUTS = ['dist/main.js', 'dist/jsonnet/stdlib', 'dist/sources/otlp/proto', 'dist/console/index.html'];
+export const OUTPUTS = [
+  ...workspacePackages().map((dir) => `${dir}/dist/index.js`),
+  'packages/jsonnet/dist/stdlib',
+  'dist/main.js',
+  'dist/sources/otlp/proto',
+  'dist/console/index.html',
+];
 export const STAMP = 'dist/.build-stamp.json';
 const PENDING = 'dist/.build-pending.json';
 const LOCK = 'dist/.build-lock';

@@ -7,8 +7,9 @@
 #
 #   bash scripts/check-lockfile.sh [LOCKFILE [PACKAGE_JSON]]   # default: the project's own
 #
-# It runs `npm ci --dry-run` for a few platforms in a temporary folder holding only package.json
-# and the lock file, so it neither reads nor touches node_modules. Fix a failure with
+# It runs `npm ci --dry-run` for a few platforms in a temporary folder holding only package.json,
+# the lock file and the workspace packages' package.json (packages/*/package.json, beside
+# PACKAGE_JSON), so it neither reads nor touches node_modules. Fix a failure with
 # `npm install --package-lock-only` (or, for stubs, a fresh `rm -rf node_modules
 # package-lock.json && npm install`). Takes a few seconds; no download when the lock file is complete.
 set -euo pipefail
@@ -20,11 +21,18 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cp "$manifest" "$tmp/package.json"
 cp "$lock" "$tmp/package-lock.json"
+for workspace in "$(dirname "$manifest")"/packages/*/package.json; do
+  [[ -f "$workspace" ]] || continue
+  name="$(basename "$(dirname "$workspace")")"
+  mkdir -p "$tmp/packages/$name"
+  cp "$workspace" "$tmp/packages/$name/package.json"
+done
 cd "$tmp"
 
 node -e '
   const lock = JSON.parse(require("node:fs").readFileSync("package-lock.json", "utf8"));
-  const bad = Object.entries(lock.packages ?? {}).filter(([path, e]) => path !== "" && !e.link && !(e.version && e.integrity));
+  // "" is the root, a path outside node_modules/ a workspace package (packages/<name>): both are folders of the tree.
+  const bad = Object.entries(lock.packages ?? {}).filter(([path, e]) => path.includes("node_modules/") && !e.link && !(e.version && e.integrity));
   if (lock.lockfileVersion < 2 || bad.length > 0) {
     console.error(`package-lock.json: ${bad.length} entries without a version or integrity, e.g. ${bad.slice(0, 3).map(([p]) => p).join(", ")}`);
     process.exit(1);

@@ -7,7 +7,7 @@ import { goDurationString, parseByteSize, parseDuration } from './pipeline/units
 import { DEFAULT_LIMITS } from './model/levels.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './model/kafka-topic-names.js';
 import { InvalidKeyError, parseEncryptionKey } from './model/value-cipher.js';
-import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from './jsonnet/limits.js';
+import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '@sluice/jsonnet';
 import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
 
 export interface Config {

@@ -89,10 +89,10 @@ async function main(argv: string[]): Promise<void> {
       process.exitCode = await (await import('./tools/kafka-broker/cli.js')).runKafkaCli(rest);
       return;
     case 'jsonnet':
-      process.exitCode = await (await import('./jsonnet/cli.js')).runJsonnetCli(rest, process);
+      process.exitCode = await (await import('@sluice/jsonnet')).runJsonnetCli(rest, process);
       return;
     case 'extractor':
-      process.exitCode = await (await import('./components/generic-extractor/cli.js')).runExtractorCli(rest);
+      process.exitCode = await (await import('@sluice/generic-extractor')).runExtractorCli(rest);
       return;
     case 'tables':
       process.exitCode = await (await import('./cli/tables-export.js')).runTablesCli(rest);

@@ -10,8 +10,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultText, loadConfig, OPTIONS } from '../../src/config.js';
-import { runJsonnetCli } from '../../src/jsonnet/cli.js';
-import { LibjsonnetOracle, SluiceEngine, type EngineName, type JsonnetEngine } from '../../src/jsonnet/engines.js';
+import { LibjsonnetOracle, SluiceEngine, runJsonnetCli, type EngineName, type JsonnetEngine } from '@sluice/jsonnet';
 
 interface Run {
   code: number | null;

@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { loadConfig, OPTIONS, type Config } from '../../src/config.js';
 import { stagingSlicePath } from '../../src/model/levels.js';
 
-// js-yaml is the YAML parser among the direct dependencies; it ships no types (src/jsonnet/builtins.ts loads it the same way).
+// js-yaml is the YAML parser among the direct dependencies; it ships no types (packages/jsonnet/src/builtins.ts loads it the same way).
 const yaml = createRequire(import.meta.url)('js-yaml') as { load(text: string): unknown };
 
 const SINGLE = resolve('docker/compose.yaml');

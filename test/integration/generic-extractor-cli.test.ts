@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runExtractorCli } from '../../src/components/generic-extractor/cli.js';
+import { runExtractorCli } from '@sluice/generic-extractor';
 import { component } from '../../src/components/generic-extractor/index.js';
 
 type Handler = (url: URL, req: http.IncomingMessage, body: string) => { status?: number; headers?: Record<string, string>; body: string };

@@ -14,8 +14,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { component } from '../../src/components/generic-extractor/index.js';
-import { runExtraction } from '../../src/components/generic-extractor/runner.js';
-import { runExtractorCli } from '../../src/components/generic-extractor/cli.js';
+import { runExtraction, runExtractorCli } from '@sluice/generic-extractor';
 
 type Handler = (req: http.IncomingMessage) => { status?: number; headers?: Record<string, string>; body: string };
 

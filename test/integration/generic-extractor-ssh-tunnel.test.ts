@@ -8,10 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SshTunnel } from '../../src/components/generic-extractor/ssh-tunnel.js';
-import { parseSshProxy } from '../../src/components/generic-extractor/ssh-proxy.js';
-import { HttpClient } from '../../src/components/generic-extractor/http-client.js';
-import { UserError } from '../../src/components/contract.js';
+import { HttpClient, SshTunnel, UserError, parseSshProxy } from '@sluice/generic-extractor';
 import { startSshProxy, type SshProxyServer } from '../conformance/generic-extractor/ssh-proxy.js';
 import { freePort } from '../helpers/child-service.js';
 

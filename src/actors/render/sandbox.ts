@@ -20,7 +20,7 @@ import type { ParkedRecord } from '../../pipeline/batch-render.js';
 import { stoppedSandboxReason } from './inflight.js';
 import type { RecordProber, RenderedRows, RenderJob } from './renderer.js';
 import { pack, type RenderResponse } from './worker-renderer.js';
-import type { LimitOptions } from '../../jsonnet/limits.js';
+import type { LimitOptions } from '@sluice/jsonnet';
 
 export interface RenderSandboxOptions {
   /** The child's heap cap in MB (the render threads' cap); none: V8's default. */

@@ -6,7 +6,7 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
 import type { LoggedRecord } from '../../ports/event-log.js';
 import type { Logger } from '../../logger.js';
 import type { ParkedRecord } from '../../pipeline/batch-render.js';
-import type { LimitOptions } from '../../jsonnet/limits.js';
+import type { LimitOptions } from '@sluice/jsonnet';
 import { encodeRecord } from '../../pipeline/record-codec.js';
 import { readMark, stoppedWorkerReason, type InflightMark } from './inflight.js';
 import type { RecordProber, RecordRenderer, RenderedRows, RenderJob, RenderLane } from './renderer.js';

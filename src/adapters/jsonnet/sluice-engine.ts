@@ -1,13 +1,13 @@
 /**
- * The TemplateEngine port on Sluice's own Jsonnet compiler (src/jsonnet): each template is
+ * The TemplateEngine port on Sluice's own Jsonnet compiler (@sluice/jsonnet): each template is
  * compiled once, with the seed's globals bound as native functions that read the record being
  * evaluated, and then evaluated per record synchronously, with no parsing and no thread hops.
  * A runaway template fails its record (stack depth, time budget, array and string lengths,
- * allocation: the limits of src/jsonnet/limits.ts), never the process.
+ * allocation: the limits of @sluice/jsonnet), never the process.
  */
 import {
   compile, JsonnetError, nativeFunction, RuntimeError, StaticError, type Json, type LimitOptions, type Program,
-} from '../../jsonnet/index.js';
+} from '@sluice/jsonnet';
 import { MappingError, type MappingErrorKind } from '../../pipeline/columns/errors.js';
 import { toPlain } from '../../pipeline/columns/json.js';
 import { cachedPath, type BodyPath } from '../../pipeline/columns/path.js';

@@ -1,18 +1,16 @@
 /**
- * `keboola.ex-generic-v2`: the generic extractor as a component of the job queue (see
- * ../contract.ts). Reads the configuration and state the queue hands over (`#` values
- * decrypted), writes `out/tables/*.csv` with manifests; progress and stop reasons go to the job
- * log.
+ * `keboola.ex-generic-v2`: the generic extractor (the workspace package
+ * @sluice/generic-extractor) as a component of the job queue (see ../contract.ts). Reads the
+ * configuration and state the queue hands over (`#` values decrypted), writes `out/tables/*.csv`
+ * with manifests; progress and stop reasons go to the job log. The extractor's errors caused by
+ * the configuration or the API are named `UserError`, as the queue expects of a component.
  */
+import { runExtraction, summary, type JsonObject } from '@sluice/generic-extractor';
 import type { Component, ComponentContext, ComponentResult } from '../contract.js';
-import { runExtraction } from './runner.js';
-import type { JsonObject } from './php.js';
 
 export const COMPONENT_ID = 'keboola.ex-generic-v2';
 
-export function summary(r: { pages: number; items: number; tables: { file: string }[] }): string {
-  return `Extracted ${r.items} items from ${r.pages} pages into ${r.tables.length} table(s)`;
-}
+export { summary };
 
 export const component: Component = {
   id: COMPONENT_ID,
@@ -35,6 +33,3 @@ export const component: Component = {
     return { message: summary(result), counters: { pages: result.pages, items: result.items } };
   },
 };
-
-export { runExtraction } from './runner.js';
-export type { ExtractionOptions, ExtractionResult, Progress } from './runner.js';

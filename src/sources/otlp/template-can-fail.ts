@@ -14,8 +14,7 @@
  * check evaluates it as before.
  */
 import type { Signal } from '../../model/definition.js';
-import type { Arg, Node } from '../../jsonnet/ast.js';
-import { parse } from '../../jsonnet/parser.js';
+import { parse, type Arg, type Node } from '@sluice/jsonnet';
 import { pathCanMiss } from './rejections.js';
 
 /** What an expression is known to be when it cannot fail: text, or some other value. */

@@ -38,7 +38,7 @@ import {
   type EvaluateOptions,
   type ExtVar,
   type JsonnetEngine,
-} from '../../../src/jsonnet/engines.js';
+} from '@sluice/jsonnet';
 import { SKIPPED, staleSkipWarnings } from './skips.js';
 import { conformanceMissing, sharedPath } from '../../helpers/shared-dir.js';
 

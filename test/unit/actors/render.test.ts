@@ -7,7 +7,7 @@ import { InThreadRenderer, type RecordRenderer } from '../../../src/actors/rende
 import { typeScriptWorker, WorkerRenderer } from '../../../src/actors/render/worker-renderer.js';
 import { RenderSandbox } from '../../../src/actors/render/sandbox.js';
 import { SluiceTemplateEngine } from '../../../src/adapters/jsonnet/sluice-engine.js';
-import { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '../../../src/jsonnet/limits.js';
+import { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '@sluice/jsonnet';
 import type { LoggedRecord } from '../../../src/ports/event-log.js';
 import type { Column } from '../../../src/model/definition.js';
 import { BatchRenderer, type RenderGuard, type RenderJob, type RenderOwner } from '../../../src/pipeline/batch-render.js';

@@ -70,16 +70,29 @@ describe('scanInputs', () => {
     expect(scan['src/deep/er/b.ts']).toMatch(/^5:\d+(\.\d+)?$/);
   });
 
-  it("the project's inputs: the sources, the console's build and asset copy scripts, the tsconfigs, package.json and its lock", () => {
-    expect(INPUTS).toEqual(['src', 'scripts/build-console.mjs', 'scripts/copy-assets.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']);
+  it("the project's inputs: the sources, the packages' sources, the console's build and asset copy scripts, the tsconfigs, package.json and its lock", () => {
+    const packageInputs = (name: string) => ['src', 'bin', 'package.json', 'tsconfig.build.json'].map((input) => `packages/${name}/${input}`);
+    expect(INPUTS).toEqual([
+      'src',
+      ...packageInputs('generic-extractor'),
+      ...packageInputs('jsonnet'),
+      'scripts/build-console.mjs',
+      'scripts/copy-assets.mjs',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'package.json',
+      'package-lock.json',
+    ]);
     const scan = scanInputs(resolve(__dirname, '../../..'));
     expect(scan).toHaveProperty(['src/main.ts']);
+    expect(scan).toHaveProperty(['packages/jsonnet/src/index.ts']);
+    expect(scan).toHaveProperty(['packages/generic-extractor/src/pagination/pagination.ts']);
     expect(scan).toHaveProperty(['src/console/main.tsx']);
     expect(scan).toHaveProperty(['scripts/build-console.mjs']);
     expect(scan).toHaveProperty(['scripts/copy-assets.mjs']);
     // The vendored .proto files are inputs too: the build copies them.
     expect(scan).toHaveProperty(['src/sources/otlp/proto/opentelemetry/proto/logs/v1/logs.proto']);
-    expect(Object.keys(scan).some((p) => p.startsWith('dist/') || p.startsWith('node_modules/'))).toBe(false);
+    expect(Object.keys(scan).some((p) => /^(packages\/[^/]+\/)?(dist|node_modules)\//.test(p))).toBe(false);
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * The README's "Layout" section matches the tree: every folder of src/ that holds code is named
  * there (as a line of its own, `src/<path>/`, or as `<name>/` in its parent's line; vendored
- * .proto files need not be), and every `src/...` path the section names exists. A folder added,
- * moved or renamed without the README fails here.
+ * .proto files need not be), and every `src/...`, `test/...` or `packages/...` path the section
+ * names exists. A folder added, moved or renamed without the README fails here.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -68,7 +68,7 @@ describe("the README's layout", () => {
   });
 
   it('names only paths that exist', () => {
-    const paths = [...block.matchAll(/(?:^|\s)((?:src|test)\/[\w./-]+)/g)].map((m) => m[1].replace(/[.,;:)]+$/, ''));
+    const paths = [...block.matchAll(/(?:^|[\s(])((?:src|test|packages)\/[\w./-]+)/g)].map((m) => m[1].replace(/[.,;:)]+$/, ''));
     expect(paths.length).toBeGreaterThan(20);
     expect(paths.filter((p) => !existsSync(join(ROOT, p)))).toEqual([]);
   });
