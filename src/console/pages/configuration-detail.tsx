@@ -8,8 +8,9 @@ import { api } from '../api';
 import { href } from '../router';
 import { useLoad } from '../widgets/load';
 import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly } from '../widgets/common';
-import { JobStatus, RunButton, formatDuration, jobResult, type Job } from './job-common';
+import { JobStatus, RunButton, formatDuration, jobResult } from './job-common';
 import { lineDiff } from './configuration-diff';
+import type { JobJson } from '../../contract/queue-jobs';
 
 interface Row {
   id: string;
@@ -261,7 +262,7 @@ function VersionView({ version, current, onClose }: { version: Version; current:
 
 function RecentJobs({ componentId, configId }: { componentId: string; configId: string }) {
   const query = new URLSearchParams({ component: componentId, config: configId, limit: '10', sortBy: 'id', sortOrder: 'desc' });
-  const { data, error } = useLoad(() => api<Job[]>('GET', `/search/jobs?${query}`), [query.toString()], 5000);
+  const { data, error } = useLoad(() => api<JobJson[]>('GET', `/search/jobs?${query}`), [query.toString()], 5000);
   const all = href('jobs') + '?' + new URLSearchParams({ component: componentId, config: configId });
   return (
     <section aria-labelledby="recent-jobs">

@@ -4,7 +4,7 @@ import { api } from '../api';
 import { go } from '../router';
 import { useLoad } from '../widgets/load';
 import { ErrorText, Field, Loading } from '../widgets/common';
-import type { Job } from './job-common';
+import type { JobJson } from '../../contract/queue-jobs';
 
 interface Component {
   id: string;
@@ -27,7 +27,7 @@ export function RunJobForm() {
     setBusy(true);
     setRunError(undefined);
     try {
-      const job = await api<Job>('POST', '/jobs', { json: { component, config, mode } });
+      const job = await api<JobJson>('POST', '/jobs', { json: { component, config, mode } });
       go('jobs', job.id);
     } catch (err) {
       setRunError(err);
