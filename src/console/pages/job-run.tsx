@@ -5,16 +5,10 @@ import { go } from '../router';
 import { useLoad } from '../widgets/load';
 import { ErrorText, Field, Loading } from '../widgets/common';
 import type { JobJson } from '../../contract/queue-jobs';
-
-interface Component {
-  id: string;
-  name: string;
-  type: string;
-  configurations: { id: string; name: string; isDisabled: boolean }[];
-}
+import type { ComponentJson } from '../../contract/storage-configurations';
 
 export function RunJobForm() {
-  const { data, error } = useLoad(() => api<Component[]>('GET', '/v2/storage/components'), []);
+  const { data, error } = useLoad(() => api<ComponentJson[]>('GET', '/v2/storage/components'), []);
   const [choice, setChoice] = useState('');
   const [mode, setMode] = useState('run');
   const [runError, setRunError] = useState<unknown>(undefined);
