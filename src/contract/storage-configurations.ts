@@ -3,7 +3,8 @@
  * components and their configurations, rows and versions (reference §2.3;
  * src/api/storage/configuration-format.ts builds them). Unlike most answers these routes have
  * strict response schemas (configuration-format.ts: configurationSchema, rowSchema,
- * versionSchema, componentSchema), which serialise exactly the properties they list.
+ * versionSchema, componentSchema), which serialise exactly the properties they list;
+ * test/unit/repository/contract-schemas.test.ts checks them against these types.
  */
 
 /** Who made a change: the token's id and description at that time. */

@@ -3,7 +3,8 @@
  * jobs and files, as a table export makes them (src/api/storage/exports.ts jobJson and fileJson
  * build them; POST /v2/storage/tables/{tableId}/export-async, GET /v2/storage/jobs/{id},
  * GET /v2/storage/files/{id}). Unlike most answers these routes have strict response schemas
- * (exports.ts: jobSchema, fileSchema), which serialise exactly the properties they list.
+ * (exports.ts: jobSchema, fileSchema), which serialise exactly the properties they list;
+ * test/unit/repository/contract-schemas.test.ts checks them against these types.
  */
 
 export type StorageJobStatus = 'waiting' | 'processing' | 'success' | 'error';

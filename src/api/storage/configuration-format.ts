@@ -9,7 +9,8 @@ import { storageDate } from './format.js';
 /**
  * Configuration JSON shapes of the Storage API (reference §2.3): the API contract's
  * (src/contract/storage-configurations.ts). These routes' response schemas below are strict
- * (they serialise exactly what they list).
+ * (they serialise exactly what they list); test/unit/repository/contract-schemas.test.ts checks
+ * them against the contract's types.
  */
 
 function currentVersionJson(v: VersionInfo): ConfigurationJson['currentVersion'] {

@@ -17,7 +17,7 @@ const str = { type: 'string' } as const;
 const freeObject = { type: 'object', additionalProperties: true } as const;
 const nullableDate = { type: ['string', 'null'] } as const;
 
-const jobSchema = {
+export const jobSchema = {
   type: 'object',
   properties: {
     id: { type: 'integer' },
@@ -42,7 +42,7 @@ const jobSchema = {
   },
 } as const;
 
-const fileSchema = {
+export const fileSchema = {
   type: 'object',
   properties: {
     id: { type: 'integer' },
