@@ -10,7 +10,8 @@ import { exportRequest } from './export-request.js';
 import { formatBytes, formatCount } from './numbers.js';
 import { openOutput } from './output-file.js';
 import { ProgressLine } from './progress-line.js';
-import { waitForJob, type StorageJob } from './storage-job.js';
+import { waitForJob } from './storage-job.js';
+import type { StorageFileJson, StorageJobJson } from '../contract/storage-jobs.js';
 
 export const TABLES_USAGE = `Usage: sluice tables <command> [options]
 
@@ -38,13 +39,6 @@ Options:
   --help                      this message
 
 ${CONNECTION_HELP}`;
-
-interface ExportedFile {
-  id: number;
-  name: string;
-  url: string;
-  sizeBytes: number;
-}
 
 const EXPORT_OPTIONS = {
   ...CONNECTION_OPTIONS,
@@ -78,7 +72,7 @@ export async function runTablesCli(argv: string[], io: CliIo = process): Promise
   return reportErrors(io, () => exportTable(rest, io));
 }
 
-function progressText(tableId: string, job: StorageJob): string {
+function progressText(tableId: string, job: StorageJobJson): string {
   if (job.status === 'waiting') return `exporting ${tableId}: waiting to start`;
   const rows = job.progress?.rows ?? 0;
   const total = job.progress?.totalRows;
@@ -124,7 +118,7 @@ async function exportTable(argv: string[], io: CliIo): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const started = await client.json<StorageJob>('POST', `/v2/storage/tables/${encodeURIComponent(tableId)}/export-async`, body, controller.signal);
+    const started = await client.json<StorageJobJson>('POST', `/v2/storage/tables/${encodeURIComponent(tableId)}/export-async`, body, controller.signal);
     const job = await waitForJob(client, started, (j) => progress.update(progressText(tableId, j)), controller.signal);
     progress.clear();
     if (job.status === 'error') {
@@ -133,7 +127,7 @@ async function exportTable(argv: string[], io: CliIo): Promise<number> {
     }
     const fileId = job.results?.file?.id;
     if (fileId === undefined) throw new CliError(`the export job ${job.id} succeeded without a file`);
-    const file = await client.json<ExportedFile>('GET', `/v2/storage/files/${encodeURIComponent(String(fileId))}`, undefined, controller.signal);
+    const file = await client.json<StorageFileJson>('GET', `/v2/storage/files/${encodeURIComponent(String(fileId))}`, undefined, controller.signal);
     const res = await client.download(downloadPath(file.url), controller.signal);
     if (!res.body) throw new CliError(`the download of file ${file.id} has no body`);
     const total = file.sizeBytes;

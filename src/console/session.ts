@@ -1,16 +1,9 @@
 /**
  * The signed-in token: kept in sessionStorage (this tab only, gone when it closes), never in a
- * URL or a log. What the token may do comes from GET /v2/storage/tokens/verify.
+ * URL or a log. What the token may do comes from GET /v2/storage/tokens/verify, whose answer
+ * (the API contract's TokenJson) is kept as it came.
  */
-export interface TokenInfo {
-  id: string;
-  description: string;
-  isMasterToken: boolean;
-  canManageBuckets: boolean;
-  canManageTokens: boolean;
-  canReadAllFileUploads: boolean;
-  bucketPermissions: Record<string, string>;
-}
+import type { TokenJson } from '../contract/storage-tokens';
 
 const TOKEN_KEY = 'sluice.token';
 const INFO_KEY = 'sluice.tokenInfo';
@@ -23,9 +16,9 @@ export const session = {
   token(): string | undefined {
     return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
   },
-  info(): TokenInfo | undefined {
+  info(): TokenJson | undefined {
     const raw = sessionStorage.getItem(INFO_KEY);
-    return raw ? (JSON.parse(raw) as TokenInfo) : undefined;
+    return raw ? (JSON.parse(raw) as TokenJson) : undefined;
   },
   /** Verifies the token with the server, then keeps it. Throws the server's message. */
   async start(token: string): Promise<void> {

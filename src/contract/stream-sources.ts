@@ -9,11 +9,13 @@
  * schemas to derive them from. Their fastify response schemas are deliberately loose
  * (`looseObject`: documentation only), because a strict response schema makes fastify serialise
  * through it, which drops the properties it does not list and would change the bytes the
- * reference's clients compare. Only the request bodies have real JSON schemas (validation and
- * the OpenAPI document); their types are declared here too, and test/unit/contract-schemas.test.ts
- * checks at compile time that each schema names exactly the type's properties (and requires
- * the type's required ones), so a schema and its type cannot drift apart. That keeps one way
- * of writing a shape (plain TypeScript, unions and all) and needs no schema-to-type library.
+ * reference's clients compare. The request bodies have real JSON schemas (validation and the
+ * OpenAPI document); their types are declared here too, and
+ * test/unit/repository/contract-schemas.test.ts checks at compile time that each schema names
+ * exactly the type's properties (and requires the type's required ones), so a schema and its
+ * type cannot drift apart. The few routes with strict response schemas (the Storage API's
+ * configurations, exports and files) are checked the same way. That keeps one way of writing a
+ * shape (plain TypeScript, unions and all) and needs no schema-to-type library.
  *
  * The files follow the route families. Each imports only model/ (plain shapes, no code), so the
  * console's bundle takes nothing from the server.

@@ -1,6 +1,9 @@
+import type { JobJson } from '../contract/queue-jobs.js';
 import { isFinished, type Job } from './job-model.js';
 
 /** Queue API dates: "2022-01-25T16:34:40+00:00". */
+export function queueDate(iso: string): string;
+export function queueDate(iso: string | null): string | null;
 export function queueDate(iso: string | null): string | null {
   return iso === null ? null : new Date(iso).toISOString().slice(0, 19) + '+00:00';
 }
@@ -13,11 +16,11 @@ export function durationSeconds(job: Job, now = Date.now()): number {
 }
 
 /** Empty PHP arrays serialise as []: the reference's clients expect `[]` for an empty result. */
-const orEmptyList = (v: Record<string, unknown> | null): Record<string, unknown> | unknown[] =>
+const orEmptyList = <T extends object>(v: T | null): T | [] =>
   v === null || Object.keys(v).length === 0 ? [] : v;
 
-/** The job object of the Queue API. */
-export function jobJson(job: Job, ctx: { queueUrl: string; projectId: number }) {
+/** The job object of the Queue API: the API contract's (src/contract/queue-jobs.ts). */
+export function jobJson(job: Job, ctx: { queueUrl: string; projectId: number }): JobJson {
   return {
     id: job.id,
     runId: job.runId,
@@ -36,7 +39,7 @@ export function jobJson(job: Job, ctx: { queueUrl: string; projectId: number }) 
     startTime: queueDate(job.startTime),
     endTime: queueDate(job.endTime),
     durationSeconds: durationSeconds(job),
-    result: orEmptyList(job.result as Record<string, unknown>),
+    result: orEmptyList(job.result),
     usageData: [],
     isFinished: isFinished(job.status),
     url: `${ctx.queueUrl}/jobs/${job.id}`,

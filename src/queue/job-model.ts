@@ -1,12 +1,10 @@
 /** Jobs of the queue as stored, their statuses and transitions. */
 import type { ReplacedValue } from './mustache-renderer.js';
 import type { VariableValue } from './variables-validation.js';
+import type { JobMode, JobStatus } from '../contract/queue-jobs.js';
 
-export type JobStatus =
-  | 'created' | 'waiting' | 'processing' | 'terminating'
-  | 'success' | 'error' | 'warning' | 'terminated' | 'cancelled';
-
-export type JobMode = 'run' | 'debug' | 'forceRun';
+/** The statuses and modes are the API contract's (src/contract/queue-jobs.ts). */
+export type { JobMode, JobStatus } from '../contract/queue-jobs.js';
 
 export const FINISHED_STATUSES: readonly JobStatus[] = ['success', 'error', 'warning', 'terminated', 'cancelled'];
 export const KILLABLE_STATUSES: readonly JobStatus[] = ['created', 'waiting', 'processing'];

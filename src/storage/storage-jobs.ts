@@ -5,8 +5,10 @@
  */
 import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 import type { IdAllocator } from '../ports/id-allocator.js';
+import type { StorageJobResults, StorageJobStatus } from '../contract/storage-jobs.js';
 
-export type StorageJobStatus = 'waiting' | 'processing' | 'success' | 'error';
+/** The statuses and results are the API contract's (src/contract/storage-jobs.ts). */
+export type { StorageJobResults, StorageJobStatus } from '../contract/storage-jobs.js';
 
 export interface StorageJob {
   id: string;
@@ -17,7 +19,7 @@ export interface StorageJob {
   createdTime: string;
   startTime: string | null;
   endTime: string | null;
-  results: Record<string, unknown> | null;
+  results: StorageJobResults | null;
   creatorToken: { id: string; description: string };
   metrics: { outCompressed: boolean; outBytes: number };
   /** Sluice: rows written so far and in all (when known). */

@@ -28,7 +28,7 @@ const errorSchema = {
 const errorResponses = { '4xx': errorSchema, '5xx': errorSchema } as const;
 
 /** The job object; listed fields plus anything else as is (configData, result are free-form). */
-const jobSchema = {
+export const jobSchema = {
   type: 'object',
   additionalProperties: true,
   properties: {

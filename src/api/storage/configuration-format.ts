@@ -1,11 +1,19 @@
 import type {
   Configuration, ConfigurationRow, ConfigurationVersion, ConfigurationWithRows, VersionInfo,
 } from '../../storage/configurations/model.js';
+import type {
+  ConfigurationJson, ConfigurationListItemJson, ConfigurationRowJson, ConfigurationVersionJson,
+} from '../../contract/storage-configurations.js';
 import { storageDate } from './format.js';
 
-/** Configuration JSON shapes of the Storage API. */
+/**
+ * Configuration JSON shapes of the Storage API: the API contract's
+ * (src/contract/storage-configurations.ts). These routes' response schemas below are strict
+ * (they serialise exactly what they list); test/unit/repository/contract-schemas.test.ts checks
+ * them against the contract's types.
+ */
 
-function currentVersionJson(v: VersionInfo) {
+function currentVersionJson(v: VersionInfo): ConfigurationJson['currentVersion'] {
   return {
     created: storageDate(v.created),
     creatorToken: v.creatorToken,
@@ -14,7 +22,7 @@ function currentVersionJson(v: VersionInfo) {
   };
 }
 
-export function rowJson(row: ConfigurationRow) {
+export function rowJson(row: ConfigurationRow): ConfigurationRowJson {
   return {
     id: row.id,
     name: row.name,
@@ -36,7 +44,9 @@ export interface ConfigurationJsonOptions {
 }
 
 /** The configuration as create, detail and lists show it; `include` trims the component list's items. */
-export function configurationJson(config: Configuration | ConfigurationWithRows, include: ConfigurationJsonOptions = {}) {
+export function configurationJson(config: Configuration | ConfigurationWithRows): ConfigurationJson;
+export function configurationJson(config: Configuration | ConfigurationWithRows, include: ConfigurationJsonOptions): ConfigurationListItemJson;
+export function configurationJson(config: Configuration | ConfigurationWithRows, include: ConfigurationJsonOptions = {}): ConfigurationListItemJson {
   const withRows = include.rows ?? 'rows' in config;
   return {
     id: config.id,
@@ -55,7 +65,7 @@ export function configurationJson(config: Configuration | ConfigurationWithRows,
   };
 }
 
-export function versionJson(v: ConfigurationVersion, withContent: boolean) {
+export function versionJson(v: ConfigurationVersion, withContent: boolean): ConfigurationVersionJson {
   return {
     version: v.version,
     created: storageDate(v.created),

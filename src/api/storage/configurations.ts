@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Project } from '../../storage/project.js';
 import type { Config } from '../../config.js';
+import type { ComponentJson } from '../../contract/storage-configurations.js';
 import { describeComponent } from '../../components/registry.js';
 import { parseConfigurationBody } from './configuration-body.js';
 import { canReadComponent, canUseConfigurations, canWriteComponent } from '../../storage/configurations/permissions.js';
@@ -83,7 +84,7 @@ export const configurationRoutes: FastifyPluginAsync<ConfigurationRoutesOptions>
       .filter((id) => canReadComponent(token, id))
       .map((id) => ({ id, ...describeComponent(id), description: '' }))
       .filter((c) => !req.query.componentType || c.type === req.query.componentType)
-      .map((c) => ({
+      .map((c): ComponentJson => ({
         ...c,
         configurations: configs.list(c.id, isDeleted).map((config) => configurationJson(config, {
           configuration: include.has('configuration'),

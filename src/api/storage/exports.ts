@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config.js';
+import type { StorageFileJson, StorageJobJson } from '../../contract/storage-jobs.js';
 import type { ExportService } from '../../storage/exports.js';
 import type { ExportOptionsInput } from '../../storage/export-options.js';
 import type { StorageJob, StorageJobs } from '../../storage/storage-jobs.js';
@@ -16,7 +17,7 @@ const str = { type: 'string' } as const;
 const freeObject = { type: 'object', additionalProperties: true } as const;
 const nullableDate = { type: ['string', 'null'] } as const;
 
-const jobSchema = {
+export const jobSchema = {
   type: 'object',
   properties: {
     id: { type: 'integer' },
@@ -41,7 +42,7 @@ const jobSchema = {
   },
 } as const;
 
-const fileSchema = {
+export const fileSchema = {
   type: 'object',
   properties: {
     id: { type: 'integer' },
@@ -83,7 +84,11 @@ const exportBody = {
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
 
-export function jobJson(config: Pick<Config, 'publicApiUrl'>, job: StorageJob) {
+/**
+ * The job as the API answers it: the API contract's (src/contract/storage-jobs.ts). The stored
+ * job's own fields (`heartbeat`) are spread along but not answered: jobSchema lists what is.
+ */
+export function jobJson(config: Pick<Config, 'publicApiUrl'>, job: StorageJob): StorageJobJson {
   return {
     ...job,
     id: Number(job.id),
@@ -101,7 +106,8 @@ export interface FileJsonContext {
   config: Pick<Config, 'exportRetentionMs'>;
 }
 
-export function fileJson(ctx: FileJsonContext, file: StoredFile) {
+/** The file as the API answers it: the API contract's (src/contract/storage-jobs.ts). */
+export function fileJson(ctx: FileJsonContext, file: StoredFile): StorageFileJson {
   return {
     id: Number(file.id),
     created: storageDate(file.created),

@@ -5,7 +5,7 @@ import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { lockKey } from '../../definition/sources.js';
 import { TaskFailure, type TaskRunner } from '../../definition/tasks.js';
 import { ApiError } from '../../http/errors.js';
-import { looseObject } from './schemas.js';
+import { looseObject, replayBodySchema } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { requireSourceWrite } from './source-scopes.js';
 import type { ReplayBody } from '../../contract/failures.js';
@@ -33,16 +33,7 @@ export const replayRoutes: FastifyPluginAsync<ReplayRoutesOptions> = async (app,
     schema: {
       tags: ['sinks'],
       summary: 'Re-process the sink\'s records from the event log since a point in time (a task with progress)',
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['since'],
-        properties: {
-          since: { type: 'string', description: 'First receive time to replay, RFC 3339, e.g. 2026-11-20T00:00:00Z.' },
-          records: { type: 'string', enum: ['all', 'failed'], description: '"all" (default): records that failed mapping and records the sink never consumed; "failed": only the former.' },
-          fullRemap: { type: 'boolean', description: 'Also write records already in the table again (duplicates rows). Default false.' },
-        },
-      },
+      body: replayBodySchema,
       response: { 202: looseObject('Task') },
     },
   }, async (req, reply) => {

@@ -113,6 +113,18 @@ export const settingsPatchSchema = {
   },
 } as const;
 
+/** POST .../sinks/{sinkId}/replay (replay.ts): the body. */
+export const replayBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: {
+    since: { type: 'string', description: 'First receive time to replay, RFC 3339, e.g. 2026-11-20T00:00:00Z.' },
+    records: { type: 'string', enum: ['all', 'failed'], description: '"all" (default): records that failed mapping and records the sink never consumed; "failed": only the former.' },
+    fullRemap: { type: 'boolean', description: 'Also write records already in the table again (duplicates rows). Default false.' },
+  },
+} as const;
+
 /** A loose response schema: documents the shape without filtering the serialised body. */
 export function looseObject(descriptionText: string): Record<string, unknown> {
   return { type: 'object', additionalProperties: true, description: descriptionText };

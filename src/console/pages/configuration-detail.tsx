@@ -8,45 +8,10 @@ import { api } from '../api';
 import { href } from '../router';
 import { useLoad } from '../widgets/load';
 import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly } from '../widgets/common';
-import { JobStatus, RunButton, formatDuration, jobResult, type Job } from './job-common';
+import { JobStatus, RunButton, formatDuration, jobResult } from './job-common';
 import { lineDiff } from './configuration-diff';
-
-interface Row {
-  id: string;
-  name: string;
-  description: string;
-  configuration: Record<string, unknown>;
-  isDisabled: boolean;
-  version: number;
-  created: string;
-  changeDescription: string;
-}
-
-interface Configuration {
-  id: string;
-  name: string;
-  description: string;
-  created: string;
-  creatorToken: { id: number; description: string };
-  version: number;
-  isDisabled: boolean;
-  isDeleted: boolean;
-  configuration: Record<string, unknown>;
-  state: Record<string, unknown>;
-  currentVersion: { created: string; changeDescription: string; creatorToken: { id: number; description: string } };
-  rows?: Row[];
-}
-
-interface Version {
-  version: number;
-  created: string;
-  creatorToken: { id: number; description: string };
-  changeDescription: string;
-  name: string;
-  isDeleted: boolean;
-  configuration?: Record<string, unknown>;
-  rows?: Row[];
-}
+import type { JobJson } from '../../contract/queue-jobs';
+import type { ConfigurationJson, ConfigurationRowJson, ConfigurationVersionJson } from '../../contract/storage-configurations';
 
 /** Components that hold configurations but do not run. */
 const NOT_RUNNABLE = new Set(['keboola.variables', 'keboola.shared-code']);
@@ -56,8 +21,8 @@ const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
 export function ConfigurationPage({ componentId, configId }: { componentId: string; configId: string }) {
   const base = `/v2/storage/components/${encodeURIComponent(componentId)}/configs/${encodeURIComponent(configId)}`;
-  const config = useLoad(() => api<Configuration>('GET', base), [base], 10_000);
-  const versions = useLoad(() => api<Version[]>('GET', `${base}/versions?limit=100`), [base, config.data?.version]);
+  const config = useLoad(() => api<ConfigurationJson>('GET', base), [base], 10_000);
+  const versions = useLoad(() => api<ConfigurationVersionJson[]>('GET', `${base}/versions?limit=100`), [base, config.data?.version]);
   const reloadAll = async () => {
     await config.reload();
     await versions.reload();
@@ -105,7 +70,7 @@ export function ConfigurationPage({ componentId, configId }: { componentId: stri
   );
 }
 
-function Rows({ rows }: { rows: Row[] }) {
+function Rows({ rows }: { rows: ConfigurationRowJson[] }) {
   if (rows.length === 0) return null;
   return (
     <section aria-labelledby="config-rows">
@@ -132,7 +97,7 @@ function Rows({ rows }: { rows: Row[] }) {
 }
 
 /** keboola.variables: the declared variables, and each row's values. */
-function Variables({ config }: { config: Configuration }) {
+function Variables({ config }: { config: ConfigurationJson }) {
   const declared = Array.isArray(config.configuration.variables) ? (config.configuration.variables as { name?: unknown; type?: unknown }[]) : [];
   const rows = config.rows ?? [];
   return (
@@ -170,14 +135,14 @@ function Variables({ config }: { config: Configuration }) {
   );
 }
 
-function Versions(props: { base: string; current: Configuration; versions: Version[] | undefined; error: unknown; onRolledBack: () => Promise<void> }) {
+function Versions(props: { base: string; current: ConfigurationJson; versions: ConfigurationVersionJson[] | undefined; error: unknown; onRolledBack: () => Promise<void> }) {
   const { base, current, versions } = props;
-  const [shown, setShown] = useState<Version | undefined>(undefined);
+  const [shown, setShown] = useState<ConfigurationVersionJson | undefined>(undefined);
   const [showError, setShowError] = useState<unknown>(undefined);
   const view = async (n: number) => {
     setShowError(undefined);
     try {
-      setShown(await api<Version>('GET', `${base}/versions/${n}`));
+      setShown(await api<ConfigurationVersionJson>('GET', `${base}/versions/${n}`));
     } catch (err) {
       setShowError(err);
     }
@@ -231,8 +196,8 @@ function Versions(props: { base: string; current: Configuration; versions: Versi
   );
 }
 
-function VersionView({ version, current, onClose }: { version: Version; current: Configuration; onClose: () => void }) {
-  const snapshot = (configuration: unknown, rows: Row[] | undefined) =>
+function VersionView({ version, current, onClose }: { version: ConfigurationVersionJson; current: ConfigurationJson; onClose: () => void }) {
+  const snapshot = (configuration: unknown, rows: ConfigurationRowJson[] | undefined) =>
     pretty({ configuration, rows: (rows ?? []).map((r) => ({ id: r.id, name: r.name, isDisabled: r.isDisabled, configuration: r.configuration })) });
   const before = snapshot(version.configuration, version.rows);
   const after = snapshot(current.configuration, current.rows);
@@ -261,7 +226,7 @@ function VersionView({ version, current, onClose }: { version: Version; current:
 
 function RecentJobs({ componentId, configId }: { componentId: string; configId: string }) {
   const query = new URLSearchParams({ component: componentId, config: configId, limit: '10', sortBy: 'id', sortOrder: 'desc' });
-  const { data, error } = useLoad(() => api<Job[]>('GET', `/search/jobs?${query}`), [query.toString()], 5000);
+  const { data, error } = useLoad(() => api<JobJson[]>('GET', `/search/jobs?${query}`), [query.toString()], 5000);
   const all = href('jobs') + '?' + new URLSearchParams({ component: componentId, config: configId });
   return (
     <section aria-labelledby="recent-jobs">

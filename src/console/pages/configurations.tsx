@@ -10,20 +10,7 @@ import { api } from '../api';
 import { useLoad } from '../widgets/load';
 import { CopyButton, ErrorText, Loading, Time } from '../widgets/common';
 import { ConfigurationPage } from './configuration-detail';
-
-interface ComponentListItem {
-  id: string;
-  name: string;
-  type: string;
-  configurations: {
-    id: string;
-    name: string;
-    description: string;
-    version: number;
-    isDisabled: boolean;
-    currentVersion: { created: string; changeDescription: string };
-  }[];
-}
+import type { ComponentJson } from '../../contract/storage-configurations';
 
 export function ConfigurationsPage({ route }: { route: Route }) {
   const [, componentId, configId] = route.parts;
@@ -32,7 +19,7 @@ export function ConfigurationsPage({ route }: { route: Route }) {
 }
 
 function ConfigurationList() {
-  const { data, error } = useLoad(() => api<ComponentListItem[]>('GET', '/v2/storage/components'), [], 10_000);
+  const { data, error } = useLoad(() => api<ComponentJson[]>('GET', '/v2/storage/components'), [], 10_000);
   return (
     <>
       <h1>Configurations</h1>

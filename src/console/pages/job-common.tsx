@@ -1,51 +1,23 @@
 /**
- * What the jobs and configurations pages share: the Queue API's job shape, its status badge,
- * durations, a poll that stops once the data says so, and starting a job (POST /jobs).
+ * What the jobs and configurations pages share: the Queue API's job (its shape: the API
+ * contract's, src/contract/queue-jobs.ts), its status badge, durations, a poll that stops once
+ * the data says so, and starting a job (POST /jobs).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { href } from '../router';
 import { ErrorText } from '../widgets/common';
-
-export interface Job {
-  id: string;
-  runId: string;
-  status: string;
-  desiredStatus: string;
-  mode: string;
-  component: string;
-  config: string | null;
-  configRowIds?: string[] | null;
-  tag?: string | null;
-  createdTime: string;
-  startTime: string | null;
-  endTime: string | null;
-  durationSeconds: number;
-  isFinished: boolean;
-  token?: { id: string; description: string };
-  variableValuesId?: string | null;
-  result:
-    | unknown[]
-    | {
-        message?: string;
-        configVersion?: number | string;
-        error?: { type?: string; exceptionId?: string };
-        output?: { tables?: { id: string; name: string; columns?: unknown[]; rows?: number }[] };
-        variables?: { name: string; value: string }[];
-      };
-}
-
-export type JobResult = Exclude<Job['result'], unknown[]>;
+import type { JobJson, JobResultJson } from '../../contract/queue-jobs';
 
 /** The job's result object ([] when empty, as the reference serialises it). */
-export function jobResult(job: Job): JobResult {
+export function jobResult(job: JobJson): JobResultJson {
   return Array.isArray(job.result) ? {} : job.result;
 }
 
 export const JOB_STATUSES = ['created', 'waiting', 'processing', 'terminating', 'success', 'error', 'warning', 'terminated', 'cancelled'];
 
 /** Statuses in which a kill does something (POST /jobs/{id}/kill answers 202). */
-export function killable(job: Job): boolean {
+export function killable(job: JobJson): boolean {
   return !job.isFinished && job.status !== 'terminating' && job.desiredStatus !== 'terminating';
 }
 
@@ -123,12 +95,12 @@ export function usePoll<T>(load: () => Promise<T>, deps: unknown[], next: (data:
 export function RunButton({ componentId, configId, label = 'Run' }: { componentId: string; configId: string; label?: string }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
-  const [job, setJob] = useState<Job | undefined>(undefined);
+  const [job, setJob] = useState<JobJson | undefined>(undefined);
   const run = async () => {
     setBusy(true);
     setError(undefined);
     try {
-      setJob(await api<Job>('POST', '/jobs', { json: { component: componentId, config: configId, mode: 'run' } }));
+      setJob(await api<JobJson>('POST', '/jobs', { json: { component: componentId, config: configId, mode: 'run' } }));
     } catch (err) {
       setError(err);
     } finally {

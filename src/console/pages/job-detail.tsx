@@ -7,12 +7,13 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { href } from '../router';
 import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly, formatCount } from '../widgets/common';
-import { JobStatus, formatDuration, jobResult, killable, usePoll, type Job } from './job-common';
+import { JobStatus, formatDuration, jobResult, killable, usePoll } from './job-common';
+import type { JobJson } from '../../contract/queue-jobs';
 import type { StorageEvent } from '../../contract/storage-events';
 
 export function JobPage({ jobId }: { jobId: string }) {
   const { data: job, error, reload } = usePoll(
-    () => api<Job>('GET', `/jobs/${encodeURIComponent(jobId)}`),
+    () => api<JobJson>('GET', `/jobs/${encodeURIComponent(jobId)}`),
     [jobId],
     (j) => (j.isFinished ? undefined : 1000),
   );
@@ -29,7 +30,7 @@ export function JobPage({ jobId }: { jobId: string }) {
   );
 }
 
-function JobBody({ job, reload }: { job: Job; reload: () => Promise<void> }) {
+function JobBody({ job, reload }: { job: JobJson; reload: () => Promise<void> }) {
   const result = jobResult(job);
   const tables = result.output?.tables ?? [];
   return (

@@ -4,17 +4,11 @@ import { api } from '../api';
 import { go } from '../router';
 import { useLoad } from '../widgets/load';
 import { ErrorText, Field, Loading } from '../widgets/common';
-import type { Job } from './job-common';
-
-interface Component {
-  id: string;
-  name: string;
-  type: string;
-  configurations: { id: string; name: string; isDisabled: boolean }[];
-}
+import type { JobJson } from '../../contract/queue-jobs';
+import type { ComponentJson } from '../../contract/storage-configurations';
 
 export function RunJobForm() {
-  const { data, error } = useLoad(() => api<Component[]>('GET', '/v2/storage/components'), []);
+  const { data, error } = useLoad(() => api<ComponentJson[]>('GET', '/v2/storage/components'), []);
   const [choice, setChoice] = useState('');
   const [mode, setMode] = useState('run');
   const [runError, setRunError] = useState<unknown>(undefined);
@@ -27,7 +21,7 @@ export function RunJobForm() {
     setBusy(true);
     setRunError(undefined);
     try {
-      const job = await api<Job>('POST', '/jobs', { json: { component, config, mode } });
+      const job = await api<JobJson>('POST', '/jobs', { json: { component, config, mode } });
       go('jobs', job.id);
     } catch (err) {
       setRunError(err);

@@ -10,7 +10,8 @@ import { href } from '../router';
 import { api } from '../api';
 import { useLoad } from '../widgets/load';
 import { ErrorText, Loading, Time, WriteOnly } from '../widgets/common';
-import { JOB_STATUSES, JobStatus, formatDuration, jobResult, type Job } from './job-common';
+import { JOB_STATUSES, JobStatus, formatDuration, jobResult } from './job-common';
+import type { JobJson } from '../../contract/queue-jobs';
 import { JobPage } from './job-detail';
 import { RunJobForm } from './job-run';
 
@@ -34,7 +35,7 @@ function JobList({ query }: { query: URLSearchParams }) {
   const offset = Math.max(0, Number(query.get('offset') ?? 0) || 0);
   const search = new URLSearchParams({ limit: String(PAGE), offset: String(offset), sortBy: 'id', sortOrder: 'desc' });
   for (const f of FILTERS) if (filters[f]) search.set(f, filters[f]);
-  const { data, error } = useLoad(() => api<Job[]>('GET', `/search/jobs?${search}`), [search.toString()], 3000);
+  const { data, error } = useLoad(() => api<JobJson[]>('GET', `/search/jobs?${search}`), [search.toString()], 3000);
   const filtered = FILTERS.some((f) => filters[f]);
   return (
     <>

@@ -7,22 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorText, formatBytes, formatCount } from '../widgets/common';
 import type { TableJson as Table } from '../../contract/storage-tables';
-
-interface StorageJob {
-  id: number;
-  status: 'waiting' | 'processing' | 'success' | 'error';
-  progress?: { rows: number; totalRows: number | null };
-  results?: { file?: { id: number | string } } | null;
-  error?: { code?: string; message?: string };
-}
-
-interface StorageFile {
-  id: number;
-  name: string;
-  url: string;
-  sizeBytes: number;
-  expires: string;
-}
+import type { StorageFileJson, StorageJobJson } from '../../contract/storage-jobs';
 
 export function TableExport({ table }: { table: Table }) {
   const columns = table.columns ?? [];
@@ -30,8 +15,8 @@ export function TableExport({ table }: { table: Table }) {
   const [gzip, setGzip] = useState(true);
   const [chosen, setChosen] = useState<string[]>([]);
   const [limit, setLimit] = useState('');
-  const [job, setJob] = useState<StorageJob | undefined>(undefined);
-  const [file, setFile] = useState<StorageFile | undefined>(undefined);
+  const [job, setJob] = useState<StorageJobJson | undefined>(undefined);
+  const [file, setFile] = useState<StorageFileJson | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
   const alive = useRef(true);
@@ -49,16 +34,16 @@ export function TableExport({ table }: { table: Table }) {
       // In the table's order, whatever order they were ticked in.
       if (chosen.length > 0) body.columns = columns.filter((c) => chosen.includes(c));
       if (limit.trim() !== '') body.limit = Number(limit);
-      let current = await api<StorageJob>('POST', `/v2/storage/tables/${encodeURIComponent(table.id)}/export-async`, { json: body });
+      let current = await api<StorageJobJson>('POST', `/v2/storage/tables/${encodeURIComponent(table.id)}/export-async`, { json: body });
       setJob(current);
       for (let delay = 200; current.status === 'waiting' || current.status === 'processing'; delay = Math.min(delay * 1.5, 1000)) {
         await new Promise((r) => setTimeout(r, delay));
         if (!alive.current) return;
-        current = await api<StorageJob>('GET', `/v2/storage/jobs/${current.id}`);
+        current = await api<StorageJobJson>('GET', `/v2/storage/jobs/${current.id}`);
         setJob(current);
       }
       if (current.status === 'success' && current.results?.file) {
-        setFile(await api<StorageFile>('GET', `/v2/storage/files/${current.results.file.id}`));
+        setFile(await api<StorageFileJson>('GET', `/v2/storage/files/${current.results.file.id}`));
       }
     } catch (err) {
       if (alive.current) setError(err);
