@@ -1,5 +1,5 @@
 /**
- * PHP semantics the reference extractor's behaviour depends on (reference §0.2): truthiness,
+ * PHP semantics the reference extractor's behaviour depends on: truthiness,
  * `empty()`, `serialize()` (link ids hash it), `json_encode()` (response filters, volume limits,
  * POST bodies), `http_build_query()` (query strings are matched byte for byte) and float-to-string
  * conversion (CSV cells). Pure functions, no I/O.

@@ -1,5 +1,5 @@
 /**
- * The extraction (reference §1): for every job, page through the API with the job's scroller;
+ * The extraction: for every job, page through the API with the job's scroller;
  * per page drop a response equal to the previous one (and stop), locate and filter the data,
  * analyse it into the JSON parser, run the child jobs for its items, then ask the scroller for
  * the next request. At the end write every table with its manifest.

@@ -1,5 +1,5 @@
 /**
- * Child jobs (reference §12): placeholders take values from the parent item (`path`, or
+ * Child jobs: placeholders take values from the parent item (`path`, or
  * `N:name` for the N-th ancestor), fill `{name}` in the child's endpoint, and become `parent_*`
  * columns of the child's rows. An array value makes one child job per element (cartesian
  * product over placeholders). Pure.

@@ -319,7 +319,7 @@ export function parseConfig(root: unknown, opts: EvaluateOptions = {}): Extracto
   if (!Number.isInteger(maxPages) || (maxPages as number) < 1) fail('config.maxPages must be a positive integer');
   if (config.outputBucket !== undefined && typeof config.outputBucket !== 'string') fail('config.outputBucket must be a string');
 
-  // Reference §10.8: an empty compatLevel (unset, 0) means the latest (3); 1 or less selects
+  // As the reference: an empty compatLevel (unset, 0) means the latest (3); 1 or less selects
   // the legacy JSON parser (php-jsonparser 2.x), 2 the current parser with the old
   // responseFilter behaviour.
   const compatLevel = phpEmpty(config.compatLevel) ? 3 : config.compatLevel;
@@ -334,7 +334,7 @@ export function parseConfig(root: unknown, opts: EvaluateOptions = {}): Extracto
     pagination,
     auth: parseAuth(api, config),
     retry: parseRetry(api),
-    // Reference §11: outputBucket, else `ex-api-<api.name|generic>-<config.id>`, else no bucket.
+    // As the reference: outputBucket, else `ex-api-<api.name|generic>-<config.id>`, else no bucket.
     outputBucket: !phpEmpty(config.outputBucket)
       ? (config.outputBucket as string)
       : !phpEmpty(config.id)

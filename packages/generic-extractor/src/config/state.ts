@@ -1,5 +1,5 @@
 /**
- * Component state (reference §13.3): `in/state.json` gives `time.previousStart` (for the
+ * Component state: `in/state.json` gives `time.previousStart` (for the
  * `{"time": "previousStart"}` function context) and the JSON parser's structure of the previous
  * run (version 3: it seeds column names and order); `out/state.json` carries both forward.
  */
@@ -39,7 +39,7 @@ export interface StoredStructure {
 /**
  * The parser structure stored by the previous run, if any (juicer's Json parser: a non-empty
  * `json_parser.struct` with `json_parser.structVersion` 2 or 3). Version 2 selects the legacy
- * parser whatever `compatLevel` says (reference §10.8).
+ * parser whatever `compatLevel` says.
  */
 export function stateStructure(state: JsonObject): StoredStructure | undefined {
   const struct = state['json_parser.struct'];

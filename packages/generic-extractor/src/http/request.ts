@@ -1,5 +1,5 @@
 /**
- * One request of a job (juicer's RestRequest) and how it becomes a URL and a body (reference §6):
+ * One request of a job (juicer's RestRequest) and how it becomes a URL and a body:
  * GET parameters go into the query string (merged over the endpoint's own query, PHP
  * `http_build_query` encoding), POST parameters into a JSON body, FORM into a form body.
  * Pure.

@@ -1,6 +1,6 @@
 /**
  * JSON → CSV flattening, reproducing keboola/php-jsonparser 3.0.0 as the reference extractor
- * uses it (reference §10): every page is analysed when it arrives (the structure of every table
+ * uses it: every page is analysed when it arrives (the structure of every table
  * grows), rows are written only at the end, so a table's header is the union of all pages.
  *
  * - Nested objects become columns of the same row (`address.city` → `address_city`).

@@ -1,7 +1,7 @@
 /**
  * The legacy JSON → CSV flattening: keboola/php-jsonparser 2.x (`keboola-legacy/json-parser`,
  * classes Struct, Analyzer, Parser), which the reference uses with `config.compatLevel` 1 (or
- * a state whose `json_parser.structVersion` is 2), reference §10.8. juicer constructs it with
+ * a state whose `json_parser.structVersion` is 2), as the reference does. juicer constructs it with
  * `autoUpgradeToArray` and `nestedArrayAsJson` on and analyses every row.
  *
  * How it differs from the current parser (json-parser.ts):

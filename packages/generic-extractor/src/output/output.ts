@@ -1,5 +1,5 @@
 /**
- * Output tables and manifests (reference §11, §10.7). A table `users` of bucket `mock-server`
+ * Output tables and manifests. A table `users` of bucket `mock-server`
  * is written as `out/tables/mock-server.users.csv` (every field quoted, `"` doubled, `\n` line
  * ends, header row) with `out/tables/mock-server.users.csv.manifest`
  * (`{"destination":"in.c-mock-server.users","incremental":false}`, compact, no trailing newline).

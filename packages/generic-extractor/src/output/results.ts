@@ -27,7 +27,7 @@ export interface FlatteningParser {
 }
 
 /**
- * The parser the reference's juicer `Json` picks (reference §10.8): a stored structure decides
+ * The parser the reference's juicer `Json` picks: a stored structure decides
  * (version 2: legacy, loaded; version 3: current, loaded, a requested legacy parser is ignored);
  * without one, `compatLevel` 1 or less asks for the legacy parser.
  */

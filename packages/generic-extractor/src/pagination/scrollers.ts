@@ -1,5 +1,5 @@
 /**
- * Paging strategies (reference §3): how the next request is built from the job, the last
+ * Paging strategies: how the next request is built from the job, the last
  * response and the data found in it. Each scroller is a small state machine; `next` returning
  * null means "stop" and the reason is reported through `onStop`. Pure (no I/O).
  */

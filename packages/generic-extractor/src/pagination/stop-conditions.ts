@@ -1,5 +1,5 @@
 /**
- * Stop conditions that wrap any scroller (reference §2, §4). Wrapping order: nextPageFlag wraps
+ * Stop conditions that wrap any scroller. Wrapping order: nextPageFlag wraps
  * the base scroller, forceStop wraps that, limitStop is outermost; so per page the checks run
  * limitStop → forceStop (pages, time, volume) → nextPageFlag → the method's own rule, and the
  * first one that says stop wins. (The same-response check runs before all of them, in the job

@@ -1,5 +1,5 @@
 /**
- * Where the data is in a response (reference §8): dotted-path lookup and the `dataField`
+ * Where the data is in a response: dotted-path lookup and the `dataField`
  * auto-detection. Pure functions.
  */
 import { UserError } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * `responseFilter` (reference §9): values at the given paths of each item are replaced by their
+ * `responseFilter`: values at the given paths of each item are replaced by their
  * JSON encoding, so that they land in one column instead of being flattened. `key[]` walks into
  * each element of an array. compatLevel ≥ 3 encodes scalars too (`"green"` with quotes); lower
  * levels leave scalars as they are. Floats are encoded with PHP's `serialize_precision`: 17 as
