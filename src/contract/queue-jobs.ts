@@ -24,7 +24,7 @@ export interface JobResultJson {
 }
 
 /**
- * The job object of the Queue API (reference §3.5). Empty objects are serialised as PHP does,
+ * The job object of the Queue API. Empty objects are serialised as PHP does,
  * as `[]` (`configData`, `result`); the reference's fields Sluice has no use for are answered
  * empty or null, as constants.
  */

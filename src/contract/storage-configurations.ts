@@ -1,6 +1,6 @@
 /**
  * The API contract (see stream-sources.ts for why the types are the source): the Storage API's
- * components and their configurations, rows and versions (reference §2.3;
+ * components and their configurations, rows and versions (
  * src/api/storage/configuration-format.ts builds them). Unlike most answers these routes have
  * strict response schemas (configuration-format.ts: configurationSchema, rowSchema,
  * versionSchema, componentSchema), which serialise exactly the properties they list;

@@ -298,7 +298,7 @@ describe('manifestation of values', () => {
     });
   }
 
-  it('reference outputs of §6.11', () => {
+  it('reference outputs of the manifest functions', () => {
     expect(manifestJsonInline({ b: [1, 'x'], a: { c: null } })).toBe('{"a": {"c": null}, "b": [1, "x"]}');
     expect(manifestJsonInline({ a: 1.5, b: [true] })).toBe('{"a": 1.5, "b": [true]}');
     expect(manifestJsonEx({ a: [1, 2], b: {} }, '  ')).toBe('{\n  "a": [\n    1,\n    2\n  ],\n  "b": {\n\n  }\n}');
