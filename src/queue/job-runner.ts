@@ -31,6 +31,7 @@ import type { ReplacedValue } from './mustache-renderer.js';
 import { resolveVariables, VARIABLES_COMPONENT, VariableResolutionError, type VariablesStore } from './variables.js';
 import type { Metrics } from '../observability/metrics.js';
 import { runnableComponent } from '../components/registry.js';
+import { JobRunnerEvents } from './events.js';
 
 export interface JobRunnerDeps {
   jobs: JobService;
@@ -56,7 +57,11 @@ function exceptionId(seed: string): string {
 }
 
 export class JobRunner {
-  constructor(private readonly deps: JobRunnerDeps) {}
+  private readonly events: JobRunnerEvents;
+
+  constructor(private readonly deps: JobRunnerDeps) {
+    this.events = new JobRunnerEvents(deps.logger, deps.metrics);
+  }
 
   /** Runs a job that is created or waiting; resolves when it is finished and stored. */
   async run(jobId: string, signal: AbortSignal): Promise<void> {
@@ -66,7 +71,7 @@ export class JobRunner {
       job = jobs.transition(jobId, 'processing', { startTime: new Date().toISOString() });
     } catch (err) {
       // Killed (cancelled) between scheduling and start: nothing to run.
-      this.deps.logger.debug({ err, jobId }, 'job not started');
+      this.events.notStarted(jobId, err);
       return;
     }
     const log = new JobLog(this.deps.events, { runId: job.runId, configId: job.config, componentId: job.component });
@@ -96,7 +101,7 @@ export class JobRunner {
         result = { message: 'Internal Server Error occurred.', error: { type: 'application', exceptionId: id } };
         const detail = err instanceof Error ? err.message : String(err);
         log.runner(`Job "${job.id}" ended with application error (${id}): ${detail}`, 'error');
-        this.deps.logger.error({ err, jobId: job.id, exceptionId: id }, 'job failed with an application error');
+        this.events.applicationError(job.id, id, err);
       }
     }
     await rm(jobDir, { recursive: true, force: true }).catch(() => undefined);
@@ -105,8 +110,7 @@ export class JobRunner {
     log.flush();
     // A component id only when it is a runnable one: the label stays bounded whatever a request names.
     const component = runnableComponent(job.component) ? job.component : 'other';
-    this.deps.metrics?.jobs.inc({ component, status });
-    this.deps.metrics?.jobDuration.observe({ component }, processingMs / 1000);
+    this.events.finished(component, status, processingMs);
     try {
       jobs.transition(job.id, status, { endTime: end.toISOString(), processingMs, result });
     } catch (err) {
@@ -114,7 +118,7 @@ export class JobRunner {
       if (jobs.get(job.id)?.status === 'terminating') {
         jobs.transition(job.id, 'terminated', { endTime: end.toISOString(), processingMs, result: { message: 'Job was terminated.' } });
       } else {
-        this.deps.logger.error({ err, jobId: job.id }, 'could not store the end of a job');
+        this.events.endNotStored(job.id, err);
       }
     }
   }
@@ -171,8 +175,7 @@ export class JobRunner {
         throw new Error(hide(outcome.message + (outcome.detail ? `\n${outcome.detail}` : '')));
       }
       if (outcome.message) message = hide(outcome.message);
-      if (outcome.counters?.pages) this.deps.metrics?.extractorPages.inc(outcome.counters.pages);
-      if (outcome.counters?.items) this.deps.metrics?.extractorItems.inc(outcome.counters.items);
+      this.events.extracted(outcome.counters);
       output.push(...await loadOutputTables({
         jobDir, tables: this.deps.tables, componentId: job.component, configId: job.config, token, signal,
       }));
