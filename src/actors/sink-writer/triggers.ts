@@ -1,5 +1,5 @@
 /**
- * Whether the writer's open file or slice is to rotate now (levels/conditions.ts has the
+ * Whether the writer's open file or slice is to rotate now (levels/triggers.ts has the
  * triggers and their floors): the import trigger closes the file, else the upload trigger
  * closes the slice. A pure decision; the writer rotates.
  */
@@ -9,7 +9,7 @@ import type { FileEntry, LevelLimits, SliceEntry } from '../../model/levels.js';
 export interface Rotation {
   /** `file`: the file is imported (its writing slice closes with it); `slice`: the slice is uploaded. */
   level: 'file' | 'slice';
-  /** Which trigger fired (conditions.ts ImportReason, UploadReason). */
+  /** Which trigger fired (levels/triggers.ts ImportReason, UploadReason). */
   reason: string;
   /** Records of what rotates. */
   records: number;

@@ -38,7 +38,7 @@ function add(sink: SinkKey, ...list: MappingFailure[]): void {
   store.transact((tx) => failures.add(tx, sink, list));
 }
 
-/** A reprocess or replay that wrote these records (sink-writer.ts writeReplayed). */
+/** A reprocess or replay that wrote these records (actors/sink-writer/replay-write.ts writeReplayed). */
 function written(sink: SinkKey, ...offsets: number[]): void {
   store.transact((tx) => failures.remove(tx, sink, offsets));
 }
