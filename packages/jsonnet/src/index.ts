@@ -417,3 +417,5 @@ export type { EngineName, EvaluateOptions, JsonnetEngine, LibjsonnetOracleOption
 /** The `jsonnet` command line (`sluice jsonnet`, `sluice-jsonnet`). */
 export { JSONNET_USAGE, runJsonnetCli } from './cli.js';
 export type { CliDeps, CliIo } from './cli.js';
+/** The units the limit flags take: 1024-based byte sizes ("512MB") and Go durations ("30s"); Sluice's settings read the same. */
+export { parseByteSize, parseDuration } from './units.js';
