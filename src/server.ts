@@ -212,7 +212,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.
   const handOver = config.kafkaBrokers
-    ? new PartitionHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { onHandOver: (direction) => metrics.handOvers.inc({ direction }) })
+    ? new PartitionHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { metrics })
     : undefined;
   const clusterStatistics = handOver ? new ClusterStatistics(metadata, nodeId, (node) => handOver.isAlive(node)) : undefined;
   const statistics = new StatisticsService(metadata, { peers: clusterStatistics && ((sink) => clusterStatistics.peers(sink)) });

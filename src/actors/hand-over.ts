@@ -15,6 +15,8 @@
 import { parsePartitionId } from '../ports/event-log.js';
 import type { KeySpace, MetadataStore } from '../ports/metadata-store.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { HandOverEvents } from './hand-over-events.js';
 
 interface PartitionMarker {
   node: string;
@@ -38,8 +40,8 @@ export interface HandOverOptions {
   deadAfterMs?: number;
   /** The longest wait for a live previous owner (default 20 s). */
   waitMs?: number;
-  /** Called when this node takes a partition up or releases one (the metrics' hand-overs). */
-  onHandOver?: (direction: 'taken' | 'released') => void;
+  /** Where the hand-overs are counted (none in tests that do not look). */
+  metrics?: Metrics;
 }
 
 export class PartitionHandOver {
@@ -53,16 +55,16 @@ export class PartitionHandOver {
   constructor(
     private readonly store: MetadataStore,
     readonly nodeId: string,
-    private readonly log: Logger,
+    log: Logger,
     options: HandOverOptions = {},
   ) {
     this.heartbeatMs = options.heartbeatMs ?? 3000;
     this.deadAfterMs = options.deadAfterMs ?? 10_000;
     this.waitMs = options.waitMs ?? 20_000;
-    this.onHandOver = options.onHandOver;
+    this.events = new HandOverEvents(log, options.metrics);
   }
 
-  private readonly onHandOver?: (direction: 'taken' | 'released') => void;
+  private readonly events: HandOverEvents;
 
   /** Called on every check tick: a heartbeat at most every `heartbeatMs`. */
   heartbeat(now = Date.now()): void {
@@ -87,7 +89,7 @@ export class PartitionHandOver {
 
   working(partitionId: string): void {
     // Every sink of the partition says so when it starts: the partition is taken up once.
-    if (!this.mine.has(partitionId)) this.onHandOver?.('taken');
+    if (!this.mine.has(partitionId)) this.events.taken();
     this.mine.add(partitionId);
     this.mark(partitionId, 'working');
   }
@@ -95,7 +97,7 @@ export class PartitionHandOver {
   /** Marks the partition released, if this node was the one working on it (never another node's mark). */
   released(partitionId: string): void {
     if (!this.mine.delete(partitionId)) return;
-    this.onHandOver?.('released');
+    this.events.released();
     this.mark(partitionId, 'released');
   }
 
@@ -106,11 +108,11 @@ export class PartitionHandOver {
       const marker = this.store.get<PartitionMarker>(MARK + partitionId);
       if (!marker || marker.node === this.nodeId || marker.state === 'released') return;
       if (!this.isAlive(marker.node)) {
-        this.log.info({ partitionId, previous: marker.node }, 'hand-over: the previous owner is gone; taking the partition up');
+        this.events.previousOwnerGone(partitionId, marker.node);
         return;
       }
       if (Date.now() - started > this.waitMs) {
-        this.log.warn({ partitionId, previous: marker.node, waitedMs: this.waitMs }, 'hand-over: the previous owner did not release the partition in time; taking it up');
+        this.events.releaseTimedOut(partitionId, marker.node, this.waitMs);
         return;
       }
       await new Promise((r) => setTimeout(r, 200));

@@ -1,7 +1,8 @@
 /**
- * The components' typed events (actors/sink-writer/events.ts, actors/level-operator/events.ts):
- * one emit writes the log line and updates the metric of one happening together, with the
- * messages, fields, levels, metric names and labels that dashboards, alerts and tests read.
+ * The components' typed events (actors/sink-writer/events.ts, actors/level-operator/events.ts,
+ * actors/hand-over-events.ts): one emit writes the log line and updates the metric of one
+ * happening together, with the messages, fields, levels, metric names and labels that
+ * dashboards, alerts and tests read.
  */
 import { pino } from 'pino';
 import type { Logger } from '../../../src/logger.js';
@@ -9,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { SinkWriterEvents } from '../../../src/actors/sink-writer/events.js';
 import { FailureLogLimiter } from '../../../src/actors/sink-writer/failure-log.js';
 import { LevelOperatorEvents } from '../../../src/actors/level-operator/events.js';
+import { HandOverEvents } from '../../../src/actors/hand-over-events.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { metricValue } from '../../helpers/prometheus.js';
 
@@ -107,5 +109,23 @@ describe('the level operator events', () => {
     expect(lines).toEqual([expect.objectContaining({ level: WARN, file, tableId: 'in.c-b.t', claimedBy: 'node-b' })]);
     expect(lines[0].msg).toMatch(/^file not imported: another node took its sink over/);
     expect(metricValue(await scrape(), 'sluice_cluster_fencing_refusals_total')).toBe(1);
+  });
+});
+
+describe('the hand-over events', () => {
+  it('counts partitions taken and released, and logs a take-over without a release', async () => {
+    const { lines, log, metrics, scrape } = outlets();
+    const events = new HandOverEvents(log, metrics);
+    events.taken();
+    events.taken();
+    events.released();
+    events.releaseTimedOut('1.1.src/0', 'node-b', 20_000);
+    const text = await scrape();
+    expect(metricValue(text, 'sluice_cluster_handovers_total', { direction: 'taken' })).toBe(2);
+    expect(metricValue(text, 'sluice_cluster_handovers_total', { direction: 'released' })).toBe(1);
+    expect(lines).toEqual([expect.objectContaining({
+      level: WARN, partitionId: '1.1.src/0', previous: 'node-b', waitedMs: 20_000,
+      msg: 'hand-over: the previous owner did not release the partition in time; taking it up',
+    })]);
   });
 });
