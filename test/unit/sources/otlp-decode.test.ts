@@ -64,6 +64,18 @@ describe('decoding what the OpenTelemetry JS SDK sends', () => {
 });
 
 describe('OTLP/JSON', () => {
+  it('reads an enum by its integer or its name (as protobuf JSON writes it); an unknown name is the zero value, an unknown integer is kept', () => {
+    const severity = (value: unknown): unknown => {
+      const body = Buffer.from(JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ severityNumber: value, body: { stringValue: 'x' } }] }] }] }));
+      const request = decodeExportRequest('logs', 'json', body) as unknown as { resourceLogs: Array<{ scopeLogs: Array<{ logRecords: Array<{ severityNumber?: number }> }> }> };
+      return request.resourceLogs[0].scopeLogs[0].logRecords[0].severityNumber ?? 0;
+    };
+    expect(severity(9)).toBe(9);
+    expect(severity('SEVERITY_NUMBER_INFO')).toBe(9);
+    expect(severity('no such severity')).toBe(0);
+    expect(severity(99)).toBe(99);
+  });
+
   it('reads hex ids, integer enums and 64-bit integers as strings or numbers, exactly', () => {
     const body = Buffer.from(
       '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"5B8EFFF798038103D269B633813FC60C","spanId":"eee19b7ec3c1b174","kind":2,' +
