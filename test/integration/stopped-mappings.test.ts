@@ -75,7 +75,8 @@ async function accounted(svc: ChildService, sinkId: string, total: number): Prom
     last = JSON.stringify(stats);
     return imported + failed === total && (stats.total?.recordsCount ?? 0) === imported ? true : undefined;
   }, 40_000, 250).catch((err: Error) => {
-    throw new Error(`${err.message}; last statistics ${last}`);
+    // The server's last lines say why a file was not imported (a failing import, a writer that never rotated).
+    throw new Error(`${err.message}; last statistics ${last}; server output:\n${tail(svc.output(), 6000)}`);
   });
 }
 
