@@ -76,7 +76,8 @@ async function accounted(svc: ChildService, sinkId: string, total: number): Prom
     return imported + failed === total && (stats.total?.recordsCount ?? 0) === imported ? true : undefined;
   }, 40_000, 250).catch((err: Error) => {
     // The server's last lines say why a file was not imported (a failing import, a writer that never rotated).
-    throw new Error(`${err.message}; last statistics ${last}; server output:\n${tail(svc.output(), 6000)}`);
+    const lines = svc.output().split('\n').filter((l) => !/"msg":"(incoming request|request completed)"/.test(l)).join('\n');
+    throw new Error(`${err.message}; last statistics ${last}; server output (requests left out):\n${tail(lines, 12000)}`);
   });
 }
 
