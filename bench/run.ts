@@ -9,6 +9,7 @@ import { extractorBench } from './extractor.js';
 import { otlpBench } from './otlp.js';
 import { importBench } from './import.js';
 import { e2eBench } from './e2e.js';
+import { freshnessBench } from './freshness.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
@@ -18,6 +19,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown
   otlp: otlpBench,
   import: importBench,
   e2e: e2eBench,
+  freshness: freshnessBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

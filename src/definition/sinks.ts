@@ -5,6 +5,7 @@ import type { By, Column, Sink } from '../model/definition.js';
 import { keys, padVersion, readSinks, saveNewVersion, sinkSpec } from './repository.js';
 import { normalizeId } from '../model/ids.js';
 import { lockKey, sourceNotFound, validatedSettings } from './sources.js';
+import type { SettingFloor } from '../pipeline/settings.js';
 import type { SinkLifecycle } from './sink-lifecycle.js';
 import { checkColumns, type MappingChecker } from '../model/columns.js';
 import { parseTableId, validateColumns } from '../storage/tables.js';
@@ -143,10 +144,11 @@ export class SinkService {
     });
   }
 
-  patchSettings(branchId: number, sourceId: string, sinkId: string, settings: { key: string; value: unknown }[], changeDescription: string | undefined, by: By, apiUrl: string): Task {
-    validatedSettings(this.get(branchId, sourceId, sinkId).config, settings);
+  /** `floors`: as SourceService.patchSettings. */
+  patchSettings(branchId: number, sourceId: string, sinkId: string, settings: { key: string; value: unknown }[], changeDescription: string | undefined, by: By, apiUrl: string, floors: readonly SettingFloor[] = []): Task {
+    validatedSettings(this.get(branchId, sourceId, sinkId).config, settings, floors);
     return this.change(branchId, sourceId, sinkId, 'api.update.sinkSettings', 'Sink settings have been updated successfully.', apiUrl, by, async (s) => ({
-      next: { ...s, config: validatedSettings(s.config, settings) },
+      next: { ...s, config: validatedSettings(s.config, settings, floors) },
       description: changeDescription ?? 'Updated settings.',
     }));
   }

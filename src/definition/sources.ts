@@ -1,7 +1,7 @@
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { TaskRunner, Task } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
-import { patchSettings, SettingsError } from '../pipeline/settings.js';
+import { patchSettings, SettingsError, type SettingFloor } from '../pipeline/settings.js';
 import type { By, SettingValue, Sink, Source } from '../model/definition.js';
 import { keys, padVersion, readSinks, readSources, saveNewVersion, sourceSpec } from './repository.js';
 import { newSourceSecret } from '../model/secret.js';
@@ -100,11 +100,12 @@ export class SourceService {
     }, by);
   }
 
-  patchSettings(branchId: number, sourceId: string, settings: { key: string; value: unknown }[], changeDescription: string | undefined, by: By, apiUrl: string): Task {
+  /** `floors`: the server's floors of the interval keys (one below a key's minimum lowers it). */
+  patchSettings(branchId: number, sourceId: string, settings: { key: string; value: unknown }[], changeDescription: string | undefined, by: By, apiUrl: string, floors: readonly SettingFloor[] = []): Task {
     // Validated now for the answer, applied in the task on the then-current overrides.
-    validatedSettings(this.get(branchId, sourceId).config, settings);
+    validatedSettings(this.get(branchId, sourceId).config, settings, floors);
     return this.change(branchId, sourceId, 'api.update.sourceSettings', 'Source settings have been updated successfully.', apiUrl, (s) => ({
-      next: { ...s, config: validatedSettings(s.config, settings) },
+      next: { ...s, config: validatedSettings(s.config, settings, floors) },
       description: changeDescription ?? 'Updated settings.',
     }), by);
   }
@@ -249,9 +250,9 @@ export function sourceNotFound(sourceId: string): DomainError {
 }
 
 /** Runs the settings PATCH rules synchronously, mapping failures to domain errors (a protected key: forbidden). */
-export function validatedSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[]): SettingValue[] {
+export function validatedSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[], floors: readonly SettingFloor[] = []): SettingValue[] {
   try {
-    return patchSettings(current, patch);
+    return patchSettings(current, patch, floors);
   } catch (err) {
     if (err instanceof SettingsError) {
       throw err.kind === 'protected' ? new DomainError('forbidden', 'forbidden', err.message) : new DomainError('invalid', 'badRequest', err.message);

@@ -110,8 +110,9 @@ export interface SettingFloor {
 /**
  * The GET .../settings list: every key sorted, with the entity's own overrides applied. A floor
  * above a key's own minimum is made visible (`serverMinimum` and a sentence in the description),
- * so a value the API accepts is never silently lengthened; at the default floors (the keys'
- * minima) the answer is the reference's.
+ * so a value the API accepts is never silently lengthened; a floor below a key's own minimum
+ * lowers the minimum the API accepts, and is shown the same way. At the default floors (the
+ * keys' minima) the answer is the reference's.
  */
 export function settingsView(overrides: SettingValue[] | undefined, floors: SettingFloor[] = []): SettingView[] {
   const own = new Map((overrides ?? []).map((o) => [o.key, o.value]));
@@ -134,6 +135,13 @@ export function settingsView(overrides: SettingValue[] | undefined, floors: Sett
         const text = goDurationString(floor.ms);
         view.serverMinimum = text;
         view.description += ` This server waits at least ${text} (${floor.flag}): a shorter interval takes effect as ${text}.`;
+      } else if (floor && floor.ms < ownMinimum) {
+        // The operator allows shorter intervals than the reference (rows within seconds): the
+        // answer's minimum is this server's, so that clients reading `validation` offer it.
+        const text = goDurationString(floor.ms);
+        view.serverMinimum = text;
+        view.validation = d.validation?.replace(/minDuration=[^,]+/, `minDuration=${text}`);
+        view.description += ` This server accepts intervals down to ${text} (${floor.flag}).`;
       }
       return view;
     });
@@ -153,7 +161,7 @@ export class SettingsError extends Error {
  * a protected key is touched and SettingsError('invalid') listing one line per invalid key,
  * in the reference's validation order. Returns the new overrides.
  */
-export function patchSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[]): SettingValue[] {
+export function patchSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[], floors: readonly SettingFloor[] = []): SettingValue[] {
   const unknown = patch.filter((p) => !BY_KEY.has(p.key)).map((p) => `"${p.key}"`);
   if (unknown.length > 0) throw new SettingsError('invalid', `- Unknown keys: ${unknown.join(', ')}.`);
   const protectedKeys = patch.filter((p) => BY_KEY.get(p.key)!.protected).map((p) => `"${p.key}"`);
@@ -168,14 +176,15 @@ export function patchSettings(current: SettingValue[] | undefined, patch: { key:
   for (const def of SETTINGS) {
     const p = patch.find((x) => x.key === def.key);
     if (!p || p.value === null) continue;
-    const problem = validateValue(def, p.value);
+    const problem = validateValue(def, p.value, floors.find((f) => f.key === def.key));
     if (problem) problems.push(`- ${problem}`);
   }
   if (problems.length > 0) throw new SettingsError('invalid', problems.join('\n'));
   return SETTINGS.filter((d) => values.has(d.key)).map((d) => ({ key: d.key, value: values.get(d.key) }));
 }
 
-function validateValue(def: SettingDefinition, value: unknown): string | undefined {
+/** `floor`: the server's floor of the key; one below the key's own minimum is the minimum. */
+function validateValue(def: SettingDefinition, value: unknown, floor?: SettingFloor): string | undefined {
   const k = `"${def.key}"`;
   const shown = typeof value === 'string' ? value : JSON.stringify(value);
   switch (def.type) {
@@ -208,7 +217,11 @@ function validateValue(def: SettingDefinition, value: unknown): string | undefin
       if (def.unit === 'duration') {
         const ms = parseDuration(value);
         if (ms === undefined) return `Invalid ${k}: time: invalid duration "${value}".`;
-        if (def.rule.minDuration && ms < parseDuration(def.rule.minDuration)!) return `${k} must be ${formatDuration(def.rule.minDuration)} or greater.`;
+        if (def.rule.minDuration) {
+          const own = parseDuration(def.rule.minDuration)!;
+          const minimum = floor && floor.ms < own ? floor.ms : own;
+          if (ms < minimum) return `${k} must be ${minimum === own ? formatDuration(def.rule.minDuration) : goDurationString(minimum)} or greater.`;
+        }
         if (def.rule.maxDuration && ms > parseDuration(def.rule.maxDuration)!) return `${k} must be ${formatDuration(def.rule.maxDuration)} or less.`;
       }
       return undefined;

@@ -36,7 +36,7 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
     schema: { tags, summary: 'Change settings of a source (asynchronous task)', body: settingsPatchSchema, response: taskResponse },
   }, async (req, reply) => {
     const body = req.body ?? {};
-    const task = sources.patchSettings(project.resolveBranch(req.params.branchId), req.params.sourceId, body.settings ?? [], body.changeDescription, byToken(requireToken(req)), api);
+    const task = sources.patchSettings(project.resolveBranch(req.params.branchId), req.params.sourceId, body.settings ?? [], body.changeDescription, byToken(requireToken(req)), api, floors);
     return reply.status(202).send(task);
   });
 
@@ -52,7 +52,7 @@ export const settingsRoutes: FastifyPluginAsync<SettingsRoutesOptions> = async (
   }, async (req, reply) => {
     const body = req.body ?? {};
     const { sourceId, sinkId } = req.params;
-    const task = sinks.patchSettings(project.resolveBranch(req.params.branchId), sourceId, sinkId, body.settings ?? [], body.changeDescription, byToken(requireToken(req)), api);
+    const task = sinks.patchSettings(project.resolveBranch(req.params.branchId), sourceId, sinkId, body.settings ?? [], body.changeDescription, byToken(requireToken(req)), api, floors);
     return reply.status(202).send(task);
   });
 };

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { DEFAULT_LIMITS } from '../../../src/model/levels.js';
 import { importReason, triggerFloors, triggersOf, uploadReason } from '../../../src/levels/triggers.js';
-import { settingsView } from '../../../src/pipeline/settings.js';
+import { patchSettings, SettingsError, settingsView } from '../../../src/pipeline/settings.js';
 
 const IMPORT_INTERVAL = 'storage.level.target.import.trigger.interval';
 const UPLOAD_INTERVAL = 'storage.level.staging.upload.trigger.interval';
@@ -42,5 +42,36 @@ describe('trigger floors', () => {
     expect(imp.value).toBe('30s');
     expect(imp.description).toBe('Duration from the last import to trigger the next import. This server waits at least 1m0s (--import-min-interval): a shorter interval takes effect as 1m0s.');
     expect(view.filter((v) => v.serverMinimum !== undefined).map((v) => v.key)).toEqual([IMPORT_INTERVAL]);
+  });
+
+  it('lowered below a key\'s minimum by the operator, let the API accept shorter intervals and say so (rows within seconds)', () => {
+    const floors = triggerFloors({ ...DEFAULT_LIMITS, importMinIntervalMs: 1_000 });
+    const imp = settingsView(undefined, floors).find((v) => v.key === IMPORT_INTERVAL)!;
+    expect(imp.serverMinimum).toBe('1s');
+    expect(imp.validation).toBe('required,minDuration=1s,maxDuration=24h');
+    expect(imp.description).toBe('Duration from the last import to trigger the next import. This server accepts intervals down to 1s (--import-min-interval).');
+    expect(patchSettings(undefined, [{ key: IMPORT_INTERVAL, value: '1s' }], floors)).toEqual([{ key: IMPORT_INTERVAL, value: '1s' }]);
+    const refused = (value: string, f = floors) => {
+      try {
+        patchSettings(undefined, [{ key: IMPORT_INTERVAL, value }], f);
+      } catch (err) {
+        return err instanceof SettingsError ? err.message : String(err);
+      }
+      return 'accepted';
+    };
+    expect(refused('999ms')).toBe(`- "${IMPORT_INTERVAL}" must be 1s or greater.`);
+    // Without the operator's floor the reference's minimum holds, word for word.
+    expect(refused('1s', [])).toBe(`- "${IMPORT_INTERVAL}" must be 30s or greater.`);
+    // A lowered floor also lets the trigger fire that early.
+    const triggers = triggersOf([{ key: IMPORT_INTERVAL, value: '1s' }]);
+    const file = { openedAtMs: 0, recordsCount: 1, sizeBytes: 40, slicesCount: 1 };
+    expect(importReason(file, triggers.import, { ...DEFAULT_LIMITS, importMinIntervalMs: 1_000 }, 1_000)).toBe('interval');
+  });
+
+  it('check the triggers often enough for a lowered floor: a fifth of it below 5s, unless the operator says otherwise', () => {
+    expect(loadConfig([], {}).checkIntervalMs).toBe(1_000);
+    expect(loadConfig([], { SLUICE_IMPORT_MIN_INTERVAL: '1s' }).checkIntervalMs).toBe(200);
+    expect(loadConfig(['--import-min-interval', '100ms'], {}).checkIntervalMs).toBe(100);
+    expect(loadConfig(['--import-min-interval', '1s', '--check-interval', '2s'], {}).checkIntervalMs).toBe(2_000);
   });
 });
