@@ -74,10 +74,12 @@ async function accounted(svc: ChildService, sinkId: string, total: number): Prom
     const failed = (await failures(svc, 'stopped', sinkId)).count;
     last = JSON.stringify(stats);
     return imported + failed === total && (stats.total?.recordsCount ?? 0) === imported ? true : undefined;
-  }, 40_000, 250).catch((err: Error) => {
-    // The server's last lines say why a file was not imported (a failing import, a writer that never rotated).
+  }, 40_000, 250).catch(async (err: Error) => {
+    // The server's last lines and the states of its files and slices say why a file was not
+    // imported (a failing import, a writer that never rotated).
     const lines = svc.output().split('\n').filter((l) => !/"msg":"(incoming request|request completed)"/.test(l)).join('\n');
-    throw new Error(`${err.message}; last statistics ${last}; server output (requests left out):\n${tail(lines, 12000)}`);
+    const metrics = await svc.call('GET', '/metrics').then((r) => r.text.split('\n').filter((l) => /^sluice_(sink_files|sink_slices|import|sink_lag|sink_failing)/.test(l)).join('\n'), (e: Error) => e.message);
+    throw new Error(`${err.message}; last statistics ${last}; metrics:\n${metrics}\nserver output (requests left out):\n${tail(lines, 12000)}`);
   });
 }
 

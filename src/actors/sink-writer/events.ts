@@ -129,6 +129,10 @@ export class SinkWriterEvents {
     this.log.info('sink definition changed: rotating the file so that waiting data is imported now');
   }
 
+  resumedFileStale(): void {
+    this.log.info('the file resumed after a stop was opened with an earlier definition of the sink: rotating it so that its data is imported now and new data uses the current definition');
+  }
+
   /** Records whose mapping stopped the process were tried in the sandbox before a replay maps them. */
   triedApart(tried: number, stillStopping: number): void {
     this.log.info({ tried, stillStopping }, 'records whose mapping stopped the process were tried apart before being mapped again');

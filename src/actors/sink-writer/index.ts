@@ -205,7 +205,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   protected async handle(message: Message): Promise<void> {
     switch (message.type) {
       case 'prepare': {
-        const job = this.writing.open().then(() => this.currentJob());
+        const job = this.openFile().then(() => this.currentJob());
         if (message.settle === 'first') message.done(job);
         await job;
         if (message.settle === 'final') message.done(job);
@@ -262,7 +262,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   protected override async restart(): Promise<void> {
     await this.writing.release();
     this.committedOffset = this.deps.positions.consumerOffset(this.key) ?? this.committedOffset;
-    await this.writing.open();
+    await this.openFile();
   }
 
   /**
@@ -298,7 +298,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   private async write(batch: readonly LoggedRecord[], rendered: RenderedRows, job: TargetJob, through: number): Promise<void> {
     if (through <= this.committedOffset) return;
-    await this.writing.open();
+    await this.openFile();
     const current = this.currentJob();
     if (job.file !== current.file || job.after !== current.after) {
       // The file rotated, or the writer restarted, after the router asked: rendered again for what holds now.
@@ -340,7 +340,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
 
   private async checkTriggers(now: number): Promise<void> {
     if (!this.writing.file || !this.writing.slice) {
-      await this.writing.open();
+      await this.openFile();
     }
     const file = this.writing.file!;
     const slices = this.deps.files.listSlices({ ...this.key, openedAt: file.openedAt });
@@ -356,15 +356,17 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   }
 
   private async reload(sink: Sink, source: Source): Promise<void> {
-    const file = this.writing.file;
-    const before = file ? JSON.stringify([file.tableId, file.columns, file.settings]) : undefined;
     this.sink = sink;
     this.source = source;
-    const after = JSON.stringify([sink.table.tableId, sink.table.mapping.columns, fileSettings(source, sink)]);
-    if (before !== undefined && before !== after) {
+    if (this.writing.isStale()) {
       this.events.definitionChanged();
       await this.writing.rotateFile();
     }
+  }
+
+  /** The writing file, open; one left with an earlier definition by a stop is rotated first (writing-file.ts). */
+  private openFile(): Promise<void> {
+    return this.writing.open(() => this.events.resumedFileStale());
   }
 
   /** See {@link replay} and replay-write.ts. */

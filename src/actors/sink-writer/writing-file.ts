@@ -25,17 +25,33 @@ export class WritingFile {
     private readonly newFile: () => NewFile,
   ) {}
 
-  /** Opens (or resumes, truncating to the committed length) the sink's writing file and slice. */
-  async open(): Promise<void> {
+  /**
+   * Opens (or resumes, truncating to the committed length) the sink's writing file and slice.
+   * A resumed file opened with another definition than the sink's current one is rotated at
+   * once (`onStale` is told first): the process stopped between a definition change and the
+   * rotation it asked for, and the file's own triggers and columns would otherwise hold until
+   * that file rotated by its old triggers.
+   */
+  async open(onStale?: () => void): Promise<void> {
     if (this.appender && this.slice && this.file) return;
     let file = this.files.writingFile(this.key);
     let slice = this.files.writingSlice(this.key);
+    const resumed = file !== undefined && slice !== undefined;
     if (!file || !slice) {
       ({ file, slice } = this.files.openFile(this.newFile()));
     }
     this.file = file;
     this.slice = slice;
     this.appender = await SliceAppender.open(join(this.dataDir, slice.localPath), slice.uncompressedSize);
+    if (resumed && this.isStale()) {
+      onStale?.();
+      await this.rotateFile();
+    }
+  }
+
+  /** Whether the open file was opened with another table, columns or settings than the sink has now. */
+  isStale(): boolean {
+    return this.file !== undefined && definitionOf(this.file) !== definitionOf(this.newFile());
   }
 
   /** The key of the writing slice (open). */
@@ -85,4 +101,9 @@ export class WritingFile {
     await this.appender?.close().catch(() => undefined);
     this.appender = undefined;
   }
+}
+
+/** What a file keeps of its sink's definition: a change of it rotates the file. */
+function definitionOf(file: Pick<NewFile, 'tableId' | 'columns' | 'settings'>): string {
+  return JSON.stringify([file.tableId, file.columns, file.settings]);
 }

@@ -87,6 +87,28 @@ describe('SinkWriter', () => {
     expect(writer.committedOffset).toBe(3);
   });
 
+  it('rotates at once a file it resumes that was opened with an earlier definition (a stop between a definition change and its rotation)', async () => {
+    // The first writer opens the file with the first mapping, writes to it, and stops before any reload.
+    const { levels } = start(sinkWith(ID, 1));
+    const job = await writer.prepare();
+    const [rendered] = await renderer.render(batch, [job]);
+    await writer.deliver(batch, rendered, job, 3);
+    const first = levels.writingFile(key)!;
+    await writer.stop();
+    // The next writer starts with the changed mapping (the definition was saved before the stop).
+    start(sinkWith(ID_AND_NAME, 2));
+    const next = await writer.prepare();
+    const files = levels.listFiles(key);
+    expect(files.find((f) => f.openedAt === first.openedAt)?.state, 'the resumed file is closed: its rows get imported').toBe('closing');
+    expect(next.file).not.toBe(first.openedAt);
+    expect(next.columns).toEqual(ID_AND_NAME);
+    expect(levels.writingFile(key)!.columns).toEqual(ID_AND_NAME);
+    // The same definition resumes the same file: no rotation.
+    await writer.stop();
+    start(sinkWith(ID_AND_NAME, 2));
+    expect((await writer.prepare()).file).toBe(next.file);
+  });
+
   it('fails the batch after its bounded retries when the columns of its file do not compile: the sink is failing, its position kept', async () => {
     start(sinkWith([{ type: 'template', name: 't', template: { language: 'jsonnet', content: '{' } }], 1));
     const job = await writer.prepare();
