@@ -10,6 +10,8 @@
  * have it): it is not among `columns`, filled by the target, and read by `changedSince`.
  */
 
+import type { BaseType } from '../model/definition.js';
+
 /** The system column of every table: when the row was written (the write's transaction time). */
 export const TIMESTAMP_COLUMN = '_timestamp';
 
@@ -26,6 +28,23 @@ export interface TargetBucket {
   metadata: Record<string, string>;
 }
 
+/** A column as a table is created or extended with it. */
+export interface ColumnDefinition {
+  name: string;
+  /** Absent: the untyped string column (never NULL; '' for rows written without it). */
+  type?: BaseType;
+}
+
+/** A column as the target has it (the table detail). */
+export interface TargetColumn {
+  name: string;
+  /** The base type; absent for an untyped string column. */
+  type?: BaseType;
+  /** The target's own type: VARCHAR, BIGINT, DECIMAL(38,9), numeric, jsonb, ... */
+  nativeType: string;
+  nullable: boolean;
+}
+
 export interface TargetTable {
   /** e.g. "in.c-my-bucket.my-table" */
   id: string;
@@ -33,6 +52,10 @@ export interface TargetTable {
   name: string;
   /** Column names in table order. */
   columns: string[];
+  /** The same columns with their types, in table order. */
+  definitions: TargetColumn[];
+  /** The primary key's columns in key order; empty when the table has none. */
+  primaryKey: string[];
   /** ISO time */
   created: string;
   /** ISO time of the last insert or import, null before the first. */
@@ -53,6 +76,10 @@ export interface NewTable {
   bucketId: string;
   name: string;
   columns: string[];
+  /** Base types of typed columns by name; a column not named here is untyped. */
+  types?: Readonly<Record<string, BaseType>>;
+  /** The primary key's columns (of `columns`), in key order: the table's writes then upsert. */
+  primaryKey?: readonly string[];
   metadata?: Record<string, string>;
 }
 
@@ -70,11 +97,15 @@ export interface WriteOptions {
    */
   newlineOnly?: boolean;
   /**
-   * The columns the caller expects the table to have, in order. When set, the write fails and
-   * changes nothing unless the table's columns are exactly these (the table was changed since
-   * the data was mapped).
+   * The columns the data fills, in the data's order. When set, the write fails with
+   * TableColumnsMismatchError and changes nothing unless the table has each of them (and, with
+   * `types`, of that base type: the table was changed since the data was mapped). The table's
+   * other columns (taken out of the mapping since it was created) get their default: NULL, or ''
+   * when untyped. Without it the data fills every column of the table, by position.
    */
   columns?: readonly string[];
+  /** With `columns`: the base types the data was mapped for (a column not named is untyped). */
+  types?: Readonly<Record<string, BaseType>>;
   /**
    * The number of rows the caller expects the write to insert. When set, a write that would
    * insert another number of rows fails and changes nothing (e.g. a damaged file).
@@ -92,7 +123,11 @@ export interface WriteOptions {
 }
 
 export interface WriteResult {
-  /** Rows written by this call (0 for a duplicate import). */
+  /**
+   * Rows written by this call (0 for a duplicate import). For a table with a primary key: the
+   * rows read, each of which was applied (inserted, or replacing the row of its key; among rows
+   * of one write with the same key the last one wins).
+   */
   inserted: number;
   /** True when the import id was already recorded and nothing was written. */
   duplicate: boolean;
@@ -239,6 +274,11 @@ export interface Target {
   createTable(table: NewTable): Promise<TargetTable>;
   /** False when the table did not exist. */
   dropTable(tableId: string): Promise<boolean>;
+  /**
+   * Adds columns at the end of the table (ALTER TABLE ... ADD COLUMN), in one transaction: rows
+   * already there read NULL in a typed column and '' in an untyped one.
+   */
+  addColumns(tableId: string, columns: readonly ColumnDefinition[]): Promise<TargetTable>;
 
   /** Appends rows (each exactly as long as the column list) in one transaction. */
   insertRows(tableId: string, rows: readonly (readonly string[])[], options?: WriteOptions): Promise<WriteResult>;
