@@ -37,6 +37,21 @@ export interface SettingValue {
 export type ColumnType = 'uuid' | 'datetime' | 'ip' | 'body' | 'headers' | 'path' | 'template';
 export const COLUMN_TYPES: ColumnType[] = ['uuid', 'datetime', 'ip', 'body', 'headers', 'path', 'template'];
 
+/**
+ * Keboola's base types (the Storage API's `basetype`): a mapping column's optional `dataType`, a
+ * Sluice extension the reference's clients can ignore. Without one a column is the untyped
+ * string column of the reference (never NULL, '' for a missing value); with one the table has
+ * the target's native type (adapters/target) and a missing value is NULL.
+ */
+export type BaseType = 'STRING' | 'INTEGER' | 'NUMERIC' | 'FLOAT' | 'BOOLEAN' | 'DATE' | 'TIMESTAMP' | 'JSON';
+export const BASE_TYPES: BaseType[] = ['STRING', 'INTEGER', 'NUMERIC', 'FLOAT', 'BOOLEAN', 'DATE', 'TIMESTAMP', 'JSON'];
+
+/** A sink's record filter: a Jsonnet expression over the record (as template columns see it) that returns a boolean. */
+export interface MappingFilter {
+  language: 'jsonnet';
+  content: string;
+}
+
 export interface Column {
   type: ColumnType;
   name: string;
@@ -48,6 +63,10 @@ export interface Column {
   rawString?: boolean;
   /** type template. */
   template?: { language: 'jsonnet'; content: string };
+  /** The column's base type (see BaseType); absent: the untyped string column. */
+  dataType?: BaseType;
+  /** Part of the table's primary key: an import upserts by the key (the last record by event order wins). */
+  primaryKey?: boolean;
 }
 
 export interface Entity {
@@ -74,8 +93,14 @@ export interface Sink extends Entity {
   sourceId: string;
   sinkId: string;
   type: 'table';
-  table: { type: 'keboola'; tableId: string; mapping: { columns: Column[] } };
+  table: { type: 'keboola'; tableId: string; mapping: SinkMapping };
   allowedSignals?: Signal[];
+}
+
+export interface SinkMapping {
+  columns: Column[];
+  /** Records for which it is false are skipped (counted as filtered); absent: every record. */
+  filter?: MappingFilter;
 }
 
 /**

@@ -4,11 +4,16 @@
  * server (src/adapters/target/postgres-target.ts, `--target postgres://...`).
  *
  * The port knows nothing about Storage id rules: callers (TableService) validate ids and pass
- * the bucket id and table name already split. Every column is a string column; a value is never
- * NULL (a missing value is the empty string), as in Keboola Storage tables. Beside its columns
- * every table has the system column `_timestamp` (when the row was written, as Keboola tables
- * have it): it is not among `columns`, filled by the target, and read by `changedSince`.
+ * the bucket id and table name already split. A column is untyped (the target's string type, a
+ * value never NULL: a missing value is the empty string, as in Keboola Storage tables) or typed
+ * with a base type (the target's native type, NULL for a missing value; the native types per
+ * target are in src/adapters/target/column-types.ts). Beside its columns every table has the
+ * system column `_timestamp` (when the row was written, as Keboola tables have it): it is not
+ * among `columns`, filled by the target, and read by `changedSince`. The rules both sides of the
+ * port share about columns (which is untyped, what a write may fill) are in target-columns.ts.
  */
+
+import type { BaseType } from '../model/definition.js';
 
 /** The system column of every table: when the row was written (the write's transaction time). */
 export const TIMESTAMP_COLUMN = '_timestamp';
@@ -26,6 +31,29 @@ export interface TargetBucket {
   metadata: Record<string, string>;
 }
 
+/** A column as a table is created or extended with it. */
+export interface ColumnDefinition {
+  name: string;
+  /** Absent: the untyped string column (never NULL; '' for rows written without it). */
+  type?: BaseType;
+}
+
+/**
+ * A column as the target's catalog has it (the table detail), read back from the database, so
+ * that a table changed behind Sluice's back is seen as it is.
+ */
+export interface TargetColumn {
+  name: string;
+  /**
+   * The base type; absent for an untyped string column, and for a column of a native type that
+   * has no base type (see isUntypedColumn in target-columns.ts for which is which).
+   */
+  type?: BaseType;
+  /** The target's own type: VARCHAR, BIGINT, DECIMAL(38,9), numeric, jsonb, ... */
+  nativeType: string;
+  nullable: boolean;
+}
+
 export interface TargetTable {
   /** e.g. "in.c-my-bucket.my-table" */
   id: string;
@@ -33,6 +61,10 @@ export interface TargetTable {
   name: string;
   /** Column names in table order. */
   columns: string[];
+  /** The same columns with their types, in table order. */
+  definitions: TargetColumn[];
+  /** The primary key's columns in key order; empty when the table has none. */
+  primaryKey: string[];
   /** ISO time */
   created: string;
   /** ISO time of the last insert or import, null before the first. */
@@ -53,6 +85,10 @@ export interface NewTable {
   bucketId: string;
   name: string;
   columns: string[];
+  /** Base types of typed columns by name; a column not named here is untyped. */
+  types?: Readonly<Record<string, BaseType>>;
+  /** The primary key's columns (of `columns`), in key order: the table's writes then upsert. */
+  primaryKey?: readonly string[];
   metadata?: Record<string, string>;
 }
 
@@ -70,11 +106,15 @@ export interface WriteOptions {
    */
   newlineOnly?: boolean;
   /**
-   * The columns the caller expects the table to have, in order. When set, the write fails and
-   * changes nothing unless the table's columns are exactly these (the table was changed since
-   * the data was mapped).
+   * The columns the data fills, in the data's order. When set, the write fails with
+   * TableColumnsMismatchError and changes nothing unless the table has each of them (and, with
+   * `types`, of that base type: the table was changed since the data was mapped). The table's
+   * other columns (taken out of the mapping since it was created) get their default: NULL, or ''
+   * when untyped. Without it the data fills every column of the table, by position.
    */
   columns?: readonly string[];
+  /** With `columns`: the base types the data was mapped for (a column not named is untyped). */
+  types?: Readonly<Record<string, BaseType>>;
   /**
    * The number of rows the caller expects the write to insert. When set, a write that would
    * insert another number of rows fails and changes nothing (e.g. a damaged file).
@@ -92,7 +132,11 @@ export interface WriteOptions {
 }
 
 export interface WriteResult {
-  /** Rows written by this call (0 for a duplicate import). */
+  /**
+   * Rows written by this call (0 for a duplicate import). For a table with a primary key: the
+   * rows read, each of which was applied (inserted, or replacing the row of its key; among rows
+   * of one write with the same key the last one wins).
+   */
   inserted: number;
   /** True when the import id was already recorded and nothing was written. */
   duplicate: boolean;
@@ -106,8 +150,10 @@ export class TableColumnsMismatchError extends Error {
     readonly tableId: string,
     readonly actual: readonly string[],
     readonly expected: readonly string[],
+    /** What is wrong, in words: the column missing, or whose type differs (target-columns.ts). */
+    readonly reason?: string,
   ) {
-    super(`the columns of table "${tableId}" ${JSON.stringify(actual)} do not match the expected columns ${JSON.stringify(expected)}`);
+    super(`the columns of table "${tableId}" ${JSON.stringify(actual)} do not match the expected columns ${JSON.stringify(expected)}${reason ? `: ${reason}` : ''}`);
   }
 }
 
@@ -239,14 +285,36 @@ export interface Target {
   createTable(table: NewTable): Promise<TargetTable>;
   /** False when the table did not exist. */
   dropTable(tableId: string): Promise<boolean>;
+  /**
+   * Adds columns at the end of the table (ALTER TABLE ... ADD COLUMN), in one transaction: rows
+   * already there read NULL in a typed column and '' in an untyped one.
+   */
+  addColumns(tableId: string, columns: readonly ColumnDefinition[]): Promise<TargetTable>;
 
-  /** Appends rows (each exactly as long as the column list) in one transaction. */
-  insertRows(tableId: string, rows: readonly (readonly string[])[], options?: WriteOptions): Promise<WriteResult>;
+  /**
+   * Appends rows (each exactly as long as the column list: the table's, or `options.columns`) in
+   * one transaction; upserts on a table with a primary key, as importCsv does. A value is the text
+   * importCsv reads for it, unquoted: null is NULL in a typed column and '' in an untyped one.
+   */
+  insertRows(tableId: string, rows: readonly (readonly (string | null)[])[], options?: WriteOptions): Promise<WriteResult>;
   /**
    * Appends the rows of local RFC 4180 CSV files without a header row (comma, double quote,
-   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position. A path
-   * ending in ".gz" is gzip-compressed. With several paths all of them are loaded in one
-   * transaction; an empty list inserts nothing (and records the import id).
+   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position (of the
+   * table, or of `options.columns`). A path ending in ".gz" is gzip-compressed. With several
+   * paths all of them are loaded in one transaction; an empty list inserts nothing (and records
+   * the import id).
+   *
+   * Values: an unquoted empty field is NULL in a typed column, a quoted one ("") the empty
+   * string; an untyped column reads both as the empty string. A typed column's text is the
+   * renderer's (INTEGER "-42", NUMERIC "-1.50", FLOAT "1.5e-7", BOOLEAN "true", DATE
+   * "2026-11-27", TIMESTAMP "2026-11-27T01:02:03.456Z", JSON compact JSON, STRING the text), cast
+   * to the native type: text that does not convert fails the whole write (nothing written) with
+   * an error naming the column and the value.
+   *
+   * A table with a primary key upserts: among the rows of one write with the same key the last
+   * one (file order, then row order) wins, and it replaces the table's row of that key (its
+   * columns the data does not fill get their default). `expectedRows` and `inserted` count the
+   * rows read.
    */
   importCsv(tableId: string, path: string | readonly string[], options?: WriteOptions): Promise<WriteResult>;
   /** The first `limit` rows in insertion order. */
