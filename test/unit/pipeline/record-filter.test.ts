@@ -5,8 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SluiceTemplateEngine } from '../../../src/adapters/jsonnet/sluice-engine.js';
-import { WorkerRenderer } from '../../../src/actors/render/worker-renderer.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { typeScriptWorker, WorkerRenderer } from '../../../src/actors/render/worker-renderer.js';
 import { InThreadRenderer } from '../../../src/actors/render/renderer.js';
+import { slotPath } from '../../../src/actors/render/inflight.js';
+import { RenderSandbox } from '../../../src/actors/render/sandbox.js';
+import { V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH } from '@sluice/jsonnet';
 import { BatchRenderer, type RenderGuard, type RenderJob, type RenderOwner } from '../../../src/pipeline/batch-render.js';
 import { compileMapping, createRecordContext } from '../../../src/pipeline/columns/index.js';
 import { MappingCache } from '../../../src/pipeline/mapping-cache.js';
@@ -138,6 +144,33 @@ describe('a filter in the batch renderer', () => {
       await renderer.close();
     }
   });
+});
+
+describe('a filter that ends the process or its thread', () => {
+  it('is parked as the record\'s failure like a template (the in-flight marks cover it); the rest of the batch is filtered and mapped', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-filter-'));
+    // The test worker ends its thread when a Jsonnet evaluation meets `"die": true` (test/support/dying-render-worker.ts).
+    const renderer = new WorkerRenderer({ slotPath: (thread) => slotPath(dataDir, thread), script: () => typeScriptWorker(new URL('../../support/dying-render-worker.ts', import.meta.url)) });
+    try {
+      const records = logged([{ id: 1, keep: true }, { id: 2, keep: false }, { id: 3, keep: true, die: true }, { id: 4, keep: true }]);
+      const [rows] = await renderer.render(records, [{ columns: idColumn, filter: jsonnet('Body("keep")'), after: 0, owner }]);
+      expect(rows.failures).toEqual([{ index: 2, kind: 'stopped', reason: expect.stringMatching(/^The mapping of this record stopped the render worker/) }]);
+      expect(rows.filtered).toEqual([1]);
+      expect(text(rows.csv)).toBe('1\n4\n');
+    } finally {
+      await renderer.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('is tried apart with the filter in the sandbox before a reprocess maps it', async () => {
+    // Only the child's heap (64 MB) can stop the big record: the engine's own ceilings are lifted.
+    const sandbox = new RenderSandbox({ heapLimitMb: 64, limits: { timeoutMs: 600_000, maxArrayLength: V8_MAX_ARRAY_LENGTH, maxStringLength: V8_MAX_STRING_LENGTH, maxAllocationBytes: 2 ** 50 } });
+    const records = logged([{ id: 1, n: 3 }, { id: 2, n: 100_000_000 }]);
+    const filter = jsonnet('std.length(std.join(",", ["x" for i in std.range(1, Body("n"))])) > 0');
+    const parked = await sandbox.probe(records, { columns: idColumn, filter, after: 0, owner: { ...owner, mode: 'replay' } });
+    expect(parked.map((p) => p.offset)).toEqual([2]);
+  }, 90_000);
 });
 
 describe('a sink without a filter pays nothing for filters', () => {
