@@ -19,6 +19,7 @@ import { MappingCache } from '../../../src/pipeline/mapping-cache.js';
 import { checkFilter, compileFilter, FilterError } from '../../../src/pipeline/record-filter.js';
 import { FILTERED, withFilter } from '../../../src/pipeline/row-mapping.js';
 import { failureKind } from '../../../src/observability/metrics.js';
+import { findRejections } from '../../../src/sources/otlp/rejections.js';
 import type { Column, MappingFilter, Sink } from '../../../src/model/definition.js';
 import type { IngestRecord } from '../../../src/model/record.js';
 import type { LoggedRecord } from '../../../src/ports/event-log.js';
@@ -198,6 +199,12 @@ describe('a filter for one record (the test endpoint, verbose ingestion, OTLP re
     expect(failure).toBeInstanceOf(FilterError);
     expect((failure as FilterError).message).toBe('Filter returned 1, not true or false.');
     expect(await mapping.renderMany([record(1, { id: 1, keep: true }), record(2, { id: 2 })].map(createRecordContext))).toEqual([['1'], FILTERED]);
+  });
+
+  it('OTLP: a record a sink\'s filter skips is not rejected; one its filter fails on is', async () => {
+    const mapping = withFilter(await compileMapping([{ type: 'path', name: 'v', path: 'value' }], engine), await compileFilter(jsonnet('Body("keep")'), engine));
+    const ctxs = [record(1, { keep: false }), record(2, { keep: true, value: 1 }), record(3, { keep: 'yes' })].map(createRecordContext);
+    expect(await findRejections(ctxs, [{ sinkId: 'snk', mapping }])).toEqual({ rejected: 1, firstError: 'sink "snk": Filter returned "yes", not true or false.' });
   });
 
   it('checks a filter as the API does: the position of a syntax error, nothing for a valid one', async () => {
