@@ -5,6 +5,7 @@
 import { startupBench } from './startup.js';
 import { ingestBench } from './ingest.js';
 import { templateBench } from './template.js';
+import { filterBench } from './filter.js';
 import { extractorBench } from './extractor.js';
 import { otlpBench } from './otlp.js';
 import { importBench } from './import.js';
@@ -15,6 +16,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown
   startup: startupBench,
   ingest: ingestBench,
   template: templateBench,
+  filter: filterBench,
   extractor: extractorBench,
   otlp: otlpBench,
   import: importBench,

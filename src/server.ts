@@ -36,6 +36,7 @@ import { WorkerRenderer } from './actors/render/worker-renderer.js';
 import { InflightSlot, leftMarks as readLeftMarks, slotPath } from './actors/render/inflight.js';
 import { RenderSandbox } from './actors/render/sandbox.js';
 import { validateMapping } from './pipeline/columns/index.js';
+import { checkFilter } from './pipeline/record-filter.js';
 import { MappingCache } from './pipeline/mapping-cache.js';
 import { openEventLog } from './wiring/open-event-log.js';
 import { FilesRepository } from './levels/files-repository.js';
@@ -73,6 +74,7 @@ import { CLUSTER_STATISTICS_KEY_SPACES } from './levels/cluster-statistics.js';
 import { LEVEL_FILE_KEY_SPACES } from './levels/files-repository.js';
 import { POSITION_KEY_SPACES } from './levels/positions.js';
 import { STATISTICS_ARCHIVE_KEY_SPACES } from './levels/statistics-archive.js';
+import { FILTERED_COUNT_KEY_SPACES } from './levels/filtered-counts.js';
 import { JOB_KEY_SPACES } from './queue/job-service.js';
 import { SINK_HEALTH_KEY_SPACES } from './actors/sink-health.js';
 import { HAND_OVER_KEY_SPACES } from './actors/hand-over.js';
@@ -96,6 +98,7 @@ export const KEY_SPACES: readonly KeySpace[] = [
   ...LEVEL_FILE_KEY_SPACES,
   ...POSITION_KEY_SPACES,
   ...STATISTICS_ARCHIVE_KEY_SPACES,
+  ...FILTERED_COUNT_KEY_SPACES,
   ...JOB_KEY_SPACES,
   ...SINK_HEALTH_KEY_SPACES,
   ...HAND_OVER_KEY_SPACES,
@@ -207,7 +210,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const limits = templateLimits(config);
   const templates = new SluiceTemplateEngine(limits);
   const mappings = new MappingCache(templates);
-  const checkMapping: MappingChecker = (columns) => validateMapping(columns, templates);
+  const checkMapping: MappingChecker = async (columns, filter) =>
+    (await validateMapping(columns, templates)) ?? (filter ? await checkFilter(filter, templates) : undefined);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.

@@ -103,6 +103,7 @@ export async function replaySink(deps: ReplayDeps): Promise<ReplayProgress> {
     progress.scanned = after - from + 1;
     progress.written += result.reprocessed;
     progress.failed += result.failed;
+    if (result.filtered) progress.filtered = (progress.filtered ?? 0) + result.filtered;
     progress.skipped += batch.length - chosen.length;
     deps.progress({ ...progress });
   }

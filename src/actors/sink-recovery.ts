@@ -88,7 +88,15 @@ export class SinkRecovery {
       ...local.map((writer) => this.reprocessWriter(writer, sink)),
       ...remote.map(({ partitionId, node }) => orders!.ask<null, ReprocessResult>({ kind: 'reprocess', partitionId, node, sink: sinkKeyOf(sink), request: null })),
     ]);
-    return results.reduce((total, r) => ({ reprocessed: total.reprocessed + r.reprocessed, failed: total.failed + r.failed }), { reprocessed: 0, failed: 0 });
+    const total: ReprocessResult = { reprocessed: 0, failed: 0 };
+    let filtered = 0;
+    for (const r of results) {
+      total.reprocessed += r.reprocessed;
+      total.failed += r.failed;
+      filtered += r.filtered ?? 0;
+    }
+    // `filtered` only when the sink's filter skipped any: the reference's answer otherwise.
+    return filtered > 0 ? { ...total, filtered } : total;
   }
 
   private async reprocessWriter(writer: SinkWriter, sink: Sink): Promise<ReprocessResult> {

@@ -36,6 +36,8 @@ export interface MappingFailuresAnswer {
 export interface ReprocessResult {
   reprocessed: number;
   failed: number;
+  /** Records the sink's filter now skips (they are handled, no longer failures); only when there are any. */
+  filtered?: number;
 }
 
 /** POST .../sinks/{sinkId}/replay: the body. */
@@ -61,6 +63,8 @@ export interface ReplayProgress {
   failed: number;
   /** Records already handled by the sink (or filtered by its allowedSignals). */
   skipped: number;
+  /** Mapped again and skipped by the sink's filter (counted as filtered); only when there are any. */
+  filtered?: number;
 }
 
 /** A record of GET .../sources/{sourceId}/records, newest first. */
@@ -83,5 +87,13 @@ export interface TestAnswer {
   projectId: number;
   branchId: number;
   sourceId: string;
-  tables: { sinkId: string; tableId: string; rows: { columns: { name: string; value: string }[] }[] }[];
+  tables: TestTable[];
+}
+
+/** One sink's part of a test answer: its row, or none and `filtered` when its filter skips the record (a Sluice addition, only then). */
+export interface TestTable {
+  sinkId: string;
+  tableId: string;
+  rows: { columns: { name: string; value: string }[] }[];
+  filtered?: true;
 }

@@ -42,10 +42,12 @@ export interface FileStatistics {
 
 /**
  * GET .../sinks/{sinkId}/statistics/total: the reference's answer, with Sluice's additions only
- * when there is something to say (records failed now; the sink failing on this node).
+ * when there is something to say (records failed now; records the sink's filter skipped since
+ * the statistics were last cleared; the sink failing on this node).
  */
 export interface SinkStatisticsTotalAnswer extends SinkStatisticsTotal {
   mappingFailures?: { count: number };
+  filtered?: { count: number };
   failing?: { reason: string; since: string; retryAfter: string };
 }
 

@@ -22,7 +22,7 @@
  *
  * This file: the Stream API's sources and sinks (src/api/stream/views.ts builds them).
  */
-import type { At, Column, Signal, SourceType, Version } from '../model/definition.js';
+import type { At, Column, MappingFilter, Signal, SourceType, Version } from '../model/definition.js';
 import type { Task } from './tasks.js';
 
 export type { At, By, Column, ColumnType, Signal, SourceType, Version } from '../model/definition.js';
@@ -63,7 +63,8 @@ export interface SinkView extends Lifecycle {
   type: 'table';
   name: string;
   description: string;
-  table: { type: 'keboola'; tableId: string; mapping: { columns: Column[] } };
+  /** `filter` only when the sink has one (a Sluice addition: the reference's answer otherwise). */
+  table: { type: 'keboola'; tableId: string; mapping: { columns: Column[]; filter?: MappingFilter } };
   /** Only when not empty (empty: every signal). */
   allowedSignals?: Signal[];
 }
@@ -93,7 +94,8 @@ export interface SourceUpdate {
 export interface SinkTableRequest {
   type?: 'keboola';
   tableId?: string;
-  mapping?: { columns: ColumnBody[] };
+  /** A mapping replaces the sink's whole mapping: its filter too (none given: the sink has none). */
+  mapping?: { columns: ColumnBody[]; filter?: MappingFilter };
 }
 
 /** POST .../sources/{sourceId}/sinks: the body. */

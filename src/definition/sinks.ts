@@ -1,7 +1,7 @@
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { Task, TaskRunner } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
-import type { By, Column, Sink } from '../model/definition.js';
+import type { By, Column, Sink, SinkMapping } from '../model/definition.js';
 import { keys, padVersion, readSinks, saveNewVersion, sinkSpec } from './repository.js';
 import { normalizeId } from '../model/ids.js';
 import { lockKey, sourceNotFound, validatedSettings } from './sources.js';
@@ -81,7 +81,7 @@ export class SinkService {
       throw new DomainError('limitReached', 'resourceLimitReached', `Maximum number of sinks per source is ${MAX_SINKS_PER_SOURCE}.`);
     }
     checkSinkTable(req.table.tableId, req.table.mapping.columns);
-    await checkColumns(req.table.mapping.columns, this.mapping);
+    await checkColumns(req.table.mapping.columns, this.mapping, req.table.mapping.filter);
     // Checked again: the template check above yielded to other requests.
     if (this.pendingCreates.has(lock)) {
       throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
@@ -98,7 +98,7 @@ export class SinkService {
           type: 'table',
           name: req.name,
           description: req.description ?? '',
-          table: { type: 'keboola', tableId: req.table.tableId, mapping: { columns: req.table.mapping.columns } },
+          table: { type: 'keboola', tableId: req.table.tableId, mapping: sinkMapping(req.table.mapping) },
           ...(req.allowedSignals && req.allowedSignals.length > 0 ? { allowedSignals: req.allowedSignals } : {}),
           created: { at, by },
         } as Sink;
@@ -120,13 +120,13 @@ export class SinkService {
     if (req.table?.tableId !== undefined || req.table?.mapping !== undefined) {
       checkSinkTable(req.table.tableId ?? current.table.tableId, req.table.mapping?.columns ?? current.table.mapping.columns);
     }
-    if (req.table?.mapping) await checkColumns(req.table.mapping.columns, this.mapping);
+    if (req.table?.mapping) await checkColumns(req.table.mapping.columns, this.mapping, req.table.mapping.filter);
     return this.change(branchId, sourceId, sinkId, 'api.update.sink', 'Sink has been updated successfully.', apiUrl, by, async (sink) => {
       const next: Sink = { ...sink, table: { ...sink.table, mapping: { ...sink.table.mapping } } };
       if (req.name !== undefined) next.name = req.name;
       if (req.description !== undefined) next.description = req.description;
       if (req.table?.tableId !== undefined) next.table.tableId = req.table.tableId;
-      if (req.table?.mapping !== undefined) next.table.mapping = { columns: req.table.mapping.columns };
+      if (req.table?.mapping !== undefined) next.table.mapping = sinkMapping(req.table.mapping);
       if (req.allowedSignals !== undefined) {
         if (req.allowedSignals.length > 0) next.allowedSignals = req.allowedSignals;
         else delete next.allowedSignals;
@@ -254,6 +254,11 @@ export class SinkService {
       return { result, outputs: this.outputs(branchId, sourceId, sinkId, apiUrl) };
     });
   }
+}
+
+/** A request's mapping as stored: the filter only when given (a sink without one stays as the reference's). */
+function sinkMapping(mapping: NonNullable<SinkTableRequest['mapping']>): SinkMapping {
+  return mapping.filter ? { columns: mapping.columns, filter: { language: mapping.filter.language, content: mapping.filter.content } } : { columns: mapping.columns };
 }
 
 /**

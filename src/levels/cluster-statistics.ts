@@ -78,7 +78,7 @@ export class ClusterStatistics {
     for (const sink of sinks()) {
       const key = sinkPrefix(sink) + this.member;
       const part = statistics.nodeSinkStatistics(sink, this.node);
-      const empty = part.files.length === 0 && part.archived === undefined;
+      const empty = part.files.length === 0 && part.archived === undefined && part.filtered === undefined;
       if (empty && this.store.get(key) === undefined) continue;
       mine.add(key);
       const json = JSON.stringify(part);

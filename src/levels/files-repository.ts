@@ -9,7 +9,7 @@
  * A slice in `closing` still accepts the commit of a batch that was in flight when it rotated;
  * from `uploading` on its length is frozen (commitBatch refuses).
  */
-import type { Column, SettingValue } from '../model/definition.js';
+import type { Column, MappingFilter, SettingValue } from '../model/definition.js';
 import type { KeySpace, MetadataStore, MetadataTx } from '../ports/metadata-store.js';
 import { retryDelayMs } from './triggers.js';
 import {
@@ -32,6 +32,8 @@ import { after, compact, iso, maxIso, minIso } from './stored-values.js';
 export interface NewFile extends SinkRef {
   tableId: string;
   columns: Column[];
+  /** The sink's record filter, if it has one. */
+  filter?: MappingFilter;
   /** Effective settings (defaults, source, sink) in force for the file. */
   settings: SettingValue[];
 }
@@ -332,6 +334,7 @@ export class FilesRepository {
     const file: FileEntry = {
       projectId: input.projectId, branchId: input.branchId, sourceId: input.sourceId, sinkId: input.sinkId,
       openedAt, state: 'writing', tableId: input.tableId, columns: input.columns, settings: input.settings,
+      ...(input.filter ? { filter: input.filter } : {}),
     };
     tx.put(levelKeys.file(sink, openedAt), file);
     const slice = this.openSliceIn(tx, { ...sinkRefOf(file), fileOpenedAt: openedAt }, openedAt);

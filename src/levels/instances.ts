@@ -20,7 +20,7 @@ const SEPARATOR = '#';
  * have. An instance with any data has a consumer offset, but the others are looked at too, so
  * that a purge also finds leftovers of an instance whose offset is gone.
  */
-const LEVEL_PREFIXES = ['storage/offset/', 'storage/file/', 'storage/slice/', 'storage/seen/', 'storage/open/', 'storage/statsArchive/'];
+const LEVEL_PREFIXES = ['storage/offset/', 'storage/file/', 'storage/slice/', 'storage/seen/', 'storage/open/', 'storage/statsArchive/', 'storage/filtered/'];
 
 /** The instance id of a sink's writer of `partition`: the plain sink id for partition 0. */
 export function instanceId(sinkId: string, partition: number): string {

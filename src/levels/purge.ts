@@ -9,6 +9,7 @@ import { sinkInstances } from './instances.js';
 import type { SinkKey, SliceEntry } from '../model/levels.js';
 import { forgetPositionsIn } from './positions.js';
 import { forgetArchiveIn, forgetResetMarkerIn } from './statistics-archive.js';
+import { forgetFilteredIn } from './filtered-counts.js';
 
 /**
  * Forgets everything stored about a sink's data (the sink was deleted for good): files,
@@ -23,6 +24,7 @@ export function purgeSink(store: MetadataStore, sink: SinkKey): SliceEntry[] {
       slices.push(...forgetFilesIn(tx, instance));
       forgetPositionsIn(tx, instance);
       forgetArchiveIn(tx, instance);
+      forgetFilteredIn(tx, instance);
     }
     // The reset marker is kept per sink, not per instance.
     forgetResetMarkerIn(tx, sink);

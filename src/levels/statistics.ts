@@ -2,6 +2,7 @@ import type { MetadataStore } from '../ports/metadata-store.js';
 import { resetMarker } from '../levels/statistics-archive.js';
 import { maxIso, minIso } from '../levels/stored-values.js';
 import { sinkInstances } from '../levels/instances.js';
+import { filteredCount } from './filtered-counts.js';
 import { levelKeys, type ArchivedStatistics, type FileEntry, type SinkKey, type SliceEntry, type SliceState } from '../model/levels.js';
 
 import type { FileStatistics, Level, LevelStatistics, SinkStatisticsTotal } from '../contract/statistics.js';
@@ -21,6 +22,8 @@ export interface NodeSinkStatistics {
   files: PeerFile[];
   /** Target statistics of its imported files that retention deleted. */
   archived?: LevelStatistics;
+  /** Records the sink's filter skipped on the node since the reset (filtered-counts.ts); absent: none. */
+  filtered?: number;
 }
 
 /** A file of a node's part: its view and its per-level counts. */
@@ -94,6 +97,19 @@ export class StatisticsService {
   }
 
   /**
+   * Records the sink's filter skipped since its statistics were last reset, on every node (the
+   * total answer's `filtered`, a Sluice addition). A peer's count from before the reset it has
+   * not applied yet is left out, as its archive is.
+   */
+  sinkFiltered(branchId: number, sourceId: string, sinkId: string): number {
+    const sink: SinkKey = { branchId, sourceId, sinkId };
+    const reset = resetMarker(this.store, sink);
+    let count = filteredCount(this.store, sink);
+    for (const peer of this.peers(sink)) if (peer.filtered && peer.reset >= reset) count += peer.filtered;
+    return count;
+  }
+
+  /**
    * This node's part of a sink's statistics (all its instances here), for the other cluster
    * nodes: its files after the reset marker with their per-level counts, and its archive.
    */
@@ -112,6 +128,8 @@ export class StatisticsService {
     const out: NodeSinkStatistics = { node, reset, files };
     const target = archived?.result().levels.target;
     if (target) out.archived = target;
+    const filtered = filteredCount(this.store, sink);
+    if (filtered > 0) out.filtered = filtered;
     return out;
   }
 

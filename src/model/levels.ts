@@ -7,7 +7,7 @@
  * target = imported. Both are kept in the metadata store under the keys below.
  */
 import { join } from 'node:path';
-import type { Column, SettingValue } from './definition.js';
+import type { Column, MappingFilter, SettingValue } from './definition.js';
 
 export type FileState = 'writing' | 'closing' | 'importing' | 'imported';
 export type SliceState = 'writing' | 'closing' | 'uploading' | 'uploaded' | 'imported';
@@ -57,6 +57,8 @@ export interface FileEntry extends SinkRef, Retry {
   tableId: string;
   /** The mapping and effective settings the file was opened with (changes apply to new files). */
   columns: Column[];
+  /** The sink's record filter the file was opened with (absent: none, every record is mapped). */
+  filter?: MappingFilter;
   settings: SettingValue[];
 }
 

@@ -75,8 +75,12 @@ export class Metrics {
     labelNames: ['source', 'sink'] as const, registers: [this.registry],
   });
   readonly recordsFailed = new Counter({
-    name: 'sluice_sink_records_failed_total', help: 'Records a sink could not map, by reason kind (path_not_found, template, invalid_value, stopped, other).',
+    name: 'sluice_sink_records_failed_total', help: 'Records a sink could not map, by reason kind (path_not_found, template, invalid_value, filter, stopped, other).',
     labelNames: ['source', 'sink', 'reason'] as const, registers: [this.registry],
+  });
+  readonly recordsFiltered = new Counter({
+    name: 'sluice_sink_records_filtered_total', help: 'Records a sink skipped because its filter returned false for them (handled: neither rows nor failures).',
+    labelNames: ['source', 'sink'] as const, registers: [this.registry],
   });
   readonly sinkFailing = new Gauge({
     name: 'sluice_sink_failing', help: 'Whether the sink on this node is failing (1): its writes kept failing, the other sinks of its source go on without it; 0 while it works.',
@@ -172,22 +176,25 @@ export class Metrics {
 }
 
 /** The bounded values of the `reason` label of sluice_sink_records_failed_total. */
-export type FailureKind = 'path_not_found' | 'template' | 'invalid_value' | 'stopped' | 'other';
+export type FailureKind = 'path_not_found' | 'template' | 'invalid_value' | 'filter' | 'stopped' | 'other';
 
 /**
  * The kind of a mapping failure, for a label of bounded values (the reasons themselves name
  * columns and paths): `path_not_found` (a body path or a header the mapping reads is missing
  * and has no default), `invalid_value` (the body cannot be read as the mapping needs: not JSON,
  * bad form data, an unsupported content type), `template` (a template failed: its error() or a
- * runtime error), `stopped` (its mapping stopped the process or the render worker before: parked,
+ * runtime error), `filter` (the sink's filter failed, or answered something else than a
+ * boolean), `stopped` (its mapping stopped the process or the render worker before: parked,
  * not mapped again), `other` (an internal failure). The renderer's `kind` (columns/errors.ts)
  * decides when the caller has it; otherwise the reason is read. Every reason of a column starts
  * with `Invalid value for column "x": `, so that prefix says nothing of the kind.
  */
-export function failureKind(reason: string, kind?: MappingErrorKind | 'stopped'): FailureKind {
+export function failureKind(reason: string, kind?: MappingErrorKind | 'stopped' | 'filter'): FailureKind {
   switch (kind) {
     case 'stopped':
       return 'stopped';
+    case 'filter':
+      return 'filter';
     case 'notFound':
       return 'path_not_found';
     case 'invalidBody':
@@ -198,6 +205,8 @@ export function failureKind(reason: string, kind?: MappingErrorKind | 'stopped')
     case 'internal':
       return 'other';
   }
+  // A filter's reason says what it returned or how it failed (a missing path too): the filter first.
+  if (/^Filter (failed: |returned )/.test(reason)) return 'filter';
   const own = reason.replace(/^Invalid value for column ".*?": /, '');
   if (/^(path|header) ".*" not found|not found in the body/.test(own)) return 'path_not_found';
   if (/^cannot parse request body/.test(own)) return 'invalid_value';

@@ -4,10 +4,12 @@
  * per sink. Pure and thread-agnostic: the render worker runs it off the event loop, tests and
  * replays may run it in place (actors/render).
  */
-import { acceptsSignal, type Column, type Signal } from '../model/definition.js';
-import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind } from './columns/index.js';
+import { acceptsSignal, type Column, type MappingFilter, type Signal } from '../model/definition.js';
+import { createRecordContext, MappingError, type MappingErrorKind } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';
+import { FilterError } from './record-filter.js';
+import { FILTERED, type Filtered, type RowMapping } from './row-mapping.js';
 import type { IngestRecord } from '../model/record.js';
 import type { RecordContext, TemplateEngine } from './template-engine.js';
 
@@ -15,6 +17,8 @@ import type { RecordContext, TemplateEngine } from './template-engine.js';
 export interface RenderJob {
   /** The columns of the sink's open file. */
   columns: readonly Column[];
+  /** The filter of the sink's open file (record-filter.ts): records it returns false for are skipped. */
+  filter?: MappingFilter;
   /** Only records with a greater offset are rendered (the sink committed the others). */
   after: number;
   /** The sink's signal filter (none: every signal). */
@@ -74,6 +78,8 @@ export interface RenderedRows {
   lastIndex: number;
   /** Records the mapping could not render, by batch index, with the reason. */
   failures: RenderFailure[];
+  /** Records the job's filter skipped, by batch index (set only for a job with a filter). */
+  filtered?: number[];
   /** Set when the columns do not compile (a template the engine refuses): nothing was rendered. */
   error?: string;
   /**
@@ -90,8 +96,11 @@ export interface RenderFailure {
   reason: string;
   /** The column that failed, when the mapping knows it (for logs, which show it apart). */
   column?: string;
-  /** What kind of failure it is (columns/errors.ts; `stopped`: a parked record): for the metrics' bounded reason label. */
-  kind?: MappingErrorKind | 'stopped';
+  /**
+   * What kind of failure it is (columns/errors.ts; `stopped`: a parked record; `filter`: the
+   * sink's filter failed or did not answer a boolean): for the metrics' bounded reason label.
+   */
+  kind?: MappingErrorKind | 'stopped' | 'filter';
 }
 
 export interface BatchRecord {
@@ -127,7 +136,7 @@ const SLICE_RECORDS = 256;
 /** One job's progress through a batch. */
 interface JobRun {
   readonly job: RenderJob;
-  readonly mapping?: CompiledMapping;
+  readonly mapping?: RowMapping;
   readonly parked?: ReadonlyMap<number, string>;
   readonly result: RenderedRows;
   /** The rows' CSV, a part per slice. */
@@ -165,11 +174,11 @@ export class BatchRenderer {
   }
 
   private async start(records: readonly BatchRecord[], job: RenderJob): Promise<JobRun> {
-    const result: RenderedRows = { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [] };
+    const result: RenderedRows = { csv: new Uint8Array(0), count: 0, firstIndex: -1, lastIndex: -1, failures: [], ...(job.filter ? { filtered: [] } : {}) };
     const run = { job, result, csvParts: [], spentMs: 0, chunkSize: 1, finished: false };
-    let mapping: CompiledMapping;
+    let mapping: RowMapping;
     try {
-      mapping = await this.mappings.forColumns(job.columns);
+      mapping = await this.mappings.forColumns(job.columns, job.filter);
     } catch (err) {
       return { ...run, result: { ...result, error: err instanceof Error ? err.message : String(err) }, finished: true };
     }
@@ -214,8 +223,13 @@ export class BatchRenderer {
     const rows: string[][] = [];
     rendered.forEach((row, k) => {
       const index = chosen[k];
+      if (row === FILTERED) {
+        result.filtered!.push(index);
+        return;
+      }
       if (row instanceof MappingError) {
-        result.failures.push({ index, reason: row.message, ...(row.column ? { column: row.column } : {}), kind: row.kind });
+        const kind = row instanceof FilterError ? 'filter' : row.kind;
+        result.failures.push({ index, reason: row.message, ...(row.column ? { column: row.column } : {}), kind });
         return;
       }
       rows.push(row);
@@ -228,22 +242,22 @@ export class BatchRenderer {
 
   /**
    * The chosen records through the mapping, chunk by chunk (see MAX_CHUNK): template columns
-   * under the guard's mark when the job names its owner, and until the job's budget is spent
-   * (fewer rows than `chosen` then: the rest is left). A mapping of built-in columns only does
-   * bounded work per record, and maps the whole batch at once.
+   * and filters (both run Jsonnet) under the guard's mark when the job names its owner, and
+   * until the job's budget is spent (fewer rows than `chosen` then: the rest is left). A
+   * mapping of built-in columns only does bounded work per record, and maps the whole batch at once.
    */
   private async renderChunks(
     records: readonly BatchRecord[],
     chosen: readonly number[],
     run: JobRun,
     contextOf: (i: number) => RecordContext,
-  ): Promise<Array<string[] | MappingError>> {
+  ): Promise<Array<string[] | Filtered | MappingError>> {
     const mapping = run.mapping!;
     if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
     const owner = run.job.owner;
     const guard = owner && this.guard;
     const started = performance.now();
-    const out: Array<string[] | MappingError> = [];
+    const out: Array<string[] | Filtered | MappingError> = [];
     try {
       while (out.length < chosen.length) {
         const part = chosen.slice(out.length, out.length + run.chunkSize);

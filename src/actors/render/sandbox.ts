@@ -98,7 +98,12 @@ export class RenderSandbox implements RecordProber {
   async probe(records: readonly LoggedRecord[], job: RenderJob): Promise<ParkedRecord[]> {
     const parked: ParkedRecord[] = [];
     // Alone: no budget, no mark (nothing of this process is at stake), nothing parked already.
-    const alone: RenderJob = { columns: job.columns, after: -Infinity, ...(job.allowedSignals ? { allowedSignals: job.allowedSignals } : {}) };
+    const alone: RenderJob = {
+      columns: job.columns,
+      after: -Infinity,
+      ...(job.filter ? { filter: job.filter } : {}),
+      ...(job.allowedSignals ? { allowedSignals: job.allowedSignals } : {}),
+    };
     let child: SandboxChild | undefined;
     try {
       for (const record of records) {

@@ -48,6 +48,11 @@ export class SinkWriterEvents {
     if (this.metrics && count > 0) this.metrics.recordsMapped.inc(this.labels, count);
   }
 
+  /** Records the sink's filter skipped: counted only, like the records mapped. */
+  recordsFiltered(count: number): void {
+    if (this.metrics && count > 0) this.metrics.recordsFiltered.inc(this.labels, count);
+  }
+
   /**
    * A record the sink could not map, kept as a mapping failure: always counted (by reason
    * kind); logged with where it is and why, rate-limited per sink (failure-log.ts), never with

@@ -16,6 +16,7 @@ import type { FilesRepository, NewFile } from '../../levels/files-repository.js'
 import type { SinkPositions } from '../../levels/positions.js';
 import { instanceId } from '../../levels/instances.js';
 import type { MappingFailure, MappingFailures } from '../../levels/mapping-failures.js';
+import { addFilteredIn } from '../../levels/filtered-counts.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RenderFailure } from '../../pipeline/batch-render.js';
 import { Actor } from '../actor.js';
@@ -266,7 +267,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   }
 
   /**
-   * How the next batch is to be rendered: the open file's columns, after the committed offset,
+   * How the next batch is to be rendered: the open file's columns and filter, after the committed offset,
    * within the render budget, without the records parked because their mapping stopped the
    * process (stopped-mappings.ts: they are kept as failures instead). Only when open.
    */
@@ -275,6 +276,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     const file = this.writing.file!;
     return {
       columns: file.columns,
+      ...(file.filter ? { filter: file.filter } : {}),
       after: this.committedOffset,
       allowedSignals: this.sink.allowedSignals,
       file: file.openedAt,
@@ -292,6 +294,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
       sinkId: this.sinkId,
       tableId: this.sink.table.tableId,
       columns: this.sink.table.mapping.columns,
+      ...(this.sink.table.mapping.filter ? { filter: this.sink.table.mapping.filter } : {}),
       settings: fileSettings(this.source, this.sink),
     };
   }
@@ -311,7 +314,7 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
     const length = rendered.count > 0 ? await this.writing.append(rendered.csv) : this.writing.slice!.uncompressedSize;
     await this.commit(batch, rendered, failed, length, through);
     // After the commit: a batch the actor retries is counted and logged once.
-    this.report(rendered.count, failed, rendered.failures);
+    this.report(rendered.count, failed, rendered.failures, rendered.filtered?.length ?? 0);
   }
 
   /** The batch's one metadata transaction; its disk flush runs off the event loop (ingestion goes on meanwhile). */
@@ -331,6 +334,8 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
         consumerOffset: through,
       });
       failures.add(tx, this.key, failed);
+      // Records the filter skipped are handled too: counted with the batch that moves past them.
+      if (rendered.filtered) addFilteredIn(tx, this.key, rendered.filtered.length);
       // Parked records the batch kept as failures (and any the sink is past) are done with.
       failures.unpark(tx, this.key, through);
       return slice;
@@ -372,16 +377,17 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
   /** See {@link replay} and replay-write.ts. */
   private async writeReplayed(records: readonly LoggedRecord[], markSeenRange?: [number, number]): Promise<ReprocessResult> {
     const { store, files, positions, failures, renderer, prober } = this.deps;
-    const { written, failed, renderFailures } = await writeReplayed({
+    const { written, failed, renderFailures, filtered } = await writeReplayed({
       store, files, positions, failures, renderer, prober,
       writing: this.writing,
       key: this.key,
       columns: this.sink.table.mapping.columns,
+      filter: this.sink.table.mapping.filter,
       committedOffset: this.committedOffset,
       events: this.events,
     }, records, markSeenRange);
-    this.report(written, failed, renderFailures);
-    return { reprocessed: written, failed: failed.length };
+    this.report(written, failed, renderFailures, filtered);
+    return { reprocessed: written, failed: failed.length, ...(filtered > 0 ? { filtered } : {}) };
   }
 
   /**
@@ -389,8 +395,9 @@ export class SinkWriter extends Actor<Message> implements RouterTarget {
    * log, rate-limited (events.ts, failure-log.ts). `failed[i]` is the kept failure of `failures[i]`.
    * Counters are per process: a batch redone after a restart counts again, from 0.
    */
-  private report(mapped: number, failed: readonly MappingFailure[], failures: readonly RenderFailure[]): void {
+  private report(mapped: number, failed: readonly MappingFailure[], failures: readonly RenderFailure[], filtered: number): void {
     this.events.recordsMapped(mapped);
+    this.events.recordsFiltered(filtered);
     failed.forEach((f, i) => this.events.recordNotMapped(f, failures[i]));
   }
 }

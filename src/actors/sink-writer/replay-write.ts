@@ -9,7 +9,8 @@ import type { MetadataStore } from '../../ports/metadata-store.js';
 import type { FilesRepository } from '../../levels/files-repository.js';
 import type { SinkKey } from '../../model/levels.js';
 import type { SinkPositions } from '../../levels/positions.js';
-import type { Column } from '../../model/definition.js';
+import type { Column, MappingFilter } from '../../model/definition.js';
+import { addFilteredIn } from '../../levels/filtered-counts.js';
 import type { RenderFailure } from '../../pipeline/batch-render.js';
 import type { MappingFailure, MappingFailures } from '../../levels/mapping-failures.js';
 import { isStoppedReason } from '../render/inflight.js';
@@ -31,6 +32,7 @@ export interface ReplayContext {
   key: SinkKey;
   /** The sink's mapping now (the open file may have been opened with an older one). */
   columns: Column[];
+  filter?: MappingFilter;
   committedOffset: number;
   events: SinkWriterEvents;
 }
@@ -41,6 +43,8 @@ export interface ReplayWritten {
   /** The failures kept; `renderFailures[i]` is the renderer's failure of `failed[i]`. */
   failed: MappingFailure[];
   renderFailures: RenderFailure[];
+  /** Records the sink's filter skipped (handled: no longer failures, counted as filtered). */
+  filtered: number;
 }
 
 /**
@@ -51,15 +55,19 @@ export async function writeReplayed(ctx: ReplayContext, records: readonly Logged
   const { writing } = ctx;
   await writing.open();
   // The mapping of the sink as it is now (the file may have been opened with an older one).
-  if (JSON.stringify(writing.file!.columns) !== JSON.stringify(ctx.columns)) await writing.rotateFile();
+  const mappingOf = (m: { columns: Column[]; filter?: MappingFilter }) => JSON.stringify([m.columns, m.filter]);
+  if (mappingOf(writing.file!) !== mappingOf(ctx)) await writing.rotateFile();
   // Every record given is rendered: the caller chose them (old offsets, any signal it accepts).
   // Apart from the sinks that keep up; marked as a replay (a death keeps them as stopped failures).
-  const job: RenderJob = { columns: writing.file!.columns, after: -Infinity, owner: { ...ctx.key, mode: 'replay' } };
+  const file = writing.file!;
+  const job: RenderJob = { columns: file.columns, ...(file.filter ? { filter: file.filter } : {}), after: -Infinity, owner: { ...ctx.key, mode: 'replay' } };
   const parked = await stillStopping(ctx, records, job);
   const [rendered] = await ctx.renderer.render(records, [parked.length > 0 ? { ...job, parked } : job], 'apart');
   const failed = failuresOf(records, rendered);
-  const failedIndexes = new Set(rendered.failures.map((f) => f.index));
-  const written = records.filter((_, i) => !failedIndexes.has(i));
+  const notWritten = new Set(rendered.failures.map((f) => f.index));
+  const filtered = rendered.filtered?.map((i) => records[i].offset) ?? [];
+  for (const i of rendered.filtered ?? []) notWritten.add(i);
+  const written = records.filter((_, i) => !notWritten.has(i));
   const length = rendered.count > 0 ? await writing.append(rendered.csv) : writing.slice!.uncompressedSize;
   const { store, files, positions, failures } = ctx;
   const sliceKey = writing.sliceKey;
@@ -72,11 +80,16 @@ export async function writeReplayed(ctx: ReplayContext, records: readonly Logged
       consumerOffset: ctx.committedOffset,
     });
     failures.remove(tx, ctx.key, written.map((w) => w.offset));
+    // A kept failure the filter now skips is handled: no longer a failure, counted as filtered.
+    if (filtered.length > 0) {
+      failures.remove(tx, ctx.key, filtered);
+      addFilteredIn(tx, ctx.key, filtered.length);
+    }
     failures.add(tx, ctx.key, failed);
     if (markSeenRange) positions.markSeenIn(tx, ctx.key, markSeenRange);
     return slice;
   }));
-  return { written: written.length, failed, renderFailures: rendered.failures };
+  return { written: written.length, failed, renderFailures: rendered.failures, filtered: filtered.length };
 }
 
 /**

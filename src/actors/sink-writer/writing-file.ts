@@ -49,7 +49,7 @@ export class WritingFile {
     }
   }
 
-  /** Whether the open file was opened with another table, columns or settings than the sink has now. */
+  /** Whether the open file was opened with another table, columns, settings or filter than the sink has now. */
   isStale(): boolean {
     return this.file !== undefined && definitionOf(this.file) !== definitionOf(this.newFile());
   }
@@ -104,6 +104,6 @@ export class WritingFile {
 }
 
 /** What a file keeps of its sink's definition: a change of it rotates the file. */
-function definitionOf(file: Pick<NewFile, 'tableId' | 'columns' | 'settings'>): string {
-  return JSON.stringify([file.tableId, file.columns, file.settings]);
+function definitionOf(file: Pick<NewFile, 'tableId' | 'columns' | 'settings' | 'filter'>): string {
+  return JSON.stringify([file.tableId, file.columns, file.settings, file.filter]);
 }

@@ -57,7 +57,7 @@ export const replayRoutes: FastifyPluginAsync<ReplayRoutesOptions> = async (app,
         throw new TaskFailure(err instanceof Error ? err.message : String(err));
       }
       return {
-        result: `Replayed ${done.written + done.failed} records: ${done.written} written, ${done.failed} failed mapping again, ${done.skipped} skipped.`,
+        result: `Replayed ${done.written + done.failed + (done.filtered ?? 0)} records: ${done.written} written, ${done.failed} failed mapping again, ${done.filtered ? `${done.filtered} filtered, ` : ''}${done.skipped} skipped.`,
         outputs: { ...done },
       };
     }, { timeoutMs: REPLAY_TIMEOUT_MS });

@@ -33,11 +33,23 @@ export const columnSchema = {
   },
 } as const;
 
+/** A sink's record filter (a Sluice addition): records for which the expression is false are skipped. */
+export const filterSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['language', 'content'],
+  description: 'Records for which this Jsonnet expression (over the record, as templates see it) is false are skipped; it must return true or false.',
+  properties: {
+    language: { type: 'string', enum: ['jsonnet'] },
+    content: { type: 'string', minLength: 1, maxLength: 4096, description: 'Jsonnet code.' },
+  },
+} as const;
+
 const mapping = {
   type: 'object',
   additionalProperties: false,
   required: ['columns'],
-  properties: { columns: { type: 'array', minItems: 1, maxItems: 100, items: columnSchema } },
+  properties: { columns: { type: 'array', minItems: 1, maxItems: 100, items: columnSchema }, filter: filterSchema },
 } as const;
 
 const allowedSignals = {

@@ -41,11 +41,14 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
     // Sluice's addition, only when there is something to say: the reference's answer (which its
     // clients and the conformance suite compare key by key) stays as it is for a sink without.
     const failed = failures.count({ branchId, sourceId: req.params.sourceId, sinkId: req.params.sinkId });
+    // Likewise the records its filter skipped (none without a filter).
+    const filtered = statistics.sinkFiltered(branchId, req.params.sourceId, req.params.sinkId);
     // Likewise while the sink is failing on this node (its writes kept failing: actors/sink-health.ts).
     const failing = runtime.started ? runtime.failingOf(req.params) : undefined;
     return {
       ...total,
       ...(failed > 0 ? { mappingFailures: { count: failed } } : {}),
+      ...(filtered > 0 ? { filtered: { count: filtered } } : {}),
       ...(failing ? { failing: { reason: failing.reason, since: failing.since, retryAfter: new Date(failing.retryAt).toISOString() } } : {}),
     };
   });

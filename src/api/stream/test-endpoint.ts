@@ -10,7 +10,8 @@ import { headersFromRaw, TEST_ENDPOINT_OMITTED_HEADERS } from '../../pipeline/he
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
 import { requireSourceRead } from './source-scopes.js';
-import type { TestAnswer } from '../../contract/failures.js';
+import { FILTERED } from '../../pipeline/row-mapping.js';
+import type { TestAnswer, TestTable } from '../../contract/failures.js';
 
 type Params = { branchId: string; sourceId: string };
 
@@ -23,7 +24,9 @@ export interface TestEndpointRoutesOptions {
 
 /**
  * POST .../sources/{sourceId}/test: renders the raw payload through every sink mapping of the
- * source, exactly as ingestion would, and stores nothing. Any token with read on the buckets of
+ * source, exactly as ingestion would, and stores nothing. A sink whose filter skips the record
+ * answers no row and `filtered: true` (a Sluice addition: without filters the answer is the
+ * reference's); a filter that fails is a 422 like a column's failure. Any token with read on the buckets of
  * all the source's sinks may call it (it writes nothing, so the hook's master-only rule for
  * writes does not apply). The body is taken as raw bytes whatever its content type, so this
  * plugin has its own catch-all body parser.
@@ -54,12 +57,13 @@ export const testEndpointRoutes: FastifyPluginAsync<TestEndpointRoutesOptions> =
     // Disabled sinks are rendered too, as in the reference; signal filters apply to OTLP only.
     const targets = sourceSinks.filter((s) => acceptsSignal(s, signal));
     const rendered = await Promise.all(
-      targets.map(async (sink) => {
+      targets.map(async (sink): Promise<TestTable> => {
         const mapping = await mappings.get(sink);
         const values = await mapping.render(ctx).catch((err: unknown) => {
           if (err instanceof MappingError) throw new ApiError(422, 'unprocessableContent', err.message);
           throw err;
         });
+        if (values === FILTERED) return { sinkId: sink.sinkId, tableId: sink.table.tableId, rows: [], filtered: true };
         return {
           sinkId: sink.sinkId,
           tableId: sink.table.tableId,

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { At, By, Column, Sink, Source, Version } from '../../model/definition.js';
+import type { At, By, Column, Sink, SinkMapping, Source, Version } from '../../model/definition.js';
 import type { Token } from '../../storage/token-model.js';
 import { kafkaTopicName } from '../../model/kafka-topic-names.js';
 import { maskCredentialHeaders } from '../../pipeline/headers.js';
@@ -78,6 +78,12 @@ export function columnView(c: Column): Column {
   return out;
 }
 
+/** The columns as the reference echoes them, and the filter only when there is one (reference answers unchanged without). */
+function mappingView(m: SinkMapping): SinkView['table']['mapping'] {
+  const columns = m.columns.map(columnView);
+  return m.filter ? { columns, filter: { language: m.filter.language, content: m.filter.content } } : { columns };
+}
+
 export function sinkView(s: Sink): SinkView {
   return {
     projectId: s.projectId,
@@ -87,7 +93,7 @@ export function sinkView(s: Sink): SinkView {
     type: s.type,
     name: s.name,
     description: s.description,
-    table: { type: s.table.type, tableId: s.table.tableId, mapping: { columns: s.table.mapping.columns.map(columnView) } },
+    table: { type: s.table.type, tableId: s.table.tableId, mapping: mappingView(s.table.mapping) },
     ...(s.allowedSignals && s.allowedSignals.length > 0 ? { allowedSignals: s.allowedSignals } : {}),
     ...lifecycle(s),
   };

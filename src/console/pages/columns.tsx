@@ -5,6 +5,7 @@
  * the focus), and the Jsonnet template editor with a line-number gutter that points at the line
  * and column of the API's syntax error.
  */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { ErrorText } from '../widgets/common';
 
@@ -72,9 +73,9 @@ export interface ColumnErrors {
   other?: string;
 }
 
-/** `... template is invalid: 3:7-9 ...` -> {line: 3, column: 7} (also `(3:7)-(4:1)`). */
+/** `... template is invalid: 3:7-9 ...` (or `Filter is invalid: ...`) -> {line: 3, column: 7} (also `(3:7)-(4:1)`). */
 export function templatePosition(message: string | undefined): { line: number; column: number } | undefined {
-  const m = message ? /template is invalid: \(?(\d+):(\d+)/.exec(message) : null;
+  const m = message ? /(?:template|Filter) is invalid: \(?(\d+):(\d+)/.exec(message) : null;
   return m ? { line: Number(m[1]), column: Number(m[2]) } : undefined;
 }
 
@@ -226,7 +227,11 @@ function ColumnEditor({ column: c, index, count, errors, readOnly, onUpdate, onM
  * its line in the gutter and is shown under the field with the line's text and a caret under
  * the column; "Go to line 3, column 7" puts the cursor there.
  */
-export function TemplateEditor({ id, value, error, readOnly, onInput }: { id: string; value: string; error?: string; readOnly: boolean; onInput: (v: string) => void }) {
+export function TemplateEditor({ id, value, error, readOnly, onInput, label = 'Template', name = 'column-template', hint }: {
+  id: string; value: string; error?: string; readOnly: boolean; onInput: (v: string) => void;
+  /** The field's label, its form name and its hint (a template column's by default; the sink's filter has its own). */
+  label?: string; name?: string; hint?: ComponentChildren;
+}) {
   const areaRef = useRef<HTMLTextAreaElement>(null);
   const gutterRef = useRef<HTMLDivElement>(null);
   const lines = value.split('\n');
@@ -246,10 +251,10 @@ export function TemplateEditor({ id, value, error, readOnly, onInput }: { id: st
   };
   return (
     <div class="field template-field">
-      <label for={id}>Template</label>
+      <label for={id}>{label}</label>
       <span class="hint" id={`${id}-hint`}>
-        Jsonnet, e.g. <code>Body("user.id")</code>, <code>Header("X-Request-Id", "")</code>, <code>std.join(" ", [Body("a"), Body("b")])</code>.
-        Globals: <code>Body()</code>, <code>Body(path, default)</code>, <code>BodyStr()</code>, <code>Header(name)</code>, <code>HeaderStr()</code>, <code>Ip()</code>, <code>Now(format)</code>.
+        {hint ?? <>Jsonnet, e.g. <code>Body("user.id")</code>, <code>Header("X-Request-Id", "")</code>, <code>std.join(" ", [Body("a"), Body("b")])</code>.</>}
+        {' '}Globals: <code>Body()</code>, <code>Body(path, default)</code>, <code>BodyStr()</code>, <code>Header(name)</code>, <code>HeaderStr()</code>, <code>Ip()</code>, <code>Now(format)</code>.
       </span>
       <div class={`code-editor${position ? ' has-error' : ''}`}>
         <div class="gutter" ref={gutterRef} aria-hidden="true">
@@ -259,7 +264,7 @@ export function TemplateEditor({ id, value, error, readOnly, onInput }: { id: st
         </div>
         <textarea
           id={id}
-          name="column-template"
+          name={name}
           ref={areaRef}
           value={value}
           readOnly={readOnly}

@@ -2,8 +2,8 @@
  * The mapping editor of a sink: create (POST .../sinks) or change (PATCH .../sinks/<id>); both
  * answer tasks. Obvious mistakes are caught here (a name, a table, column names); everything
  * else the API judges, and its message is shown next to the field it is about: a template's
- * syntax error next to the template (with its line and column), a table whose columns do not
- * match (`tableSchemaMismatch`) next to the table. A read-only token sees the same form, read
+ * syntax error next to the template (with its line and column), a filter's next to the filter,
+ * a table whose columns do not match (`tableSchemaMismatch`) next to the table. A read-only token sees the same form, read
  * only, without buttons.
  */
 import { useState } from 'preact/hooks';
@@ -11,7 +11,7 @@ import { BRANCH, runTask } from '../api';
 import { session } from '../session';
 import { go } from '../router';
 import { ErrorText } from '../widgets/common';
-import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
+import { ColumnsEditor, TemplateEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
 // The API's own id normalisation (pure, no dependencies): the placeholder is the id it will derive.
 import { normalizeId } from '../../model/ids';
 
@@ -26,6 +26,8 @@ interface Draft {
   description: string;
   tableId: string;
   columns: ColumnDraft[];
+  /** The record filter's Jsonnet; empty: no filter (every record is written). */
+  filter: string;
   allowedSignals: Signal[];
   changeDescription: string;
 }
@@ -36,6 +38,7 @@ interface Errors {
   description?: string;
   tableId?: string;
   columns?: string;
+  filter?: string;
   signals?: string;
   form?: string;
   column: Record<number, ColumnErrors>;
@@ -51,6 +54,7 @@ function initialDraft(sink: SinkView | undefined): Draft {
       description: sink.description,
       tableId: sink.table.tableId,
       columns: sink.table.mapping.columns.map(draftOf),
+      filter: sink.table.mapping.filter?.content ?? '',
       allowedSignals: sink.allowedSignals ?? [],
       changeDescription: '',
     };
@@ -61,6 +65,7 @@ function initialDraft(sink: SinkView | undefined): Draft {
     description: '',
     tableId: '',
     columns: [newColumn('uuid', 'id'), newColumn('datetime', 'received_at'), newColumn('body', 'body')],
+    filter: '',
     allowedSignals: [],
     changeDescription: '',
   };
@@ -86,16 +91,21 @@ function check(d: Draft): Errors {
 }
 
 function hasErrors(e: Errors): boolean {
-  return Boolean(e.name || e.sinkId || e.description || e.tableId || e.columns || e.signals || e.form || Object.keys(e.column).length > 0);
+  return Boolean(e.name || e.sinkId || e.description || e.tableId || e.columns || e.filter || e.signals || e.form || Object.keys(e.column).length > 0);
 }
 
 /**
- * Where an API message belongs: a column (`Column "x" ...`, `Invalid value for column "x"`,
+ * Where an API message belongs: the filter (`Filter is invalid: ...`,
+ * `body.table.mapping.filter...`), a column (`Column "x" ...`, `Invalid value for column "x"`,
  * `body.table.mapping.columns[2].name`), the table (its id, its columns), the name, the id,
  * the description; else the form.
  */
 export function placeError(message: string, columns: ColumnDraft[]): Errors {
   const errors: Errors = { column: {} };
+  if (/^Filter\b|mapping\.filter/.test(message)) {
+    errors.filter = message;
+    return errors;
+  }
   const byName = /columns? (?:name )?"([^"]+)"/i.exec(message);
   const byIndex = /columns\[(\d+)\](?:\.(\w+))?/.exec(message);
   const target = byName ? columns.find((c) => c.name === byName[1]) : byIndex ? columns[Number(byIndex[1])] : undefined;
@@ -150,6 +160,8 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
     if (hasErrors(found)) return;
     setBusy(true);
     const columns = draft.columns.map(apiColumn);
+    // An empty filter is none: the mapping is then the reference's (a saved filter is removed).
+    const mapping = draft.filter.trim() ? { columns, filter: { language: 'jsonnet' as const, content: draft.filter } } : { columns };
     const signals = source.type === 'otlp' ? { allowedSignals: draft.allowedSignals } : {};
     try {
       if (creating) {
@@ -159,7 +171,7 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
             name: draft.name,
             description: draft.description,
             type: 'table',
-            table: { type: 'keboola', tableId: draft.tableId.trim(), mapping: { columns } },
+            table: { type: 'keboola', tableId: draft.tableId.trim(), mapping },
             ...signals,
           } satisfies SinkCreate,
         });
@@ -170,7 +182,7 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
           json: {
             name: draft.name,
             description: draft.description,
-            table: { type: 'keboola', tableId: draft.tableId.trim(), mapping: { columns } },
+            table: { type: 'keboola', tableId: draft.tableId.trim(), mapping },
             ...signals,
             ...(draft.changeDescription.trim() ? { changeDescription: draft.changeDescription.trim() } : {}),
           } satisfies SinkUpdate,
@@ -244,6 +256,15 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
           <ErrorText error={errors.signals} />
         </fieldset>
       )}
+      <h2 id="filter-heading">Filter</h2>
+      <p class="hint">
+        Optional: which records the sink writes. A record for which the expression is <code>false</code> is skipped (counted as
+        filtered, not a failure); one for which it is <code>true</code> is written. Anything else, or an error, keeps the record as a
+        mapping failure. Empty: every record is written.
+      </p>
+      <TemplateEditor id="sink-filter" label="Filter expression" name="filter" value={draft.filter} error={errors.filter} readOnly={readOnly}
+        onInput={(filter) => set({ filter })}
+        hint={<>Jsonnet that returns <code>true</code> or <code>false</code>, e.g. <code>Body("level") == "error"</code>, <code>Body("amount", 0) &gt; 100</code>.</>} />
       <h2 id="columns-heading">Columns</h2>
       <p class="hint">
         One row per record, the columns in this order (1 to 100). The table gets the columns' names in this order;

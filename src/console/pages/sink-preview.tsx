@@ -3,7 +3,9 @@
  * rendered through the sink's saved mapping by the test endpoint
  * (POST .../sources/<id>/test: every sink of the source, nothing stored), again ~300 ms after
  * each change. This sink's row is shown as column -> value; a record the mapping cannot take
- * answers 422 with the failing column, which is marked in the table.
+ * answers 422 with the failing column, which is marked in the table. A sink with a filter shows
+ * a sample the filter skips as filtered out (no row), one it cannot decide as its failure, and
+ * can check the source's recent records against the filter (each through the test endpoint).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, BRANCH } from '../api';
@@ -16,8 +18,14 @@ import type { RecentRecord, RecentRecordsAnswer, TestAnswer } from '../../contra
 type Result =
   | { state: 'idle' }
   | { state: 'running' }
-  | { state: 'done'; columns?: { name: string; value: string }[]; others: TestAnswer['tables'] }
+  | { state: 'done'; columns?: { name: string; value: string }[]; filtered: boolean; others: TestAnswer['tables'] }
   | { state: 'failed'; message: string; column?: string; request?: boolean };
+
+/** What the sink does with a recent record, as the test endpoint answers for it. */
+type Verdict = { state: 'kept' } | { state: 'filtered' } | { state: 'failed'; message: string };
+
+/** A filter's failure (`Filter failed: ...`, `Filter returned ...`): the record would be kept as a mapping failure. */
+const isFilterFailure = (message: string) => /^Filter (failed|returned)\b/.test(message);
 
 /** Headers a page cannot set (the browser's own), left out of a picked record's headers. */
 const SKIPPED_HEADERS = new Set([
@@ -104,7 +112,7 @@ export function SinkPreview({ source, sink }: { source: SourceView; sink: SinkVi
         const answer = await renderSample(source.sourceId, { text: body, bytes, contentType, headers }, otlp ? signal : undefined, abort.signal);
         if (id !== run.current) return;
         const mine = answer.tables.find((t) => t.sinkId === sink.sinkId);
-        setResult({ state: 'done', columns: mine?.rows[0]?.columns, others: answer.tables.filter((t) => t.sinkId !== sink.sinkId) });
+        setResult({ state: 'done', columns: mine?.rows[0]?.columns, filtered: mine?.filtered === true, others: answer.tables.filter((t) => t.sinkId !== sink.sinkId) });
       } catch (err) {
         if (id !== run.current || abort.signal.aborted) return;
         const message = err instanceof Error ? err.message : String(err);
@@ -137,12 +145,16 @@ export function SinkPreview({ source, sink }: { source: SourceView; sink: SinkVi
 
   const columnNames = sink.table.mapping.columns.map((c) => c.name);
   const failedHere = result.state === 'failed' && result.column !== undefined && columnNames.includes(result.column);
+  const filterFailed = result.state === 'failed' && !result.request && isFilterFailure(result.message);
+  const hasFilter = sink.table.mapping.filter !== undefined;
+  const filtered = result.state === 'done' && result.filtered;
 
   return (
     <div class="preview">
       <p class="hint">
         The sample is rendered through the sink's <strong>saved</strong> mapping (version {sink.version.number}) by the
         source's test endpoint, as ingestion would; nothing is stored. Save the mapping first to preview a change.
+        {hasFilter && <> The sink's filter decides first: a sample it skips is shown as filtered out.</>}
       </p>
       <div class="grid2">
         <section aria-labelledby="sample-heading">
@@ -185,19 +197,28 @@ export function SinkPreview({ source, sink }: { source: SourceView; sink: SinkVi
         </section>
         <section aria-labelledby="row-heading">
           <h2 id="row-heading">Row of {sink.name}</h2>
-          <p class="muted" aria-live="polite">{result.state === 'running' ? 'Rendering…' : result.state === 'done' ? 'Rendered.' : ''}</p>
+          <p class="muted" aria-live="polite">{result.state === 'running' ? 'Rendering…' : filtered ? 'Filtered out.' : result.state === 'done' ? 'Rendered.' : ''}</p>
+          {filtered && (
+            <p class="preview-filtered" role="status">
+              Filtered out: the sink's filter returns <code>false</code> for this sample. The record would not be written; it would be counted as filtered.
+            </p>
+          )}
           {result.state === 'failed' && !result.request && (
             <div class="preview-error">
               <ErrorText error={result.message} />
-              {!failedHere && result.column === undefined && <p class="hint">The test endpoint answered with this message for the sample.</p>}
+              {filterFailed && hasFilter && (
+                <p class="hint">The filter could not decide for this sample (it must return true or false): the record would be kept as a mapping failure. If another sink of the source has a filter too, the message may be its.</p>
+              )}
+              {filterFailed && !hasFilter && <p class="hint">Another sink of the source has a filter that could not decide for the sample: the test endpoint answers for all of them at once.</p>}
+              {!filterFailed && !failedHere && result.column === undefined && <p class="hint">The test endpoint answered with this message for the sample.</p>}
               {!failedHere && result.column !== undefined && (
                 <p class="hint">Column "{result.column}" is not a column of this sink: another sink of the source could not map the sample, and the test endpoint answers for all of them at once.</p>
               )}
             </div>
           )}
-          {result.state === 'done' && !result.columns && <p class="muted">The test endpoint rendered no row for this sink (its signals do not take the sample).</p>}
+          {result.state === 'done' && !result.columns && !filtered && <p class="muted">The test endpoint rendered no row for this sink (its signals do not take the sample).</p>}
           <div class="scroll">
-            <table class="list preview-row" aria-labelledby="row-heading">
+            <table class={`list preview-row${filtered ? ' filtered' : ''}`} aria-labelledby="row-heading">
               <thead>
                 <tr><th scope="col">Column</th><th scope="col">Value</th></tr>
               </thead>
@@ -220,7 +241,7 @@ export function SinkPreview({ source, sink }: { source: SourceView; sink: SinkVi
             </table>
           </div>
           {result.state === 'done' && result.others.length > 0 && <OtherSinks tables={result.others} />}
-          <RecentRecords sourceId={source.sourceId} picked={picked} onPick={pick} />
+          <RecentRecords sourceId={source.sourceId} sinkId={hasFilter ? sink.sinkId : undefined} version={sink.version.number} otlp={otlp} picked={picked} onPick={pick} />
         </section>
       </div>
     </div>
@@ -250,12 +271,75 @@ function OtherSinks({ tables }: { tables: TestAnswer['tables'] }) {
   );
 }
 
-function RecentRecords({ sourceId, picked, onPick }: { sourceId: string; picked?: number; onPick: (r: RecentRecord) => void }) {
+/** A recent record as a sample of the test endpoint: its body (bytes when it is not UTF-8), content type and headers. */
+function sampleOf(r: RecentRecord): Sample {
+  const entries = Object.entries(r.headers);
+  const contentType = entries.find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
+  return r.bodyEncoding === 'base64'
+    ? { text: '', bytes: decodeBase64(r.body), contentType, headers: r.headers }
+    : { text: r.body, contentType, headers: r.headers };
+}
+
+/** Each record through the test endpoint, one after the other: what the sink's filter does with it. */
+async function checkRecords(sourceId: string, sinkId: string, records: readonly RecentRecord[], otlp: boolean, abort: AbortSignal): Promise<Map<number, Verdict>> {
+  const verdicts = new Map<number, Verdict>();
+  for (const r of records) {
+    if (abort.aborted) break;
+    try {
+      const answer = await renderSample(sourceId, sampleOf(r), otlp ? r.signal || 'logs' : undefined, abort);
+      const mine = answer.tables.find((t) => t.sinkId === sinkId);
+      verdicts.set(r.offset, mine?.filtered ? { state: 'filtered' } : { state: 'kept' });
+    } catch (err) {
+      if (abort.aborted) break;
+      verdicts.set(r.offset, { state: 'failed', message: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return verdicts;
+}
+
+function VerdictText({ verdict }: { verdict?: Verdict }) {
+  if (!verdict) return <span class="muted">—</span>;
+  if (verdict.state === 'kept') return <span class="ok">kept</span>;
+  if (verdict.state === 'filtered') return <span class="muted">filtered out</span>;
+  // A filter's failure says so itself (`Filter failed: ...`); another failure is the mapping's (of this sink or another).
+  return <span class="error">{isFilterFailure(verdict.message) ? verdict.message : `not mapped: ${verdict.message}`}</span>;
+}
+
+/**
+ * The source's recent records, each with a button that makes it the sample. `sinkId` (a sink
+ * with a filter): a button checks every listed record against the sink (`version`: again once
+ * the sink changed) and marks those its filter would skip.
+ */
+function RecentRecords({ sourceId, sinkId, version, otlp, picked, onPick }: {
+  sourceId: string; sinkId?: string; version: number; otlp: boolean; picked?: number; onPick: (r: RecentRecord) => void;
+}) {
   const { data, error, reload } = useLoad(
     () => api<RecentRecordsAnswer>('GET', `${BRANCH}/sources/${encodeURIComponent(sourceId)}/records?limit=10`),
     [sourceId],
   );
   const [busy, setBusy] = useState(false);
+  const [verdicts, setVerdicts] = useState<Map<number, Verdict> | undefined>(undefined);
+  const [checking, setChecking] = useState(false);
+  const checkRun = useRef<AbortController | undefined>(undefined);
+  // Verdicts are of the records and the sink version they were made for.
+  useEffect(() => {
+    checkRun.current?.abort();
+    setVerdicts(undefined);
+    setChecking(false);
+  }, [data, version, sinkId]);
+  useEffect(() => () => checkRun.current?.abort(), []);
+  const check = async () => {
+    if (!data || !sinkId) return;
+    checkRun.current?.abort();
+    const abort = (checkRun.current = new AbortController());
+    setChecking(true);
+    try {
+      const found = await checkRecords(sourceId, sinkId, data.records, otlp, abort.signal);
+      if (!abort.signal.aborted) setVerdicts(found);
+    } finally {
+      if (!abort.signal.aborted) setChecking(false);
+    }
+  };
   const refresh = async () => {
     setBusy(true);
     try {
@@ -271,6 +355,10 @@ function RecentRecords({ sourceId, picked, onPick }: { sourceId: string; picked?
       <div class="actions">
         <h3 id="recent-heading">Recent records of the source</h3>
         <button type="button" class="small" onClick={refresh} disabled={busy}>Refresh</button>
+        {sinkId && data && data.records.length > 0 && (
+          <button type="button" class="small" onClick={check} disabled={checking}>Check against the filter</button>
+        )}
+        {checking && <span class="muted" aria-live="polite">Checking…</span>}
       </div>
       <ErrorText error={error} />
       {!data && !error && <Loading />}
@@ -279,13 +367,15 @@ function RecentRecords({ sourceId, picked, onPick }: { sourceId: string; picked?
         <div class="scroll">
           <table class="list" aria-labelledby="recent-heading">
             <thead>
-              <tr><th scope="col">Received</th><th scope="col">Body</th><th scope="col"><span class="visually-hidden">Action</span></th></tr>
+              <tr><th scope="col">Received</th><th scope="col">Body</th>{verdicts && <th scope="col">Filter</th>}<th scope="col"><span class="visually-hidden">Action</span></th></tr>
             </thead>
             <tbody>
               {data.records.map((r) => (
-                <tr key={`${r.partition ?? 0}-${r.offset}`} aria-current={picked === r.offset ? 'true' : undefined}>
+                <tr key={`${r.partition ?? 0}-${r.offset}`} aria-current={picked === r.offset ? 'true' : undefined}
+                  class={verdicts?.get(r.offset)?.state === 'filtered' ? 'filtered' : undefined}>
                   <td><Time iso={r.receivedAt} /><div class="hint">offset {r.offset}</div></td>
                   <td><code class="excerpt">{r.bodyEncoding === 'base64' ? `(binary, base64) ${r.body}` : r.body}</code></td>
+                  {verdicts && <td><VerdictText verdict={verdicts.get(r.offset)} /></td>}
                   <td><button type="button" class="small" onClick={() => onPick(r)} aria-label={`Use record ${r.offset}`}>Use</button></td>
                 </tr>
               ))}

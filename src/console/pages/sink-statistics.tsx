@@ -1,7 +1,7 @@
 /**
  * A sink's statistics (#/sources/<s>/sinks/<k>/statistics), live: polled every 2.5 s.
  * Cards of records and bytes per level (statistics/total, with mappingFailures.count while
- * there are failed records), charts over the time the page has been open (the API has totals,
+ * there are failed records, and filtered.count once the sink's filter skipped any), charts over the time the page has been open (the API has totals,
  * not history: each poll adds a point here) with the rates of the last polls beside them, the
  * lag from GET /metrics, the files with their states (statistics/files) and the failed imports
  * (?failedFiles=true), and "Clear statistics" for the master token.
@@ -179,6 +179,7 @@ function Card({ id, label, hint, children }: { id: string; label: string; hint?:
 function LevelCards({ total, failuresHref }: { total: SinkStatisticsTotalAnswer; failuresHref: string }) {
   const all = total.total;
   const failed = total.mappingFailures?.count ?? 0;
+  const filtered = total.filtered?.count;
   return (
     <div class="cards stats-cards">
       <Card id="stats-card-total" label="Received" hint="all levels">
@@ -203,6 +204,12 @@ function LevelCards({ total, failuresHref }: { total: SinkStatisticsTotalAnswer;
         <div class={`value${failed > 0 ? ' bad-value' : ''}`}><Records n={failed} /></div>
         <div class="muted">{failed > 0 ? <a href={failuresHref}>See the failures</a> : 'none'}</div>
       </Card>
+      {filtered !== undefined && (
+        <Card id="stats-card-filtered" label="Filtered" hint="skipped by the filter">
+          <div class="value"><Records n={filtered} /></div>
+          <div class="muted">handled, not written</div>
+        </Card>
+      )}
     </div>
   );
 }

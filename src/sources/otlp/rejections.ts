@@ -11,7 +11,7 @@
  * others keep them as mapping failures, which can be replayed once the mapping is fixed.
  */
 import type { Column, Signal } from '../../model/definition.js';
-import type { CompiledMapping } from '../../pipeline/columns/mapping.js';
+import type { RowMapping } from '../../pipeline/row-mapping.js';
 import { MappingError } from '../../pipeline/columns/errors.js';
 import type { RecordContext } from '../../pipeline/template-engine.js';
 import { cachedPath } from '../../pipeline/columns/path.js';
@@ -19,7 +19,8 @@ import { ALWAYS_WRITTEN } from './flatten.js';
 
 export interface SinkMapping {
   sinkId: string;
-  mapping: CompiledMapping;
+  /** Its filter, then its columns: a record the filter skips is not rejected. */
+  mapping: RowMapping;
 }
 
 export interface Rejections {

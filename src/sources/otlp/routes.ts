@@ -117,13 +117,15 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
   }
 
   /**
-   * The mappings to check: of the enabled sinks that take the signal and can fail at all. A sink
-   * whose mapping does not compile is left to its writer (which reports it).
+   * The mappings to check: of the enabled sinks that take the signal and can fail at all (a
+   * filter can: its error, or an answer that is not a boolean). A sink whose mapping does not
+   * compile is left to its writer (which reports it).
    */
   async function sinkMappings(target: IngestTarget, signal: Signal, req: FastifyRequest): Promise<SinkMapping[]> {
     const out: SinkMapping[] = [];
     for (const sink of target.enabledSinks) {
-      if (!acceptsSignal(sink, signal) || !mappingCanFail(sink.table.mapping.columns, signal, templateCanFail)) continue;
+      if (!acceptsSignal(sink, signal)) continue;
+      if (!sink.table.mapping.filter && !mappingCanFail(sink.table.mapping.columns, signal, templateCanFail)) continue;
       try {
         out.push({ sinkId: sink.sinkId, mapping: await mappings.get(sink) });
       } catch (err) {

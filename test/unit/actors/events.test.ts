@@ -74,6 +74,25 @@ describe('the sink writer events', () => {
     expect(metricValue(await scrape(), 'sluice_sink_records_mapped_total', { source: 'src', sink: 'snk' })).toBe(3);
     expect(lines).toEqual([]);
   });
+
+  it('records filtered are counted, not logged', async () => {
+    const { lines, log, metrics, scrape } = outlets();
+    const events = new SinkWriterEvents(log, metrics, SINK, new FailureLogLimiter());
+    events.recordsFiltered(2);
+    events.recordsFiltered(0);
+    events.recordsFiltered(5);
+    expect(metricValue(await scrape(), 'sluice_sink_records_filtered_total', { source: 'src', sink: 'snk' })).toBe(7);
+    expect(lines).toEqual([]);
+  });
+
+  it('a failed filter is its own reason kind', async () => {
+    const { log, metrics, scrape } = outlets();
+    const events = new SinkWriterEvents(log, metrics, SINK, new FailureLogLimiter());
+    events.recordNotMapped({ offset: 1, reason: 'Filter returned 1, not true or false.' }, { index: 0, reason: 'Filter returned 1, not true or false.', kind: 'filter' });
+    // A kept failure reprocessed without the renderer's kind is read by its reason.
+    events.recordNotMapped({ offset: 2, reason: 'Filter failed: path "a" not found in the body.' }, undefined);
+    expect(metricValue(await scrape(), 'sluice_sink_records_failed_total', { source: 'src', sink: 'snk', reason: 'filter' })).toBe(2);
+  });
 });
 
 describe('the level operator events', () => {

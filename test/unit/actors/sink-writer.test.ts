@@ -13,6 +13,7 @@ import { createLogger } from '../../../src/logger.js';
 import { FilesRepository } from '../../../src/levels/files-repository.js';
 import { SinkPositions } from '../../../src/levels/positions.js';
 import { MappingFailures, toFailureRecord } from '../../../src/levels/mapping-failures.js';
+import { StatisticsService } from '../../../src/levels/statistics.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 const key = { branchId: 1, sourceId: 'src', sinkId: 'snk' };
@@ -107,6 +108,24 @@ describe('SinkWriter', () => {
     await writer.stop();
     start(sinkWith(ID_AND_NAME, 2));
     expect((await writer.prepare()).file).toBe(next.file);
+  });
+
+  it('filters with the filter of its file: a changed filter rotates the file, the stale batch is rendered again, the skipped records are counted with the batch', async () => {
+    const { levels } = start(sinkWith(ID, 1));
+    const job = await writer.prepare();
+    expect(job).not.toHaveProperty('filter');
+    const [stale] = await renderer.render(batch, [job]);
+    const filtered = { ...sinkWith(ID, 2), table: { type: 'keboola', tableId: 'in.c-b.t', mapping: { columns: ID, filter: { language: 'jsonnet', content: 'Body("id") != 2' } } } } as Sink;
+    writer.send({ type: 'reload', sink: filtered, source } as never);
+    await writer.deliver(batch, stale, job, 3);
+    const file = levels.writingFile(key)!;
+    expect(file.openedAt).not.toBe(job.file);
+    expect(file.filter).toEqual({ language: 'jsonnet', content: 'Body("id") != 2' });
+    expect(sliceText(levels)).toBe('1\n3\n');
+    expect(writer.committedOffset).toBe(3);
+    expect(new StatisticsService(store).sinkFiltered(1, 'src', 'snk')).toBe(1);
+    expect(new MappingFailures(store).all(key)).toEqual([]);
+    expect(await writer.prepare()).toMatchObject({ filter: { language: 'jsonnet', content: 'Body("id") != 2' } });
   });
 
   it('fails the batch after its bounded retries when the columns of its file do not compile: the sink is failing, its position kept', async () => {

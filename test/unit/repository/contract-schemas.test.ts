@@ -17,7 +17,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  columnSchema, replayBodySchema, settingsPatchSchema, sinkCreateSchema, sinkUpdateSchema, sourceCreateSchema, sourceUpdateSchema,
+  columnSchema, filterSchema, replayBodySchema, settingsPatchSchema, sinkCreateSchema, sinkUpdateSchema, sourceCreateSchema, sourceUpdateSchema,
 } from '../../../src/api/stream/schemas.js';
 import type { componentSchema, configurationSchema, rowSchema, versionSchema } from '../../../src/api/storage/configuration-format.js';
 import type { fileSchema, jobSchema as storageJobSchema } from '../../../src/api/storage/exports.js';
@@ -25,6 +25,7 @@ import type { jobSchema as queueJobSchema } from '../../../src/api/queue/index.j
 import type { ColumnBody, SinkCreate, SinkUpdate, SourceCreate, SourceUpdate } from '../../../src/contract/stream-sources.js';
 import type { SettingsPatch } from '../../../src/contract/settings.js';
 import type { ReplayBody } from '../../../src/contract/failures.js';
+import type { MappingFilter } from '../../../src/model/definition.js';
 import type {
   ComponentJson, ConfigurationJson, ConfigurationRowJson, ConfigurationVersionJson,
 } from '../../../src/contract/storage-configurations.js';
@@ -93,6 +94,7 @@ describe('the request schemas match the contract types', () => {
     expect(matches<Omit<SinkCreate, 'table'> & Partial<Pick<SinkCreate, 'table'>>, typeof sinkCreateSchema>(sinkCreateSchema, true, true)).toBe(true);
     expect(matches<SinkUpdate, typeof sinkUpdateSchema>(sinkUpdateSchema, true, true)).toBe(true);
     expect(matches<ColumnBody, typeof columnSchema>(columnSchema, true, true)).toBe(true);
+    expect(matches<MappingFilter, typeof filterSchema>(filterSchema, true, true)).toBe(true);
   });
 
   it('settings', () => {
