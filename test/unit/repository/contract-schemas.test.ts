@@ -25,6 +25,8 @@ import type { jobSchema as queueJobSchema } from '../../../src/api/queue/index.j
 import type { ColumnBody, SinkCreate, SinkUpdate, SourceCreate, SourceUpdate } from '../../../src/contract/stream-sources.js';
 import type { SettingsPatch } from '../../../src/contract/settings.js';
 import type { ReplayBody } from '../../../src/contract/failures.js';
+import { mappingProposalBodySchema } from '../../../src/api/stream/mapping-proposal.js';
+import type { MappingProposalBody } from '../../../src/contract/mapping-proposal.js';
 import type {
   ComponentJson, ConfigurationJson, ConfigurationRowJson, ConfigurationVersionJson,
 } from '../../../src/contract/storage-configurations.js';
@@ -101,6 +103,10 @@ describe('the request schemas match the contract types', () => {
 
   it('replay', () => {
     expect(matches<ReplayBody, typeof replayBodySchema>(replayBodySchema, true, true)).toBe(true);
+  });
+
+  it('the mapping proposal', () => {
+    expect(matches<MappingProposalBody, typeof mappingProposalBodySchema>(mappingProposalBodySchema, true, true)).toBe(true);
   });
 });
 
