@@ -12,6 +12,7 @@ import { session } from '../session';
 import { go } from '../router';
 import { ErrorText } from '../widgets/common';
 import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
+import { ProposeMapping } from './sink-proposal';
 // The API's own id normalisation (pure, no dependencies): the placeholder is the id it will derive.
 import { normalizeId } from '../../model/ids';
 
@@ -249,6 +250,9 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
         One row per record, the columns in this order (1 to 100). The table gets the columns' names in this order;
         every value is a string.
       </p>
+      {creating && !readOnly && (
+        <ProposeMapping sourceId={source.sourceId} signals={draft.allowedSignals} onColumns={(columns) => set({ columns: columns.map(draftOf) })} />
+      )}
       <ColumnsEditor columns={draft.columns} onChange={(columns) => set({ columns })} errors={errors.column} readOnly={readOnly} />
       <ErrorText error={errors.columns} />
       {!readOnly && (
