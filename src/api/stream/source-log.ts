@@ -51,8 +51,9 @@ export async function* newestFirst(log: SourceLog, partitionId: string, chunk: n
 }
 
 /**
- * The newest records of every partition of a topic, merged newest first (by receive time, then
- * offset), each partition read `chunk` records at a time as the merge needs them.
+ * The newest records of every partition of a topic, merged newest first by receive time (a tie:
+ * the lower partition first), each partition read `chunk` records at a time as the merge needs
+ * them.
  */
 export async function* newestOfTopic(log: SourceLog, topic: string, partitions: number, chunk: number): AsyncGenerator<PartitionRecord> {
   const readers = Array.from({ length: partitions }, (_, partition) => ({ partition, records: newestFirst(log, partitionIdOf(topic, partition), chunk) }));
@@ -80,9 +81,6 @@ export async function take<T>(records: AsyncGenerator<T>, n: number): Promise<T[
   return out;
 }
 
-/** Newest first: by receive time, then by offset. */
-export function newer(a: LoggedRecord, b: LoggedRecord): boolean {
-  const at = a.record.receivedAt.getTime();
-  const bt = b.record.receivedAt.getTime();
-  return at !== bt ? at > bt : a.offset > b.offset;
+function newer(a: LoggedRecord, b: LoggedRecord): boolean {
+  return a.record.receivedAt.getTime() > b.record.receivedAt.getTime();
 }
