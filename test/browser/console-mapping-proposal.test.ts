@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 const column = (page: Page, n: number): Locator => page.getByRole('group', { name: new RegExp(`^Column ${n}\\b`) });
-const names = (page: Page) => page.locator('input[name="column-name"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+const names = (page: Page) => page.locator('input[name="column-name"]').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value));
 
 async function newSinkForm(page: Page, sourceId: string, heading: string): Promise<void> {
   await page.goto(`${svc.server.address}/console/#/sources/${sourceId}/sinks/new`);

@@ -13,7 +13,7 @@ function log(partitions: Record<string, { times: number[]; removed?: number }>) 
   const fetches: Array<[string, number, number]> = [];
   const recordsOf = (id: string): LoggedRecord[] => {
     const p = partitions[id] ?? { times: [] };
-    return p.times.map((t, i) => ({ offset: i + 1, record: { receivedAt: new Date(t), ip: '', headers: {}, body: Buffer.from(`${id}:${i + 1}`), signal: '' } }))
+    return p.times.map((t, i) => ({ offset: i + 1, record: { receivedAt: new Date(t), ip: '', headers: {}, body: Buffer.from(`${id}:${i + 1}`), signal: '' as const } }))
       .slice(p.removed ?? 0);
   };
   const source: SourceLog = {
