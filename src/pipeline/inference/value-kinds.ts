@@ -51,8 +51,14 @@ function stringKind(s: string): ValueKind {
   if (d) return isDate(d[1], d[2], d[3]) ? 'date' : 'string';
   const t = TIMESTAMP_TEXT.exec(s);
   if (t && isDate(t[1], t[2], t[3]) && Number(t[4]) <= 23 && Number(t[5]) <= 59 && Number(t[6]) <= 59
-    && (t[7] === undefined || (Number(t[7]) <= 23 && Number(t[8]) <= 59))) return 'timestamp';
+    && (t[7] === undefined || (Number(t[7]) <= 23 && Number(t[8]) <= 59)) && inUtcYears(s)) return 'timestamp';
   return 'string';
+}
+
+/** Whether the time, moved to UTC by its zone, stays within the years 0001 to 9999 (the form a TIMESTAMP is written in has four digits). */
+function inUtcYears(timestamp: string): boolean {
+  const year = new Date(Date.parse(timestamp)).getUTCFullYear();
+  return year >= 1 && year <= 9999;
 }
 
 /** A real calendar day of year 1 to 9999. */

@@ -37,7 +37,9 @@ describe('the kind of a value', () => {
       ['2026-11-27', 'date'], ['2024-02-29', 'date'], ['0001-01-01', 'date'],
       ['2023-02-29', 'string'], ['2026-13-01', 'string'], ['2026-04-31', 'string'], ['0000-01-01', 'string'], ['2026-1-27', 'string'],
       ['2026-11-27T01:02:03Z', 'timestamp'], ['2026-11-27T01:02:03.456Z', 'timestamp'], ['2026-11-27T01:02:03.123456789+01:00', 'timestamp'],
-      ['2026-11-27T23:59:59-11:30', 'timestamp'],
+      ['2026-11-27T23:59:59-11:30', 'timestamp'], ['0001-01-01T01:00:00+01:00', 'timestamp'], ['9999-12-31T22:59:59-01:00', 'timestamp'],
+      // In UTC, the year 0000 or 10000: no TIMESTAMP can hold them.
+      ['0001-01-01T00:30:00+01:00', 'string'], ['9999-12-31T23:30:00-01:00', 'string'],
       ['2026-11-27T01:02:03', 'string'], ['2026-11-27 01:02:03Z', 'string'], ['2026-11-27T24:00:00Z', 'string'],
       ['2026-11-27T01:02:60Z', 'string'], ['2026-11-27T01:02Z', 'string'], ['2026-11-27t01:02:03z', 'string'],
       ['2026-11-27T01:02:03+0100', 'string'], ['2026-02-30T01:02:03Z', 'string'],
@@ -189,7 +191,7 @@ function accepts(type: BaseType, value: JsonValue): boolean {
     case 'BOOLEAN': return typeof value === 'boolean';
     case 'DATE': return typeof value === 'string' && /^\d{4}-\d\d-\d\d$/.test(value) && sameDay(value);
     case 'TIMESTAMP': return typeof value === 'string' && /^\d{4}-\d\d-\d\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value)
-      && sameDay(value.slice(0, 10)) && Number.isFinite(Date.parse(value));
+      && sameDay(value.slice(0, 10)) && Number.isFinite(Date.parse(value)) && /^(?!0000)\d{4}-/.test(new Date(Date.parse(value)).toISOString());
     case 'JSON': return value instanceof JsonObject || Array.isArray(value);
     case 'STRING': return true;
   }
@@ -205,7 +207,7 @@ const text = fc.oneof(
   fc.string(),
   fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
   fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
-  fc.constantFrom('2026-02-30', '2026-11-27T01:02:03+01:00', '2026-11-27T24:00:00Z', '2026-11-27T01:02:03'),
+  fc.constantFrom('2026-02-30', '2026-11-27T01:02:03+01:00', '2026-11-27T24:00:00Z', '2026-11-27T01:02:03', '0001-01-01T00:30:00+01:00', '9999-12-31T23:30:00-01:00'),
 );
 const numberText = fc.oneof(
   fc.integer().map(String),
