@@ -12,7 +12,6 @@ import { session } from '../session';
 import { go } from '../router';
 import { ErrorText } from '../widgets/common';
 import { ColumnsEditor, apiColumn, draftOf, newColumn, COLUMN_TYPES, type ColumnDraft, type ColumnErrors, type ColumnType } from './columns';
-import { ProposeMapping } from './sink-proposal';
 // The API's own id normalisation (pure, no dependencies): the placeholder is the id it will derive.
 import { normalizeId } from '../../model/ids';
 
@@ -20,6 +19,7 @@ import { normalizeId } from '../../model/ids';
 import { SIGNALS, type Signal } from '../../model/definition';
 export { SIGNALS, type Signal };
 import type { SinkCreate, SinkUpdate, SinkView, SourceView } from '../../contract/stream-sources';
+import { ProposeMapping } from './sink-proposal';
 
 interface Draft {
   name: string;

@@ -5,6 +5,7 @@
  * creating the sink. Below the button: how many records the proposal read, and every field seen
  * with its values' kinds and its column (or why it has none).
  */
+import './sink-proposal.css';
 import { useState } from 'preact/hooks';
 import { api, BRANCH } from '../api';
 import { ErrorText } from '../widgets/common';

@@ -25,13 +25,13 @@ import type { jobSchema as queueJobSchema } from '../../../src/api/queue/index.j
 import type { ColumnBody, SinkCreate, SinkUpdate, SourceCreate, SourceUpdate } from '../../../src/contract/stream-sources.js';
 import type { SettingsPatch } from '../../../src/contract/settings.js';
 import type { ReplayBody } from '../../../src/contract/failures.js';
-import { mappingProposalBodySchema } from '../../../src/api/stream/mapping-proposal.js';
-import type { MappingProposalBody } from '../../../src/contract/mapping-proposal.js';
 import type {
   ComponentJson, ConfigurationJson, ConfigurationRowJson, ConfigurationVersionJson,
 } from '../../../src/contract/storage-configurations.js';
 import type { StorageFileJson, StorageJobJson } from '../../../src/contract/storage-jobs.js';
 import type { JobJson } from '../../../src/contract/queue-jobs.js';
+import { mappingProposalBodySchema } from '../../../src/api/stream/mapping-proposal.js';
+import type { MappingProposalBody } from '../../../src/contract/mapping-proposal.js';
 
 type Properties<S> = S extends { properties: infer P } ? keyof P : never;
 type RequiredOf<S> = S extends { required: readonly (infer R)[] } ? R : never;
