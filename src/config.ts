@@ -33,6 +33,8 @@ export interface Config {
   maxBatchBodyBytes: number;
   /** Largest OTLP request body, compressed and after decompression (default 16 MB; OTLP recommends a cap). */
   otlpMaxBodyBytes: number;
+  /** Body bytes one mapping proposal (POST .../sinks/infer) reads at most (default 16 MB). */
+  inferMaxBytes: number;
   /** The event log keeps records this long (default 7 days) and ... */
   logRetentionMs: number;
   /** ... at most this many bytes per source topic. */
@@ -294,6 +296,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body', default: '1MB' }),
   option({ flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch', default: '16MB' }),
   option({ flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after gzip decompression', default: '16MB' }),
+  option({ flag: '--infer-max-bytes', env: 'SLUICE_INFER_MAX_BYTES', key: 'inferMaxBytes', parse: bytes('infer max bytes'), help: 'record bodies one mapping proposal (POST .../sinks/infer) reads at most; it samples fewer records past it', default: '16MB' }),
   option({ flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records', default: '168h' }),
   option({ flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log', default: '10GB' }),
   option({ flag: '--log-max-size', env: 'SLUICE_LOG_MAX_SIZE', key: 'logMaxBytes', parse: bytes('log max size'), help: 'upper bound of the data the event log holds', default: '64GB' }),

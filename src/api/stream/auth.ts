@@ -5,7 +5,8 @@ import { tokenFromRequest } from '../auth.js';
 
 /**
  * Stream API authentication: every /v1 route but the index needs X-StorageApi-Token; write
- * operations need an admin (master) token, as in the reference.
+ * operations need an admin (master) token, as in the reference. Sluice's POSTs that write
+ * nothing (the test endpoint, the mapping proposal) check their own rights instead.
  */
 export function streamAuthHook(tokens: Pick<TokenService, 'authenticateCaughtUp'>) {
   return async (req: FastifyRequest): Promise<void> => {
@@ -14,12 +15,15 @@ export function streamAuthHook(tokens: Pick<TokenService, 'authenticateCaughtUp'
     const token = await tokens.authenticateCaughtUp(secret);
     if (!token) throw new ApiError(401, 'unauthorized', 'Invalid storage token.');
     req.token = token;
-    if (req.method !== 'GET' && req.method !== 'HEAD' && !token.isMasterToken && !isTestEndpoint(req)) {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && !token.isMasterToken && !isReadOnlyPost(req)) {
       throw new ApiError(403, 'forbidden', 'Only admin token can do write operations on streams.');
     }
   };
 }
 
-function isTestEndpoint(req: FastifyRequest): boolean {
-  return req.routeOptions.url?.endsWith('/test') ?? false;
+const READ_ONLY_POSTS = ['/sources/:sourceId/test', '/sources/:sourceId/sinks/infer'];
+
+function isReadOnlyPost(req: FastifyRequest): boolean {
+  const url = req.routeOptions.url;
+  return req.method === 'POST' && url !== undefined && READ_ONLY_POSTS.some((tail) => url.endsWith(tail));
 }

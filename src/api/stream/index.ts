@@ -17,6 +17,7 @@ import { failureRoutes, type FailureRoutesOptions } from './failures.js';
 import { otlpSinkRoutes, type OtlpSinkRoutesOptions } from './otlp-sinks.js';
 import { replayRoutes, type ReplayRoutesOptions } from './replay.js';
 import { recentRecordRoutes, type RecentRecordRoutesOptions } from './recent-records.js';
+import { mappingProposalRoutes, type MappingProposalRoutesOptions } from './mapping-proposal.js';
 
 /**
  * What the Stream API uses: the union of its route families' options (each family's plugin
@@ -31,7 +32,8 @@ export type StreamApiOptions = SourceRoutesOptions &
   FailureRoutesOptions &
   OtlpSinkRoutesOptions &
   ReplayRoutesOptions &
-  RecentRecordRoutesOptions & {
+  RecentRecordRoutesOptions &
+  MappingProposalRoutesOptions & {
     tokens: Pick<TokenService, 'authenticateCaughtUp'>;
     config: Pick<Config, 'publicApiUrl' | 'maxJsonDepth'>;
   };
@@ -75,5 +77,6 @@ export const streamApi: FastifyPluginAsync<StreamApiOptions> = async (app, opts)
     await authenticated.register(otlpSinkRoutes, opts);
     await authenticated.register(replayRoutes, opts);
     await authenticated.register(recentRecordRoutes, opts);
+    await authenticated.register(mappingProposalRoutes, opts);
   }, { prefix: '/v1' });
 };

@@ -1,11 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Config } from '../../config.js';
-import type { Project } from '../../storage/project.js';
-import type { SourceService } from '../../definition/sources.js';
-import type { SinkService } from '../../definition/sinks.js';
-import type { StreamRuntime } from '../../actors/stream-runtime.js';
 import { ApiError } from '../../http/errors.js';
-import { partitionIdOf, type EventLog, type LoggedRecord } from '../../ports/event-log.js';
+import { partitionIdOf } from '../../ports/event-log.js';
+import { newestFirst, partitionsOf, take, type PartitionRecord, type SourceRecordRoutesOptions } from './source-log.js';
 import { toFailureRecord } from '../../levels/mapping-failures.js';
 import { looseObject } from './schemas.js';
 import { requireToken } from '../auth.js';
@@ -18,14 +14,7 @@ type Params = { branchId: string; sourceId: string };
 const MAX_LIMIT = 20;
 const DEFAULT_LIMIT = 5;
 
-export interface RecentRecordRoutesOptions {
-  project: Project;
-  sources: SourceService;
-  sinks: Pick<SinkService, 'list'>;
-  eventLog: Pick<EventLog, 'headOffset' | 'tailOffset' | 'fetch'>;
-  runtime: Pick<StreamRuntime, 'topicOf'>;
-  config: Pick<Config, 'kafkaBrokers' | 'kafkaPartitions'>;
-}
+export type RecentRecordRoutesOptions = SourceRecordRoutesOptions;
 
 /**
  * GET .../sources/{sourceId}/records?limit=N (Sluice's own, read-only; the console's live
@@ -56,16 +45,11 @@ export const recentRecordRoutes: FastifyPluginAsync<RecentRecordRoutesOptions> =
       throw new ApiError(400, 'invalidRange', `Limit must be between 1 and ${MAX_LIMIT}, got "${raw}".`);
     }
     const topic = runtime.topicOf(source.sourceId);
-    // With Kafka a topic Sluice created has this many partitions, each its own partition of offsets.
-    const partitions = config.kafkaBrokers ? Math.max(1, config.kafkaPartitions) : 1;
-    const found: Array<{ partition: number; logged: LoggedRecord }> = [];
+    const partitions = partitionsOf(config);
+    const found: PartitionRecord[] = [];
     for (let partition = 0; partition < partitions; partition++) {
-      const partitionId = partitionIdOf(topic, partition);
-      const head = eventLog.headOffset(partitionId);
-      if (head <= 0) continue;
-      const after = Math.max(eventLog.tailOffset(partitionId) - 1, head - limit, 0);
-      const batch = await eventLog.fetch(partitionId, after, limit);
-      for (const logged of batch) if (logged.offset <= head) found.push({ partition, logged });
+      const newest = await take(newestFirst(eventLog, partitionIdOf(topic, partition), limit), limit);
+      found.push(...newest.map((logged) => ({ partition, logged })));
     }
     found.sort((a, b) => b.logged.record.receivedAt.getTime() - a.logged.record.receivedAt.getTime() || b.logged.offset - a.logged.offset);
     return {

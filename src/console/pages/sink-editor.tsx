@@ -19,6 +19,7 @@ import { normalizeId } from '../../model/ids';
 import { SIGNALS, type Signal } from '../../model/definition';
 export { SIGNALS, type Signal };
 import type { SinkCreate, SinkUpdate, SinkView, SourceView } from '../../contract/stream-sources';
+import { ProposeMapping } from './sink-proposal';
 
 interface Draft {
   name: string;
@@ -270,6 +271,9 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
         One row per record, the columns in this order (1 to 100). The table gets the columns' names in this order;
         every value is a string.
       </p>
+      {creating && !readOnly && (
+        <ProposeMapping sourceId={source.sourceId} signals={draft.allowedSignals} onColumns={(columns) => set({ columns: columns.map(draftOf) })} />
+      )}
       <ColumnsEditor columns={draft.columns} onChange={(columns) => set({ columns })} errors={errors.column} readOnly={readOnly} />
       <ErrorText error={errors.columns} />
       {!readOnly && (

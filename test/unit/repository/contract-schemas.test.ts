@@ -31,6 +31,8 @@ import type {
 } from '../../../src/contract/storage-configurations.js';
 import type { StorageFileJson, StorageJobJson } from '../../../src/contract/storage-jobs.js';
 import type { JobJson } from '../../../src/contract/queue-jobs.js';
+import { mappingProposalBodySchema } from '../../../src/api/stream/mapping-proposal.js';
+import type { MappingProposalBody } from '../../../src/contract/mapping-proposal.js';
 
 type Properties<S> = S extends { properties: infer P } ? keyof P : never;
 type RequiredOf<S> = S extends { required: readonly (infer R)[] } ? R : never;
@@ -103,6 +105,10 @@ describe('the request schemas match the contract types', () => {
 
   it('replay', () => {
     expect(matches<ReplayBody, typeof replayBodySchema>(replayBodySchema, true, true)).toBe(true);
+  });
+
+  it('the mapping proposal', () => {
+    expect(matches<MappingProposalBody, typeof mappingProposalBodySchema>(mappingProposalBodySchema, true, true)).toBe(true);
   });
 });
 
