@@ -4,6 +4,7 @@
  * says, what the rows hold, and that a write that cannot go writes nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,6 +196,19 @@ describe.each(TARGETS)('%s target: typed columns and primary keys', (kind) => {
     await expect(target.importCsv('in.c-b.k', file('null.csv', ',a,1,no id\n'))).rejects.toThrow();
     await expect(target.insertRows('in.c-b.k', [['a', '3']], { columns: ['tenant', 'v'] })).rejects.toThrow(/primary key column "id"/);
     expect(await target.rowCount('in.c-b.k')).toBe(4);
+  });
+
+  it('a key value longer than PostgreSQL\'s btree takes fails the write with the reason; DuckDB takes it', async () => {
+    await target.createTable({ id: 'in.c-b.k', bucketId: 'in.c-b', name: 'k', columns: ['k'], primaryKey: ['k'] });
+    // Random text: PostgreSQL compresses a key before it measures it.
+    const long = randomBytes(1500).toString('hex');
+    const write = target.importCsv('in.c-b.k', file('long.csv', `short\n${long}\n`), { importId: 'long' });
+    if (kind === 'postgres') {
+      await expect(write).rejects.toThrow(/^the write to table "in.c-b.k" failed: index row size \d+ exceeds .* nothing was written$/);
+      expect(await target.rowCount('in.c-b.k')).toBe(0);
+    } else {
+      expect(await write).toEqual({ inserted: 2, duplicate: false });
+    }
   });
 
   it('adds typed and untyped columns in one transaction: old rows read NULL or \'\'', async () => {
