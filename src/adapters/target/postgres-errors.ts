@@ -32,6 +32,6 @@ export function translate(err: unknown, where: string): unknown {
 export function dataError(err: unknown, tableId: string): unknown {
   const e = err as { code?: string; message?: string; where?: string };
   if (!(err instanceof Error) || typeof e.code !== 'string' || !/^(22|23|54)/.test(e.code)) return err;
-  const where = e.where ? ` (${e.where.split('\n')[0]})` : '';
+  const where = e.where ? ` (${e.where.split('\n').join('; ')})` : '';
   return new Error(`the write to table "${tableId}" failed: ${e.message}${where}; nothing was written`, { cause: err });
 }
