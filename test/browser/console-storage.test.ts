@@ -12,6 +12,7 @@ import { launchBrowser, openPage, screenshot, signIn } from './harness.js';
 
 const WAIT = { timeout: 20_000 };
 const TABLE = 'in.c-shop.orders';
+const TYPED_TABLE = 'in.c-shop.invoices';
 const ROWS = [
   ['1', 'Alice', '10.50'],
   ['2', 'Bob, "the builder"', '7'],
@@ -28,6 +29,7 @@ beforeAll(async () => {
   const tables = svc.server.services.tables;
   await tables.ensureTable(TABLE, [{ name: 'id' }, { name: 'name' }, { name: 'amount' }], { metadata: {} });
   await tables.insertRows(TABLE, ROWS);
+  await tables.ensureTable(TYPED_TABLE, [{ name: 'order_id', type: 'INTEGER' }, { name: 'total', type: 'NUMERIC' }, { name: 'note' }], { primaryKey: ['order_id'], metadata: {} });
   const created = await svc.call('POST', '/v2/storage/components/sluice.echo/configs', {
     json: { name: 'Echo', configuration: { parameters: { destination: 'in.c-echo.out', a: '1' } } },
   });
@@ -104,6 +106,21 @@ describe('the console\'s storage pages', () => {
     expect(errors).toEqual([]);
     await page.context().close();
   }, 60_000);
+
+  it('shows a typed table\'s column types and primary key', async () => {
+    const { page, errors } = await open(`tables/${TYPED_TABLE}`);
+    const schema = page.locator('section', { has: page.getByRole('heading', { name: 'Schema' }) });
+    await schema.getByRole('cell', { name: 'order_id' }).waitFor(WAIT);
+    const row = (name: string) => schema.locator('tbody tr', { has: page.getByRole('cell', { name, exact: true }) });
+    expect(await row('order_id').locator('td').nth(2).textContent()).toBe('INTEGER');
+    expect(await row('order_id').locator('td').nth(3).textContent()).toBe('key');
+    expect(await row('total').locator('td').nth(2).textContent()).toBe('NUMERIC');
+    expect(await row('total').locator('td').nth(3).textContent()).toBe('');
+    // An untyped column of a typed table: its base type is STRING, shown as the table detail says.
+    expect(await row('note').locator('td').nth(2).textContent()).toMatch(/^(STRING|string)$/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 
   it('runs a job of a configuration and follows its log until it succeeds', async () => {
     const { page, errors } = await open('jobs');

@@ -51,10 +51,15 @@ function TableBody({ table }: { table: Table }) {
           <h2 id="schema">Schema</h2>
           <div class="scroll">
             <table class="list">
-              <thead><tr><th scope="col">#</th><th scope="col">Column</th></tr></thead>
+              <thead><tr><th scope="col">#</th><th scope="col">Column</th><th scope="col">Type</th><th scope="col">Key</th></tr></thead>
               <tbody>
                 {columns.map((c, i) => (
-                  <tr key={c}><td class="muted">{i + 1}</td><td><code>{c}</code></td></tr>
+                  <tr key={c}>
+                    <td class="muted">{i + 1}</td>
+                    <td><code>{c}</code></td>
+                    <td>{columnType(table, c)}</td>
+                    <td>{table.primaryKey.includes(c) ? <span class="badge" title="part of the primary key: imports upsert by it">key</span> : ''}</td>
+                  </tr>
                 ))}
               </tbody>
             </table>
@@ -106,4 +111,15 @@ function Preview({ tableId, rowsCount }: { tableId: string; rowsCount: number })
       {data && <DataTable columns={header.map((name) => ({ name }))} rows={rows} caption="Data preview" />}
     </section>
   );
+}
+
+/**
+ * A column's type as the table detail gives it: the base type and the target's own type of a
+ * typed table (`definition`), or "string" for the untyped columns of a table without one.
+ */
+function columnType(table: Table, column: string) {
+  const def = table.definition?.columns.find((d) => d.name === column);
+  if (!def) return <span class="muted">string</span>;
+  const native = `${def.definition.type}${def.definition.length ? `(${def.definition.length})` : ''}${def.definition.nullable ? '' : ' NOT NULL'}`;
+  return <span title={native}>{def.basetype ?? native}</span>;
 }
