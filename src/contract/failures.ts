@@ -83,5 +83,6 @@ export interface TestAnswer {
   projectId: number;
   branchId: number;
   sourceId: string;
-  tables: { sinkId: string; tableId: string; rows: { columns: { name: string; value: string }[] }[] }[];
+  /** A column's value is its CSV text; null is NULL (a typed column without a value). */
+  tables: { sinkId: string; tableId: string; rows: { columns: { name: string; value: string | null }[] }[] }[];
 }

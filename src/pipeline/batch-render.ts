@@ -5,7 +5,7 @@
  * replays may run it in place (actors/render).
  */
 import { acceptsSignal, type Column, type Signal } from '../model/definition.js';
-import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind } from './columns/index.js';
+import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind, type Row } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';
 import type { IngestRecord } from '../model/record.js';
@@ -211,7 +211,7 @@ export class BatchRenderer {
       run.finished = true;
       if (parked) result.failures = result.failures.filter((f) => f.index < cutAt);
     }
-    const rows: string[][] = [];
+    const rows: Row[] = [];
     rendered.forEach((row, k) => {
       const index = chosen[k];
       if (row instanceof MappingError) {
@@ -223,7 +223,7 @@ export class BatchRenderer {
       result.lastIndex = index;
     });
     result.count += rows.length;
-    if (rows.length > 0) run.csvParts.push(encoder.encode(csvRows(rows)));
+    if (rows.length > 0) run.csvParts.push(encoder.encode(csvRows(rows, run.mapping!.quotedEmpty)));
   }
 
   /**
@@ -237,13 +237,13 @@ export class BatchRenderer {
     chosen: readonly number[],
     run: JobRun,
     contextOf: (i: number) => RecordContext,
-  ): Promise<Array<string[] | MappingError>> {
+  ): Promise<Array<Row | MappingError>> {
     const mapping = run.mapping!;
     if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
     const owner = run.job.owner;
     const guard = owner && this.guard;
     const started = performance.now();
-    const out: Array<string[] | MappingError> = [];
+    const out: Array<Row | MappingError> = [];
     try {
       while (out.length < chosen.length) {
         const part = chosen.slice(out.length, out.length + run.chunkSize);
