@@ -5,7 +5,7 @@
  * replays may run it in place (actors/render).
  */
 import { acceptsSignal, type Column, type Signal } from '../model/definition.js';
-import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind, type Row } from './columns/index.js';
+import { createRecordContext, MappingError, type CompiledMapping, type MappingErrorKind, type MappedRow } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';
 import type { IngestRecord } from '../model/record.js';
@@ -211,7 +211,7 @@ export class BatchRenderer {
       run.finished = true;
       if (parked) result.failures = result.failures.filter((f) => f.index < cutAt);
     }
-    const rows: Row[] = [];
+    const rows: MappedRow[] = [];
     rendered.forEach((row, k) => {
       const index = chosen[k];
       if (row instanceof MappingError) {
@@ -237,13 +237,13 @@ export class BatchRenderer {
     chosen: readonly number[],
     run: JobRun,
     contextOf: (i: number) => RecordContext,
-  ): Promise<Array<Row | MappingError>> {
+  ): Promise<Array<MappedRow | MappingError>> {
     const mapping = run.mapping!;
     if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
     const owner = run.job.owner;
     const guard = owner && this.guard;
     const started = performance.now();
-    const out: Array<Row | MappingError> = [];
+    const out: Array<MappedRow | MappingError> = [];
     try {
       while (out.length < chosen.length) {
         const part = chosen.slice(out.length, out.length + run.chunkSize);

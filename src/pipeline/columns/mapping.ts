@@ -3,8 +3,8 @@
  *
  *   const mapping = await compileMapping(sink.table.mapping.columns, engine);
  *   const ctx = createRecordContext(record);          // once per record, shared by all sinks
- *   const row = await mapping.render(ctx);            // Row (string | null)[] or rejects with MappingError
- *   const rows = await mapping.renderMany(ctxs);      // per record: Row | MappingError
+ *   const row = await mapping.render(ctx);            // MappedRow (string | null)[] or rejects with MappingError
+ *   const rows = await mapping.renderMany(ctxs);      // per record: MappedRow | MappingError
  *
  * Mappings without template columns are synchronous (`isSync`, `renderSync`). Template columns
  * are evaluated through the TemplateEngine port; renderMany starts every evaluation of the
@@ -31,7 +31,7 @@ import {
 } from './renderers.js';
 
 /** A rendered row: each column's CSV text; null is NULL (typed columns only). */
-export type Row = Array<string | null>;
+export type MappedRow = Array<string | null>;
 
 type SyncRenderer = (ctx: RecordContext) => string | null;
 
@@ -54,11 +54,11 @@ export interface CompiledMapping {
   /** No template column: renderSync() may be used. */
   readonly isSync: boolean;
   /** Renders one row; throws a MappingError naming the column. Only when isSync. */
-  renderSync(ctx: RecordContext): Row;
+  renderSync(ctx: RecordContext): MappedRow;
   /** Renders one row; rejects with a MappingError naming the first failing column. */
-  render(ctx: RecordContext): Promise<Row>;
+  render(ctx: RecordContext): Promise<MappedRow>;
   /** Renders a batch; one entry per record, in order: the row or why it failed. */
-  renderMany(ctxs: readonly RecordContext[]): Promise<Array<Row | MappingError>>;
+  renderMany(ctxs: readonly RecordContext[]): Promise<Array<MappedRow | MappingError>>;
 }
 
 /**
@@ -198,10 +198,10 @@ class Mapping implements CompiledMapping {
     this.isSync = renderers.every((r) => typeof r === 'function');
   }
 
-  renderSync(ctx: RecordContext): Row {
+  renderSync(ctx: RecordContext): MappedRow {
     if (!this.isSync) throw new Error('renderSync() on a mapping with template columns');
     const rs = this.renderers as readonly SyncRenderer[];
-    const row: Row = new Array<string | null>(rs.length);
+    const row: MappedRow = new Array<string | null>(rs.length);
     for (let i = 0; i < rs.length; i++) {
       try {
         row[i] = rs[i](ctx);
@@ -212,7 +212,7 @@ class Mapping implements CompiledMapping {
     return row;
   }
 
-  render(ctx: RecordContext): Promise<Row> {
+  render(ctx: RecordContext): Promise<MappedRow> {
     if (this.isSync) {
       try {
         return Promise.resolve(this.renderSync(ctx));
@@ -223,7 +223,7 @@ class Mapping implements CompiledMapping {
     return this.renderAsync(ctx).then((r) => (r instanceof MappingError ? Promise.reject(r) : r));
   }
 
-  renderMany(ctxs: readonly RecordContext[]): Promise<Array<Row | MappingError>> {
+  renderMany(ctxs: readonly RecordContext[]): Promise<Array<MappedRow | MappingError>> {
     if (this.isSync) {
       return Promise.resolve(
         ctxs.map((ctx) => {
@@ -240,9 +240,9 @@ class Mapping implements CompiledMapping {
   }
 
   /** Resolves to the row or to the MappingError of the first failing column (in column order). */
-  private async renderAsync(ctx: RecordContext): Promise<Row | MappingError> {
+  private async renderAsync(ctx: RecordContext): Promise<MappedRow | MappingError> {
     const rs = this.renderers;
-    const row: Row = new Array<string | null>(rs.length);
+    const row: MappedRow = new Array<string | null>(rs.length);
     const errors: Array<MappingError | undefined> = [];
     const pending: Array<Promise<void>> = [];
     for (let i = 0; i < rs.length; i++) {
