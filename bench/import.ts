@@ -152,7 +152,7 @@ export async function importBench(argv: string[]): Promise<Record<string, unknow
           const target = await side.open();
           const tables = new TableService(target, 1);
           const tableId = `in.c-bench.r${round}`;
-          await tables.ensureTable(tableId, COLUMNS, {});
+          await tables.ensureTable(tableId, COLUMNS.map((name) => ({ name })), { metadata: {} });
           const file = {
             projectId: 1, branchId: 1, sourceId: 'bench', sinkId: 'import', openedAt: `round-${round}`, state: 'importing', tableId,
             columns: COLUMNS.map((c) => ({ type: 'body', name: c })), settings: [],

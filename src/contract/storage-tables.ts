@@ -29,7 +29,26 @@ export interface BucketJson {
   metadata: MetadataJson[];
 }
 
-/** A table as GET /v2/storage/tables answers it; `columns` only with include=columns (and on one table). */
+/** A column of a typed table's `definition`, as Keboola Storage answers it for its typed tables. */
+export interface ColumnDefinitionJson {
+  name: string;
+  /** The target's native type ("BIGINT", "DECIMAL" with length "38,9", "TEXT", ...) and whether it takes NULL. */
+  definition: { type: string; nullable: boolean; length?: string };
+  /** The base type; "STRING" for an untyped column; absent for a native type with no base type. */
+  basetype?: string;
+}
+
+/** A typed table's column definitions and primary key (`definition` of the table detail and list). */
+export interface TableDefinitionJson {
+  primaryKeysNames: string[];
+  columns: ColumnDefinitionJson[];
+}
+
+/**
+ * A table as GET /v2/storage/tables answers it; `columns` only with include=columns (and on one
+ * table). A typed table (one column or more with a base type) has `isTyped` and `definition`
+ * too; an untyped table answers without them, as before typed columns.
+ */
 export interface TableJson {
   uri: string;
   /** e.g. "in.c-my-bucket.my-table" */
@@ -43,6 +62,8 @@ export interface TableJson {
   lastChangeDate: string;
   rowsCount: number;
   isAlias: boolean;
+  isTyped?: true;
+  definition?: TableDefinitionJson;
   columns?: string[];
   bucket: { id: string; stage: 'in' | 'out'; name: string; displayName: string };
   metadata: MetadataJson[];

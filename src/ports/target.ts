@@ -4,10 +4,13 @@
  * server (src/adapters/target/postgres-target.ts, `--target postgres://...`).
  *
  * The port knows nothing about Storage id rules: callers (TableService) validate ids and pass
- * the bucket id and table name already split. Every column is a string column; a value is never
- * NULL (a missing value is the empty string), as in Keboola Storage tables. Beside its columns
- * every table has the system column `_timestamp` (when the row was written, as Keboola tables
- * have it): it is not among `columns`, filled by the target, and read by `changedSince`.
+ * the bucket id and table name already split. A column is untyped (the target's string type, a
+ * value never NULL: a missing value is the empty string, as in Keboola Storage tables) or typed
+ * with a base type (the target's native type, NULL for a missing value; the native types per
+ * target are in src/adapters/target/column-types.ts). Beside its columns every table has the
+ * system column `_timestamp` (when the row was written, as Keboola tables have it): it is not
+ * among `columns`, filled by the target, and read by `changedSince`. The rules both sides of the
+ * port share about columns (which is untyped, what a write may fill) are in target-columns.ts.
  */
 
 import type { BaseType } from '../model/definition.js';
@@ -35,10 +38,16 @@ export interface ColumnDefinition {
   type?: BaseType;
 }
 
-/** A column as the target has it (the table detail). */
+/**
+ * A column as the target's catalog has it (the table detail), read back from the database, so
+ * that a table changed behind Sluice's back is seen as it is.
+ */
 export interface TargetColumn {
   name: string;
-  /** The base type; absent for an untyped string column. */
+  /**
+   * The base type; absent for an untyped string column, and for a column of a native type that
+   * has no base type (see isUntypedColumn in target-columns.ts for which is which).
+   */
   type?: BaseType;
   /** The target's own type: VARCHAR, BIGINT, DECIMAL(38,9), numeric, jsonb, ... */
   nativeType: string;
@@ -141,8 +150,10 @@ export class TableColumnsMismatchError extends Error {
     readonly tableId: string,
     readonly actual: readonly string[],
     readonly expected: readonly string[],
+    /** What is wrong, in words: the column missing, or whose type differs (target-columns.ts). */
+    readonly reason?: string,
   ) {
-    super(`the columns of table "${tableId}" ${JSON.stringify(actual)} do not match the expected columns ${JSON.stringify(expected)}`);
+    super(`the columns of table "${tableId}" ${JSON.stringify(actual)} do not match the expected columns ${JSON.stringify(expected)}${reason ? `: ${reason}` : ''}`);
   }
 }
 
@@ -280,13 +291,30 @@ export interface Target {
    */
   addColumns(tableId: string, columns: readonly ColumnDefinition[]): Promise<TargetTable>;
 
-  /** Appends rows (each exactly as long as the column list) in one transaction. */
-  insertRows(tableId: string, rows: readonly (readonly string[])[], options?: WriteOptions): Promise<WriteResult>;
+  /**
+   * Appends rows (each exactly as long as the column list: the table's, or `options.columns`) in
+   * one transaction; upserts on a table with a primary key, as importCsv does. A value is the text
+   * importCsv reads for it, unquoted: null is NULL in a typed column and '' in an untyped one.
+   */
+  insertRows(tableId: string, rows: readonly (readonly (string | null)[])[], options?: WriteOptions): Promise<WriteResult>;
   /**
    * Appends the rows of local RFC 4180 CSV files without a header row (comma, double quote,
-   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position. A path
-   * ending in ".gz" is gzip-compressed. With several paths all of them are loaded in one
-   * transaction; an empty list inserts nothing (and records the import id).
+   * quotes doubled; quoted newlines allowed) in one transaction. Columns by position (of the
+   * table, or of `options.columns`). A path ending in ".gz" is gzip-compressed. With several
+   * paths all of them are loaded in one transaction; an empty list inserts nothing (and records
+   * the import id).
+   *
+   * Values: an unquoted empty field is NULL in a typed column, a quoted one ("") the empty
+   * string; an untyped column reads both as the empty string. A typed column's text is the
+   * renderer's (INTEGER "-42", NUMERIC "-1.50", FLOAT "1.5e-7", BOOLEAN "true", DATE
+   * "2026-11-27", TIMESTAMP "2026-11-27T01:02:03.456Z", JSON compact JSON, STRING the text), cast
+   * to the native type: text that does not convert fails the whole write (nothing written) with
+   * an error naming the column and the value.
+   *
+   * A table with a primary key upserts: among the rows of one write with the same key the last
+   * one (file order, then row order) wins, and it replaces the table's row of that key (its
+   * columns the data does not fill get their default). `expectedRows` and `inserted` count the
+   * rows read.
    */
   importCsv(tableId: string, path: string | readonly string[], options?: WriteOptions): Promise<WriteResult>;
   /** The first `limit` rows in insertion order. */

@@ -2,7 +2,8 @@
  * Loads a finished component's output tables into Storage (the contract in
  * src/components/contract.ts): every `out/tables/<name>.csv` (header row, RFC 4180) goes to the
  * table its manifest names, or to `in.c-<component>-<config>.<name>`; a full load replaces the
- * table, an incremental one appends (the columns must match). Tables are written with the rights
+ * table, an incremental one appends (every column of the table must be in the file, by name in
+ * any order; a column the table lacks is added to it). Tables are written with the rights
  * of the token that created the job, checked for all of them before any is written.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -140,8 +141,15 @@ export async function loadOutputTables(opts: {
       // Checked before a full load drops the old table, so that bad output does not lose it.
       parseTableId(tableId);
       validateColumns(columns);
-      if (!incremental && (await opts.tables.findTable(tableId))) await opts.tables.dropTable(tableId);
-      await opts.tables.ensureTable(tableId, columns, { 'sluice.source': `component ${opts.componentId}` });
+      const existing = await opts.tables.findTable(tableId);
+      if (!incremental && existing) await opts.tables.dropTable(tableId);
+      // An incremental load may bring new columns (added to the table), never leave one out (as Keboola Storage).
+      const left = incremental && existing ? existing.columns.filter((c) => !columns.includes(c)) : [];
+      if (left.length > 0) {
+        throw new UserError(`Cannot load the output table "${file}" into "${tableId}": some columns are missing in the CSV file. ` +
+          `Missing columns: ${left.join(',')}. Expected columns: ${existing!.columns.join(',')}.`);
+      }
+      await opts.tables.ensureTable(tableId, columns.map((name) => ({ name })), { metadata: { 'sluice.source': `component ${opts.componentId}` } });
       let rows = 0;
       if (size > dataOffset) {
         // The target loads header-less CSV: the data part is copied out once.

@@ -1,6 +1,8 @@
 import { DomainError } from '../domain-errors.js';
+import { BASE_TYPES } from '../model/definition.js';
 import {
   TableColumnsMismatchError,
+  type ColumnDefinition,
   type ExportProgress,
   type ExportResult,
   type ExportSpec,
@@ -14,6 +16,7 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '../ports/target.js';
+import { describeTableType, describeType, hasType, typesOf, writeColumnsProblem } from '../ports/target-columns.js';
 
 export type Bucket = TargetBucket;
 export type Table = TargetTable;
@@ -93,6 +96,31 @@ export function validateColumns(columns: readonly string[]): void {
   }
 }
 
+/** Checks the types and the primary key of a table's columns; throws 400 storage.tables.validation. */
+export function validateTypesAndKey(columns: readonly ColumnDefinition[], primaryKey: readonly string[]): void {
+  for (const c of columns) {
+    if (c.type !== undefined && !BASE_TYPES.includes(c.type)) {
+      throw new DomainError('invalid', 'storage.tables.validation',
+        `The type "${String(c.type)}" of the column "${c.name}" is not a base type; the base types are ${BASE_TYPES.join(', ')}.`);
+    }
+  }
+  const names = new Set(columns.map((c) => c.name));
+  const seen = new Set<string>();
+  for (const k of primaryKey) {
+    if (!names.has(k)) throw new DomainError('invalid', 'storage.tables.validation', `The primary key column "${k}" is not a column of the table.`);
+    if (seen.has(k)) throw new DomainError('invalid', 'storage.tables.validation', `The primary key column "${k}" is listed twice.`);
+    seen.add(k);
+  }
+}
+
+/** What ensureTable is given besides the columns. */
+export interface EnsureTableOptions {
+  /** The primary key's columns, in key order; none when absent. */
+  primaryKey?: readonly string[];
+  /** The new table's metadata (an existing table keeps its own). */
+  metadata: Record<string, string>;
+}
+
 /**
  * Buckets and tables of the project: Storage id rules, not-found errors, and the `ensureTable`
  * the stream sinks call, on top of the Target port.
@@ -138,27 +166,32 @@ export class TableService {
   }
 
   /**
-   * Makes sure the table exists with exactly these columns, in this order (all string columns).
-   * Creates the bucket and the table when missing, with `metadata` on the new table; an existing
-   * table keeps its metadata. A table with other columns: 400 tableSchemaMismatch.
+   * Makes sure the table exists with these columns (their types: absent for the untyped string
+   * column) and primary key. Creates the bucket and the table when missing, with
+   * `options.metadata` on the new table. An existing table keeps its metadata and the columns it
+   * has beyond these; the columns it lacks are added at its end (`added`, in the given order).
+   * A column whose type in the table differs, a column whose name differs only in letter case,
+   * or another primary key: 400 tableSchemaMismatch naming it, and nothing changes.
    */
-  ensureTable(tableId: string, columns: string[], metadata: Record<string, string>): Promise<{ created: boolean }> {
+  ensureTable(tableId: string, columns: readonly ColumnDefinition[], options: EnsureTableOptions): Promise<{ created: boolean; added: string[] }> {
     const ref = parseTableId(tableId);
-    validateColumns(columns);
+    validateColumns(columns.map((c) => c.name));
+    const primaryKey = [...(options.primaryKey ?? [])];
+    validateTypesAndKey(columns, primaryKey);
     return this.exclusive(async () => {
       const existing = await this.target.getTable(tableId);
       if (existing) {
-        if (!sameColumns(existing.columns, columns)) {
-          throw new DomainError('invalid', 'tableSchemaMismatch',
-            `The columns of the table "${tableId}" ${JSON.stringify(existing.columns)} do not match the requested ` +
-            `columns ${JSON.stringify(columns)}; the names must be equal and in the same order.`);
-        }
-        return { created: false };
+        const missing = columnsToAdd(existing, columns, primaryKey);
+        if (missing.length > 0) await this.target.addColumns(tableId, missing);
+        return { created: false, added: missing.map((c) => c.name) };
       }
       await this.ensureBucket(ref.bucket);
       this.rejectCaseVariant(tableId, (await this.target.listTables(ref.bucket.id)).map((t) => t.id), 'table');
-      await this.target.createTable({ id: tableId, bucketId: ref.bucket.id, name: ref.name, columns, metadata });
-      return { created: true };
+      await this.target.createTable({
+        id: tableId, bucketId: ref.bucket.id, name: ref.name, columns: columns.map((c) => c.name),
+        types: typesOf(columns), primaryKey, metadata: options.metadata,
+      });
+      return { created: true, added: [] };
     });
   }
 
@@ -183,34 +216,31 @@ export class TableService {
     return { columns: table.columns, rows: await this.target.preview(tableId, limit) };
   }
 
-  /** Appends rows to an existing table; each row must have one value per column. */
-  async insertRows(tableId: string, rows: readonly (readonly string[])[], options?: WriteOptions): Promise<WriteResult> {
-    const table = await this.getTable(tableId);
-    const bad = rows.findIndex((r) => r.length !== table.columns.length);
+  /**
+   * Appends rows to an existing table (upserts on a keyed one, see Target.insertRows); each row
+   * must have one value per column (the table's, or `options.columns`'s). A table without the
+   * columns of `options` (of their types): 400 tableSchemaMismatch, nothing written.
+   */
+  async insertRows(tableId: string, rows: readonly (readonly (string | null)[])[], options?: WriteOptions): Promise<WriteResult> {
+    const table = await this.checkedTable(tableId, options);
+    const width = options?.columns?.length ?? table.columns.length;
+    const bad = rows.findIndex((r) => r.length !== width);
     if (bad >= 0) {
       throw new DomainError('invalid', 'storage.tables.validation',
-        `Row ${bad} has ${rows[bad].length} values but the table "${tableId}" has ${table.columns.length} columns.`);
+        `Row ${bad} has ${rows[bad].length} values but the table "${tableId}" has ${width} columns.`);
     }
-    return this.target.insertRows(tableId, rows, options);
+    return this.translated(() => this.target.insertRows(tableId, rows, options));
   }
 
   /**
    * Appends the rows of header-less CSV files (".gz" compressed or not) to an existing table in
-   * one transaction (see Target.importCsv). With `options.columns`, a table whose columns differ
-   * fails with 400 tableSchemaMismatch and nothing is written.
+   * one transaction (upserts on a keyed one, see Target.importCsv). With `options.columns`, a
+   * table that lacks one of them (or, with `options.types`, has it of another type) fails with
+   * 400 tableSchemaMismatch and nothing is written.
    */
   async importCsv(tableId: string, path: string | readonly string[], options?: WriteOptions): Promise<WriteResult> {
-    const table = await this.getTable(tableId);
-    if (options?.columns !== undefined && !sameColumns(table.columns, options.columns)) {
-      throw columnsMismatch(tableId, table.columns, options.columns);
-    }
-    try {
-      return await this.target.importCsv(tableId, path, options);
-    } catch (err) {
-      // The table may have changed between the check above and the write: the adapter checks again.
-      if (err instanceof TableColumnsMismatchError) throw columnsMismatch(tableId, err.actual, err.expected);
-      throw err;
-    }
+    await this.checkedTable(tableId, options);
+    return this.translated(() => this.target.importCsv(tableId, path, options));
   }
 
   /** Writes the rows `spec` chooses into a local file (see Target.exportTable); 404 when the table is missing. */
@@ -274,6 +304,24 @@ export class TableService {
     }
   }
 
+  /** The table (404 when missing), checked against the columns a write names (400 tableSchemaMismatch). */
+  private async checkedTable(tableId: string, options: WriteOptions | undefined): Promise<Table> {
+    const table = await this.getTable(tableId);
+    const problem = writeColumnsProblem(table.definitions, table.primaryKey, options ?? {});
+    if (problem !== undefined) throw columnsMismatch(tableId, table.columns, options!.columns!, problem);
+    return table;
+  }
+
+  /** A write, with the adapter's own check (the table may have changed since checkedTable) worded as the API's 400. */
+  private async translated(write: () => Promise<WriteResult>): Promise<WriteResult> {
+    try {
+      return await write();
+    } catch (err) {
+      if (err instanceof TableColumnsMismatchError) throw columnsMismatch(err.tableId, err.actual, err.expected, err.reason);
+      throw err;
+    }
+  }
+
   private exclusive<R>(fn: () => Promise<R>): Promise<R> {
     const run = this.lock.then(fn);
     this.lock = run.catch(() => undefined);
@@ -281,12 +329,37 @@ export class TableService {
   }
 }
 
-function columnsMismatch(tableId: string, actual: readonly string[], expected: readonly string[]): DomainError {
+function columnsMismatch(tableId: string, actual: readonly string[], expected: readonly string[], reason?: string): DomainError {
   return new DomainError('invalid', 'tableSchemaMismatch',
     `The columns of the table "${tableId}" ${JSON.stringify(actual)} do not match the columns of the data ` +
-    `${JSON.stringify(expected)}; the names must be equal and in the same order. Nothing was imported.`);
+    `${JSON.stringify(expected)}${reason ? `: ${reason}` : ''}. Nothing was imported.`);
 }
 
-function sameColumns(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((c, i) => c === b[i]);
+/**
+ * The columns an existing table lacks, to be added at its end; throws 400 tableSchemaMismatch
+ * (before anything changes) for a column whose type differs, a name that differs only in letter
+ * case (the targets' identifiers ignore it), or another primary key.
+ */
+function columnsToAdd(table: Table, columns: readonly ColumnDefinition[], primaryKey: readonly string[]): ColumnDefinition[] {
+  const mismatch = (message: string) => new DomainError('invalid', 'tableSchemaMismatch',
+    `${message} Nothing was changed.`);
+  const missing: ColumnDefinition[] = [];
+  for (const column of columns) {
+    const same = table.definitions.find((d) => d.name === column.name);
+    if (same === undefined) {
+      const variant = table.definitions.find((d) => d.name.toLowerCase() === column.name.toLowerCase());
+      if (variant !== undefined) {
+        throw mismatch(`The table "${table.id}" has the column "${variant.name}", which differs from "${column.name}" only in letter case; the target cannot hold both.`);
+      }
+      missing.push(column);
+    } else if (!hasType(same, column.type)) {
+      throw mismatch(`The column "${column.name}" of the table "${table.id}" is ${describeTableType(same)}, the requested type is ` +
+        `${describeType(column.type)}; a column's type cannot be changed in place (a new column, or a new table, can have it).`);
+    }
+  }
+  if (table.primaryKey.length !== primaryKey.length || table.primaryKey.some((k, i) => k !== primaryKey[i])) {
+    throw mismatch(`The primary key of the table "${table.id}" is ${JSON.stringify(table.primaryKey)}, the requested one is ` +
+      `${JSON.stringify(primaryKey)}; a table's primary key cannot be changed in place.`);
+  }
+  return missing;
 }

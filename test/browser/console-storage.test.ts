@@ -26,7 +26,7 @@ beforeAll(async () => {
   svc = await TestService.start({ args: ['--check-interval', '100ms', '--job-workers', '2'] });
   browser = await launchBrowser();
   const tables = svc.server.services.tables;
-  await tables.ensureTable(TABLE, ['id', 'name', 'amount'], {});
+  await tables.ensureTable(TABLE, [{ name: 'id' }, { name: 'name' }, { name: 'amount' }], { metadata: {} });
   await tables.insertRows(TABLE, ROWS);
   const created = await svc.call('POST', '/v2/storage/components/sluice.echo/configs', {
     json: { name: 'Echo', configuration: { parameters: { destination: 'in.c-echo.out', a: '1' } } },

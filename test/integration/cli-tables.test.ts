@@ -80,9 +80,9 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'sluice-cli-tables-'));
   svc = await TestService.start();
   const { tables } = svc.server.services;
-  await tables.ensureTable(TABLE, ['id', 'user', 'page'], {});
+  await tables.ensureTable(TABLE, [{ name: 'id' }, { name: 'user' }, { name: 'page' }], { metadata: {} });
   await tables.insertRows(TABLE, ROWS);
-  await tables.ensureTable(BIG, ['n', 'text'], {});
+  await tables.ensureTable(BIG, [{ name: 'n' }, { name: 'text' }], { metadata: {} });
   await tables.insertRows(BIG, Array.from({ length: BIG_ROWS }, (_, i) => [String(i), `row number ${i}`]));
 });
 

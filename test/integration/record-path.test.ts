@@ -152,7 +152,7 @@ describe.each(TARGETS)('the record path on %s', (kind) => {
     const tables = svc.server.services.tables;
     // Someone changes the table behind the sink's back.
     await tables.dropTable('in.c-drift.d');
-    await tables.ensureTable('in.c-drift.d', ['other'], {});
+    await tables.ensureTable('in.c-drift.d', [{ name: 'other' }], { metadata: {} });
     await post(await svc.ingestPath('drift'), { n: 1 });
     const failed = await svc.until('a failed file', async () => {
       const files = (await svc.call('GET', `${B()}/sources/drift/sinks/d/statistics/files?failedFiles=true`)).json.files;
@@ -163,7 +163,7 @@ describe.each(TARGETS)('the record path on %s', (kind) => {
     expect(failed.retryAfter).toBeDefined();
     // Fix the table: the staged data was kept, the next retry imports it.
     await tables.dropTable('in.c-drift.d');
-    await tables.ensureTable('in.c-drift.d', ['n'], {});
+    await tables.ensureTable('in.c-drift.d', [{ name: 'n' }], { metadata: {} });
     expect((await rows('in.c-drift.d', 1))[0][0]).toBe('1');
     expect((await svc.call('GET', `${B()}/sources/drift/sinks/d/statistics/files?failedFiles=true`)).json.files).toEqual([]);
   });

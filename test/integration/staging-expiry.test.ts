@@ -33,7 +33,7 @@ it('expires a file that could not be imported once the staging retention has pas
   });
   // The table no longer matches the mapping: every import attempt fails.
   await svc.server.services.tables.dropTable('in.c-doomed.d');
-  await svc.server.services.tables.ensureTable('in.c-doomed.d', ['other'], {});
+  await svc.server.services.tables.ensureTable('in.c-doomed.d', [{ name: 'other' }], { metadata: {} });
   const path = new URL((await svc.call('GET', `${B}/sources/doomed`)).json.http.url).pathname;
   expect((await svc.call('POST', path, { token: null, body: '{"x":1}' })).status).toBe(200);
 

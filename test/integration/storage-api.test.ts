@@ -60,9 +60,9 @@ beforeAll(async () => {
 
   // Two buckets with data, created the way the stream sinks create them.
   const { tables } = server.services;
-  await tables.ensureTable('in.c-events.raw', ['id', 'body'], { 'KBC.stream.sink.id': 'my-sink', 'KBC.stream.source.id': 'my-source' });
+  await tables.ensureTable('in.c-events.raw', [{ name: 'id' }, { name: 'body' }], { metadata: { 'KBC.stream.sink.id': 'my-sink', 'KBC.stream.source.id': 'my-source' } });
   await tables.insertRows('in.c-events.raw', [['1', 'say "hi"'], ['2', ''], ['3', 'multi\nline']]);
-  await tables.ensureTable('out.c-secret.t', ['x'], {});
+  await tables.ensureTable('out.c-secret.t', [{ name: 'x' }], { metadata: {} });
 });
 
 afterAll(async () => {
@@ -311,5 +311,43 @@ describe('buckets and tables', () => {
     const res = await call('GET', `/v2/storage/tables/in.c-events.raw/data-preview?limit=${limit}`);
     expectError(res, 400, 'storage.tables.validation');
     expect(res.json.errors[0].key).toBe('limit');
+  });
+});
+
+describe('typed tables and primary keys', () => {
+  it('answers a typed table with isTyped and its definition, an untyped keyed one with its primaryKey only', async () => {
+    const { tables } = server.services;
+    await tables.ensureTable('in.c-typed.t', [{ name: 'id', type: 'INTEGER' }, { name: 'path' }, { name: 'amount', type: 'NUMERIC' }, { name: 'at', type: 'TIMESTAMP' }], { primaryKey: ['path', 'id'], metadata: {} });
+    await tables.ensureTable('in.c-typed.keyed', [{ name: 'k' }, { name: 'v' }], { primaryKey: ['k'], metadata: {} });
+    try {
+      await tables.insertRows('in.c-typed.t', [['1', 'a', '-1.50', null], ['1', 'a', '2', '2026-11-27T01:02:03.456Z']]);
+      const detail = await call('GET', '/v2/storage/tables/in.c-typed.t');
+      expect(detail.status).toBe(200);
+      expect(detail.json).toMatchObject({ primaryKey: ['path', 'id'], isTyped: true, columns: ['id', 'path', 'amount', 'at'], rowsCount: 1 });
+      expect(detail.json.definition).toEqual({
+        primaryKeysNames: ['path', 'id'],
+        columns: [
+          { name: 'id', definition: { type: 'BIGINT', nullable: false }, basetype: 'INTEGER' },
+          { name: 'path', definition: { type: 'VARCHAR', nullable: false }, basetype: 'STRING' },
+          { name: 'amount', definition: { type: 'DECIMAL', nullable: true, length: '38,9' }, basetype: 'NUMERIC' },
+          { name: 'at', definition: { type: 'TIMESTAMP WITH TIME ZONE', nullable: true }, basetype: 'TIMESTAMP' },
+        ],
+      });
+      // Listings answer it too; the preview shows the values as text (the upsert kept the last row).
+      const listed = (await call('GET', '/v2/storage/buckets/in.c-typed/tables')).json;
+      expect(listed.map((t: any) => [t.id, t.primaryKey, t.isTyped, t.definition?.primaryKeysNames])).toEqual([
+        ['in.c-typed.keyed', ['k'], undefined, undefined],
+        ['in.c-typed.t', ['path', 'id'], true, ['path', 'id']],
+      ]);
+      expect((await call('GET', '/v2/storage/tables/in.c-typed.t/data-preview')).text)
+        .toBe('"id","path","amount","at"\n"1","a","2.000000000","2026-11-27T01:02:03.456000Z"\n');
+      // An untyped table has exactly the fields it had before typed tables.
+      const untyped = await call('GET', '/v2/storage/tables/in.c-events.raw');
+      expect(Object.keys(untyped.json).sort()).toEqual([
+        'bucket', 'columns', 'created', 'displayName', 'id', 'isAlias', 'lastChangeDate', 'lastImportDate', 'metadata', 'name', 'primaryKey', 'rowsCount', 'transactional', 'uri',
+      ]);
+    } finally {
+      await tables.dropBucket('in.c-typed');
+    }
   });
 });

@@ -23,9 +23,9 @@ describe.each(TARGETS)('export and SQL on %s', (kind) => {
     const where = await servers.location(kind, dir);
     svc = await TestService.start({ args: where.args });
     const { tables } = svc.server.services;
-    await tables.ensureTable('in.c-events.clicks', ['id', 'user', 'page'], {});
+    await tables.ensureTable('in.c-events.clicks', [{ name: 'id' }, { name: 'user' }, { name: 'page' }], { metadata: {} });
     await tables.insertRows('in.c-events.clicks', [['1', 'ann', '/home'], ['2', 'bob', '/a,"b"'], ['3', 'ann', '/c\nd']]);
-    await tables.ensureTable('in.c-private.salaries', ['name', 'amount'], {});
+    await tables.ensureTable('in.c-private.salaries', [{ name: 'name' }, { name: 'amount' }], { metadata: {} });
     await tables.insertRows('in.c-private.salaries', [['ann', '100']]);
     const token = await svc.call('POST', '/v2/storage/tokens', { json: { description: 'reader', bucketPermissions: { 'in.c-events': 'read' } } });
     expect(token.status).toBe(201);

@@ -26,7 +26,7 @@ describe('read-only SQL bounds (DuckDB, two connections)', () => {
 
   beforeAll(async () => {
     svc = await TestService.start({ args: ['--sql-memory-limit', '256MB', '--sql-connections', '2'] });
-    await svc.server.services.tables.ensureTable('in.c-events.clicks', ['id'], {});
+    await svc.server.services.tables.ensureTable('in.c-events.clicks', [{ name: 'id' }], { metadata: {} });
     await svc.server.services.tables.insertRows('in.c-events.clicks', [['1'], ['2']]);
   });
 

@@ -5,8 +5,8 @@ import { DuckDBInstance, JsonDuckDBValueConverter, listValue, StatementType, typ
 import {
   QueryRefusedError,
   SinkClaimedError,
-  TableColumnsMismatchError,
   TIMESTAMP_COLUMN,
+  type ColumnDefinition,
   type ExportProgress,
   type ExportResult,
   type ExportSpec,
@@ -17,22 +17,28 @@ import {
   type Stage,
   type Target,
   type TargetBucket,
+  type TargetColumn,
   type TargetTable,
   type WriteOptions,
   type WriteResult,
 } from '../../ports/target.js';
+import { isUntypedColumn } from '../../ports/target-columns.js';
 import { byteSizeString } from '../../pipeline/units.js';
 import { duckLiteral } from './parquet.js';
+import { addColumnsProblem, newTableProblem, readColumn } from './column-types.js';
+import { addColumnSql, createTableSql, ident, qualified, textExpression, TIMESTAMP_TYPE, writeStatements } from './duckdb-writes.js';
+import { checkRowLengths, planWrite, targetColumn, type TableShape, type WritePlan } from './write-plan.js';
 import { readStatementTree } from './duckdb-statement.js';
 import { valueSizeProblem } from './duckdb-value-sizes.js';
 import { clearIoDir, ioDirOf, ioPathFor, linkIn, lockDown, memoryOptions, moveOut } from './duckdb-lockdown.js';
 
 /**
  * The embedded Target adapter: one DuckDB file. A bucket is a DuckDB schema named by the bucket
- * id ("in.c-my-bucket"), a table is a table of that schema named by the table name, and every
- * column is VARCHAR. Bucket and table metadata (created time, last import, key/values) and the
- * ids of applied imports live in the `_sluice` schema of the same file, so that a table and its
- * metadata, or rows and their import id, are written in one DuckDB transaction.
+ * id ("in.c-my-bucket"), a table is a table of that schema named by the table name, with the
+ * columns' native types (column-types.ts) and its primary key, if any. Bucket and table
+ * metadata (created time, last import, key/values) and the ids of applied imports live in the
+ * `_sluice` schema of the same file, so that a table and its metadata, or rows and their import
+ * id, are written in one DuckDB transaction.
  *
  * All writes go through one connection and one queue: DuckDB transactions are per connection,
  * and the queue keeps BEGIN..COMMIT of one caller from interleaving with another's statements.
@@ -222,21 +228,33 @@ export class DuckDbTarget implements Target {
 
   createTable(table: NewTable): Promise<TargetTable> {
     return this.exclusive(async () => {
-      if (table.columns.length === 0) throw new Error('a table needs at least one column');
+      const problem = newTableProblem(table);
+      if (problem !== undefined) throw new Error(`table "${table.id}" cannot be created: ${problem}`);
       if (await this.tableRow(table.id)) throw new Error(`table "${table.id}" already exists`);
       if (!(await this.readBucket(table.bucketId))) throw new Error(`bucket "${table.bucketId}" does not exist`);
       const created = new Date().toISOString();
-      const columns = table.columns.map((c) => `${ident(c)} VARCHAR NOT NULL`).join(', ');
+      const columns = table.columns.map((name) => ({ name, type: table.types?.[name] }));
       await this.transaction(async () => {
-        await this.conn.run(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns}, ${ident(TIMESTAMP_COLUMN)} ${TIMESTAMP_TYPE})`);
+        await this.conn.run(createTableSql(qualified(table.bucketId, table.name), columns, table.primaryKey ?? []));
         await this.conn.run('INSERT INTO _sluice.tables VALUES ($1, $2, $3, $4, NULL, $5)', [
           table.id, table.bucketId, table.name, created, JSON.stringify(table.metadata ?? {}),
         ]);
       });
-      return {
-        id: table.id, bucketId: table.bucketId, name: table.name, columns: [...table.columns],
-        created, lastImportDate: null, rowsCount: 0, metadata: { ...table.metadata },
-      };
+      return this.completeTable((await this.tableRow(table.id))!);
+    });
+  }
+
+  addColumns(tableId: string, columns: readonly ColumnDefinition[]): Promise<TargetTable> {
+    return this.exclusive(async () => {
+      const row = await this.requireTableRow(tableId);
+      const shape = await this.shapeOf(str(row.bucket_id), str(row.name));
+      const problem = addColumnsProblem(shape.columns.map((c) => c.name), columns);
+      if (problem !== undefined) throw new Error(`columns cannot be added to table "${tableId}": ${problem}`);
+      const table = qualified(str(row.bucket_id), str(row.name));
+      await this.transaction(async () => {
+        for (const column of columns) for (const sql of addColumnSql(table, column)) await this.conn.run(sql);
+      });
+      return this.completeTable(row);
     });
   }
 
@@ -255,33 +273,35 @@ export class DuckDbTarget implements Target {
 
   // ---- rows ----
 
-  insertRows(tableId: string, rows: readonly (readonly string[])[], options: WriteOptions = {}): Promise<WriteResult> {
+  insertRows(tableId: string, rows: readonly (readonly (string | null)[])[], options: WriteOptions = {}): Promise<WriteResult> {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
-      const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
-      checkColumns(tableId, columns, options);
-      rows.forEach((r, i) => {
-        if (r.length !== columns.length) {
-          throw new Error(`row ${i} has ${r.length} values, table "${tableId}" has ${columns.length} columns`);
-        }
-      });
-      const physical = await this.columnsOf(str(row.bucket_id), str(row.name), true);
+      const shape = await this.shapeOf(str(row.bucket_id), str(row.name));
+      const plan = planWrite(tableId, shape, options);
+      checkRowLengths(tableId, rows, plan.data.length);
       return this.write(tableId, options, async () => {
-        // The appender writes inside the open transaction: a rollback discards its rows too.
-        const appender = await this.conn.createAppender(str(row.name), str(row.bucket_id));
+        // The rows go through a temporary table of text fields, so that they are cast, checked
+        // and upserted as an import's are. The appender writes inside the open transaction: a
+        // rollback discards its rows too.
+        const fields = plan.data.map((_, i) => `c${i} VARCHAR`).join(', ');
+        await this.conn.run(`CREATE OR REPLACE TEMP TABLE sluice_rows (${fields}, ordinality BIGINT)`);
+        const appender = await this.conn.createAppender('sluice_rows', 'main', 'temp');
         try {
-          for (const r of rows) {
-            let i = 0;
-            for (const column of physical) {
-              if (column === TIMESTAMP_COLUMN) appender.appendDefault();
-              else appender.appendVarchar(r[i++]);
+          rows.forEach((r, n) => {
+            for (const value of r) {
+              if (value === null) appender.appendNull();
+              else appender.appendVarchar(value);
             }
+            appender.appendBigInt(BigInt(n + 1));
             appender.endRow();
-          }
+          });
         } finally {
           appender.closeSync();
         }
-        return rows.length;
+        const written = await this.writeFrom(row, shape, plan, 'temp.sluice_rows');
+        // (After a failure the rollback drops it: it was made in the transaction.)
+        await this.conn.run('DROP TABLE temp.sluice_rows');
+        return written;
       });
     });
   }
@@ -289,26 +309,24 @@ export class DuckDbTarget implements Target {
   importCsv(tableId: string, path: string | readonly string[], options: WriteOptions = {}): Promise<WriteResult> {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
-      const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
-      checkColumns(tableId, columns, options);
+      const shape = await this.shapeOf(str(row.bucket_id), str(row.name));
+      const plan = planWrite(tableId, shape, options);
       const paths = typeof path === 'string' ? [path] : [...path];
-      // Positional names c0..cN keep user column names out of the read_csv options; COALESCE
-      // turns the reader's NULL for an unquoted empty field into the empty string. read_csv
-      // takes a list of files and decompresses ".gz" by the file extension. See newlineOnly.
-      const spec = columns.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
-      const select = columns.map((_, i) => `COALESCE(c${i}, '')`).join(', ');
+      // Positional names c0..cN keep user column names out of the read_csv options. An unquoted
+      // empty field is NULL, a quoted one '' (allow_quoted_nulls = false); writeStatements
+      // makes NULL '' in an untyped column. read_csv takes a list of files, decompresses ".gz"
+      // by the file extension, and for an upsert numbers the rows across the files in their
+      // order (WITH ORDINALITY: the last row of a key wins). See newlineOnly.
+      const numbered = shape.primaryKey.length > 0 ? ' WITH ORDINALITY' : '';
+      const spec = plan.data.map((_, i) => `'c${i}': 'VARCHAR'`).join(', ');
       return this.write(tableId, options, async () => {
         if (paths.length === 0) return 0;
         // The database reads files only in its own folder (duckdb-lockdown.ts).
         const readable = await linkIn(this.ioDir, paths);
         try {
-          const result = await this.conn.run(
-            `INSERT INTO ${qualified(str(row.bucket_id), str(row.name))} (${columns.map(ident).join(', ')}) SELECT ${select} FROM read_csv($paths,
-               header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
-               null_padding = false,${options.newlineOnly ? " new_line = '\\n'," : ''} columns = {${spec}})`,
-            { paths: listValue(readable.paths) },
-          );
-          return Number(result.rowsChanged);
+          const source = `read_csv($paths, header = false, auto_detect = false, delim = ',', quote = '"', escape = '"',
+               null_padding = false, allow_quoted_nulls = false,${options.newlineOnly ? " new_line = '\\n'," : ''} columns = {${spec}})${numbered}`;
+          return await this.writeFrom(row, shape, plan, source, { paths: listValue(readable.paths) });
         } finally {
           await readable.remove();
         }
@@ -319,10 +337,10 @@ export class DuckDbTarget implements Target {
   preview(tableId: string, limit: number): Promise<string[][]> {
     return this.exclusive(async () => {
       const row = await this.requireTableRow(tableId);
-      const columns = await this.columnsOf(str(row.bucket_id), str(row.name));
+      const { columns } = await this.shapeOf(str(row.bucket_id), str(row.name));
       // No ORDER BY: DuckDB keeps insertion order (preserve_insertion_order defaults to true).
       const reader = await this.conn.runAndReadAll(
-        `SELECT ${columns.map(ident).join(', ')} FROM ${qualified(str(row.bucket_id), str(row.name))} LIMIT $1`,
+        `SELECT ${columns.map(textExpression).join(', ')} FROM ${qualified(str(row.bucket_id), str(row.name))} LIMIT $1`,
         [Math.max(0, Math.floor(limit))],
       );
       return reader.getRowsJS().map((r) => r.map((v) => (v === null || v === undefined ? '' : String(v))));
@@ -339,7 +357,8 @@ export class DuckDbTarget implements Target {
   exportTable(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult> {
     return this.reading(async (conn) => {
       const row = await this.requireTableRowOn(conn, tableId);
-      const select = exportSelect(qualified(str(row.bucket_id), str(row.name)), spec);
+      const { columns } = await this.shapeOf(str(row.bucket_id), str(row.name), conn);
+      const select = exportSelect(qualified(str(row.bucket_id), str(row.name)), columns, spec);
       const [{ n }] = (await conn.runAndReadAll(`SELECT count(*) AS n FROM (${select})`)).getRowObjectsJS();
       const totalRows = Number(n);
       onProgress?.({ rows: 0, totalRows });
@@ -578,6 +597,24 @@ export class DuckDbTarget implements Target {
     });
   }
 
+  /**
+   * Writes the data of `source` (the fields c0..cN and `ordinality`, see duckdb-writes.ts) into
+   * the table by the plan, inside write()'s transaction; returns the rows read.
+   */
+  private async writeFrom(row: Record<string, unknown>, shape: TableShape, plan: WritePlan, source: string, params?: Record<string, DuckDBValue>): Promise<number> {
+    const table = qualified(str(row.bucket_id), str(row.name));
+    // A table written before typed columns: its untyped columns have no default to give.
+    for (const column of plan.needDefault) await this.conn.run(`ALTER TABLE ${table} ALTER COLUMN ${ident(column.name)} SET DEFAULT ''`);
+    const { statements, countAt } = writeStatements(table, plan.data, plan.others, shape.primaryKey, source);
+    let rows = 0;
+    for (const [i, sql] of statements.entries()) {
+      const result = await this.conn.runAndReadAll(sql, sql.includes('$paths') ? params : undefined);
+      if (countAt === undefined) rows = Number(result.rowsChanged);
+      else if (i === countAt) rows = Number(result.getRowObjectsJS()[0].n);
+    }
+    return rows;
+  }
+
   private async rows(sql: string, params?: DuckDBValue[]): Promise<Record<string, unknown>[]> {
     return (await this.conn.runAndReadAll(sql, params)).getRowObjectsJS();
   }
@@ -605,12 +642,15 @@ export class DuckDbTarget implements Target {
   private async completeTable(row: Record<string, unknown>): Promise<TargetTable> {
     const bucketId = str(row.bucket_id);
     const name = str(row.name);
+    // The columns and the key come from DuckDB's catalog, the source of truth for the table's shape.
+    const { columns, primaryKey } = await this.shapeOf(bucketId, name);
     return {
       id: str(row.id),
       bucketId,
       name,
-      // The columns come from DuckDB's catalog, the source of truth for the table's shape.
-      columns: await this.columnsOf(bucketId, name),
+      columns: columns.map((c) => c.name),
+      definitions: columns.map(targetColumn),
+      primaryKey,
       created: str(row.created),
       lastImportDate: row.last_import_date === null ? null : str(row.last_import_date),
       rowsCount: await this.count(bucketId, name),
@@ -618,15 +658,28 @@ export class DuckDbTarget implements Target {
     };
   }
 
-  /** The table's columns from DuckDB's catalog (the truth), without the system column unless `all`. */
-  private async columnsOf(schema: string, table: string, all = false, conn = this.conn): Promise<string[]> {
+  /** The table's columns (without the system column) and primary key from DuckDB's catalog (the truth). */
+  private async shapeOf(schema: string, table: string, conn = this.conn): Promise<TableShape> {
+    const [[key]] = (await conn.runAndReadAll(
+      `SELECT coalesce(any_value(constraint_column_names), []) FROM duckdb_constraints()
+        WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2 AND constraint_type = 'PRIMARY KEY'`,
+      [schema, table],
+    )).getRowsJS();
+    const primaryKey = (key as unknown[]).map(str);
     const rows = (await conn.runAndReadAll(
-      `SELECT column_name FROM duckdb_columns()
+      `SELECT column_name, data_type, is_nullable, column_default FROM duckdb_columns()
         WHERE database_name = current_database() AND schema_name = $1 AND table_name = $2
         ORDER BY column_index`,
       [schema, table],
     )).getRowObjectsJS();
-    return rows.map((r) => str(r.column_name)).filter((c) => all || c !== TIMESTAMP_COLUMN);
+    const columns = rows.filter((r) => r.column_name !== TIMESTAMP_COLUMN).map((r) => {
+      const catalog = {
+        name: str(r.column_name), nativeType: str(r.data_type), notNull: r.is_nullable === false,
+        hasDefault: r.column_default !== null, inPrimaryKey: primaryKey.includes(str(r.column_name)),
+      };
+      return { ...readColumn('duckdb', catalog), hasDefault: catalog.hasDefault };
+    });
+    return { columns, primaryKey };
   }
 
   private async count(schema: string, table: string): Promise<number> {
@@ -638,38 +691,26 @@ export class DuckDbTarget implements Target {
 /** DuckDB's errors for a query past memory_limit or max_temp_directory_size. */
 const OUT_OF_MEMORY = /^Out of Memory Error|max_temp_directory_size/;
 
-/** `_timestamp`: the write's transaction time (now() is the start of the transaction), in UTC. */
-const TIMESTAMP_TYPE = "TIMESTAMP DEFAULT (timezone('UTC', now()))";
-
-/** A DuckDB identifier in double quotes (embedded quotes doubled), safe for any name. */
-function ident(name: string): string {
-  if (name.includes('\u0000')) throw new Error('identifiers cannot contain NUL');
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** Throws (before anything is written) when the caller expects other columns than the table has. */
-function checkColumns(tableId: string, actual: string[], options: WriteOptions): void {
-  const expected = options.columns;
-  if (expected === undefined) return;
-  if (expected.length !== actual.length || expected.some((c, i) => c !== actual[i])) {
-    throw new TableColumnsMismatchError(tableId, actual, expected);
-  }
-}
-
-function qualified(schema: string, table: string): string {
-  return `${ident(schema)}.${ident(table)}`;
-}
-
-/** The SELECT of an export (literals: COPY takes no parameters). */
-function exportSelect(table: string, spec: ExportSpec): string {
+/**
+ * The SELECT of an export (literals: COPY takes no parameters). Typed columns are written as
+ * their text (textExpression), and compared by it in `where`, NULL as ''.
+ */
+function exportSelect(table: string, columns: readonly TargetColumn[], spec: ExportSpec): string {
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const text = (name: string) => {
+    const column = byName.get(name);
+    return column === undefined || isUntypedColumn(column) ? ident(name) : textExpression(column);
+  };
   const select = spec.columns
-    .map((c) => (c === TIMESTAMP_COLUMN ? `strftime(${ident(c)}, '%Y-%m-%dT%H:%M:%S.%fZ') AS ${ident(c)}` : ident(c)))
+    .map((c) => (c === TIMESTAMP_COLUMN ? `strftime(${ident(c)}, '%Y-%m-%dT%H:%M:%S.%fZ') AS ${ident(c)}` : `${text(c)} AS ${ident(c)}`))
     .join(', ');
   const where: string[] = [];
   if (spec.where) {
+    const column = byName.get(spec.where.column);
+    const compared = column === undefined || isUntypedColumn(column) ? ident(spec.where.column) : `COALESCE(${textExpression(column)}, '')`;
     where.push(spec.where.values.length === 0
       ? (spec.where.operator === 'eq' ? 'false' : 'true')
-      : `${ident(spec.where.column)} ${spec.where.operator === 'eq' ? 'IN' : 'NOT IN'} (${spec.where.values.map(duckLiteral).join(', ')})`);
+      : `${compared} ${spec.where.operator === 'eq' ? 'IN' : 'NOT IN'} (${spec.where.values.map(duckLiteral).join(', ')})`);
   }
   const time = (d: Date) => `${duckLiteral(d.toISOString().replace('T', ' ').replace('Z', ''))}::TIMESTAMP`;
   if (spec.changedSince) where.push(`${ident(TIMESTAMP_COLUMN)} >= ${time(spec.changedSince)}`);

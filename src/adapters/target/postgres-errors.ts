@@ -22,3 +22,15 @@ export function translate(err: unknown, where: string): unknown {
   if (err instanceof TargetUnavailableError || !isUnavailable(err)) return err;
   return new TargetUnavailableError(`${where} is not reachable: ${(err as Error).message || (err as { code?: string }).code}`, { cause: err });
 }
+
+/**
+ * A write's failure on its data (SQLSTATE class 22, a value that does not convert; 23, a key
+ * NULL or a constraint) as an Error that says what and where: PostgreSQL names the value in its
+ * message and the column and line of a COPY in `where`. Anything else unchanged.
+ */
+export function dataError(err: unknown, tableId: string): unknown {
+  const e = err as { code?: string; message?: string; where?: string };
+  if (!(err instanceof Error) || typeof e.code !== 'string' || !/^2[23]/.test(e.code)) return err;
+  const where = e.where ? ` (${e.where.split('\n')[0]})` : '';
+  return new Error(`the write to table "${tableId}" failed: ${e.message}${where}; nothing was written`, { cause: err });
+}

@@ -8,9 +8,9 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import {
   QueryRefusedError,
   SinkClaimedError,
-  TableColumnsMismatchError,
   TargetUnavailableError,
   TIMESTAMP_COLUMN,
+  type ColumnDefinition,
   type ExportProgress,
   type ExportResult,
   type ExportSpec,
@@ -22,26 +22,33 @@ import {
   type Stage,
   type Target,
   type TargetBucket,
+  type TargetColumn,
   type TargetTable,
   type WriteOptions,
   type WriteResult,
 } from '../../ports/target.js';
+import { isUntypedColumn } from '../../ports/target-columns.js';
+import { addColumnsProblem, newTableProblem } from './column-types.js';
 import { CsvRecordCounter, NulReplacer } from './csv-records.js';
 import { csvToParquet } from './parquet.js';
 import { ident, literal, pgName, qualified } from './postgres-names.js';
-import { translate } from './postgres-errors.js';
+import { dataError, translate } from './postgres-errors.js';
+import { addColumnSql, copySql, createTableSql, readShape, textExpression, upsertSql, upsertTableSql } from './postgres-writes.js';
+import { checkRowLengths, planWrite, targetColumn, type TableShape, type WritePlan } from './write-plan.js';
 import { pgValue, readRelations, typeName } from './postgres-query.js';
 import { PostgresReaders } from './postgres-readers.js';
 
 /**
  * The PostgreSQL Target adapter (`--target postgres://...`). A bucket is a schema named by the
  * bucket id ("in.c-my-bucket"), a table is a table of that schema named by the table name,
- * every column is `text NOT NULL`, and `_timestamp timestamptz` records when a row was written.
+ * with the columns' native types (column-types.ts) and its primary key, if any, and
+ * `_timestamp timestamptz` records when a row was written.
  * Bucket and table metadata, the ids of applied imports, the sinks' positions and the stream
  * owners (fencing) live in the `_sluice` schema of the same database, so that rows, their
  * import id, the sink's position and the owner check are one transaction.
  *
- * Rows arrive by `COPY ... FROM STDIN` (pg-copy-streams), streamed from the staged gzip files.
+ * Rows arrive by `COPY ... FROM STDIN` (pg-copy-streams), streamed from the staged gzip files;
+ * into a table with a primary key through a temporary table, then upserted (postgres-writes.ts).
  * Work runs on a bounded pool (`poolSize` connections); every call takes one connection for its
  * transaction, so imports of different tables run side by side. Read-only SQL queries are
  * planned on that pool and run on connections of their own, logged in as a role that may read
@@ -198,21 +205,34 @@ export class PostgresTarget implements Target {
   }
 
   createTable(table: NewTable): Promise<TargetTable> {
-    if (table.columns.length === 0) return Promise.reject(new Error('a table needs at least one column'));
+    const problem = newTableProblem(table);
+    if (problem !== undefined) return Promise.reject(new Error(`table "${table.id}" cannot be created: ${problem}`));
     return this.transaction(async (c) => {
       await c.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
       if ((await c.query('SELECT 1 FROM _sluice.tables WHERE id = $1', [table.id])).rowCount) throw new Error(`table "${table.id}" already exists`);
       if (!(await c.query('SELECT 1 FROM _sluice.buckets WHERE id = $1', [table.bucketId])).rowCount) throw new Error(`bucket "${table.bucketId}" does not exist`);
       const created = new Date().toISOString();
-      const columns = table.columns.map((col) => `${ident(col)} text NOT NULL`).join(', ');
-      await c.query(`CREATE TABLE ${qualified(table.bucketId, table.name)} (${columns}, ${ident(TIMESTAMP_COLUMN)} timestamptz NOT NULL DEFAULT now())`);
+      const columns = table.columns.map((name) => ({ name, type: table.types?.[name] }));
+      await c.query(createTableSql(qualified(table.bucketId, table.name), columns, table.primaryKey ?? []));
       await c.query('INSERT INTO _sluice.tables (id, bucket_id, name, created, metadata, columns) VALUES ($1, $2, $3, $4, $5, $6)', [
         table.id, table.bucketId, table.name, created, JSON.stringify(table.metadata ?? {}), JSON.stringify(table.columns),
       ]);
-      return {
-        id: table.id, bucketId: table.bucketId, name: table.name, columns: [...table.columns],
-        created, lastImportDate: null, rowsCount: 0, metadata: { ...table.metadata },
-      };
+      return completeTable(c, await requireTable(c, table.id));
+    });
+  }
+
+  addColumns(tableId: string, columns: readonly ColumnDefinition[]): Promise<TargetTable> {
+    return this.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [DDL_LOCK]);
+      const table = await requireTable(c, tableId);
+      const shape = await shapeOf(c, table);
+      const problem = addColumnsProblem(shape.columns.map((col) => col.name), columns);
+      if (problem !== undefined) throw new Error(`columns cannot be added to table "${tableId}": ${problem}`);
+      for (const column of columns) await c.query(addColumnSql(qualified(table.bucket_id, table.name), column));
+      // The Storage names of the columns (pgName maps long ones to other identifiers).
+      const created = [...(JSON.parse(table.columns) as string[]), ...columns.map((col) => col.name)];
+      await c.query('UPDATE _sluice.tables SET columns = $1 WHERE id = $2', [JSON.stringify(created), tableId]);
+      return completeTable(c, await requireTable(c, tableId));
     });
   }
 
@@ -229,39 +249,36 @@ export class PostgresTarget implements Target {
 
   // ---- rows ----
 
-  insertRows(tableId: string, rows: readonly (readonly string[])[], options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write(tableId, options, async (c, table, columns) => {
-      rows.forEach((r, i) => {
-        if (r.length !== columns.length) throw new Error(`row ${i} has ${r.length} values, table "${tableId}" has ${columns.length} columns`);
-      });
-      if (rows.length === 0) return 0;
-      // Every value quoted: no empty field can be read as NULL, no "\." line as the end of data.
-      const csv = rows.map((r) => r.map((v) => `"${v.replaceAll('"', '""')}"`).join(',') + '\n');
-      return copyIn(c, table, columns, [Readable.from(csv.map((line) => Buffer.from(line)))]);
+  insertRows(tableId: string, rows: readonly (readonly (string | null)[])[], options: WriteOptions = {}): Promise<WriteResult> {
+    return this.write(tableId, options, (plan) => checkRowLengths(tableId, rows, plan.data.length), (_c, copy) => {
+      if (rows.length === 0) return Promise.resolve(0);
+      // Every value quoted (no empty string read as NULL, no "\." line as the end of data), NULL an unquoted empty field.
+      const csv = rows.map((r) => r.map((v) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`)).join(',') + '\n');
+      return copy([Readable.from(csv.map((line) => Buffer.from(line)))]);
     });
   }
 
   importCsv(tableId: string, path: string | readonly string[], options: WriteOptions = {}): Promise<WriteResult> {
     const paths = typeof path === 'string' ? [path] : [...path];
-    return this.write(tableId, options, async (c, table, columns) => {
-      let inserted = 0;
+    return this.write(tableId, options, () => undefined, async (_c, copy) => {
+      let read = 0;
       // One COPY per file: a file that does not end in a line break cannot join the next one's first row.
       for (const p of paths) {
         // Stages, not .pipe(): a file that cannot be read (gone, damaged gzip) fails this import, never the process.
-        inserted += await copyIn(c, table, columns, p.endsWith('.gz') ? [createReadStream(p), createGunzip()] : [createReadStream(p)]);
+        read += await copy(p.endsWith('.gz') ? [createReadStream(p), createGunzip()] : [createReadStream(p)]);
       }
-      return inserted;
+      return read;
     });
   }
 
   async preview(tableId: string, limit: number): Promise<string[][]> {
     return this.transaction(async (c) => {
       const table = await requireTable(c, tableId);
-      const columns = await storageColumns(c, table);
+      const { columns } = await shapeOf(c, table);
       // A heap read from its start keeps the insertion order of an append-only table.
       await c.query('SET LOCAL synchronize_seqscans = off');
       const result = await c.query({
-        text: `SELECT ${columns.map((col) => ident(col)).join(', ')} FROM ${qualified(table.bucket_id, table.name)} LIMIT $1`,
+        text: `SELECT ${columns.map(textExpression).join(', ')} FROM ${qualified(table.bucket_id, table.name)} LIMIT $1`,
         values: [Math.max(0, Math.floor(limit))],
         rowMode: 'array',
       });
@@ -280,7 +297,7 @@ export class PostgresTarget implements Target {
   async exportTable(tableId: string, spec: ExportSpec, path: string, onProgress?: (progress: ExportProgress) => void): Promise<ExportResult> {
     const { select, totalRows } = await this.withClient(async (c) => {
       const table = await requireTable(c, tableId);
-      const select = exportSelect(table, spec);
+      const select = exportSelect(table, (await shapeOf(c, table)).columns, spec);
       const { rows } = await c.query(`SELECT count(*)::bigint AS n FROM (${select}) AS q`);
       return { select, totalRows: Number(rows[0].n) };
     });
@@ -416,16 +433,23 @@ export class PostgresTarget implements Target {
 
   // ---- internals ----
 
-  /** One write of rows: import id, owner check, rows, import record, position and last import time, atomically. */
+  /**
+   * One write of rows: import id, owner check, rows, import record, position and last import
+   * time, atomically. `check` sees the plan before anything is written; `send` streams the rows
+   * through `copy` (called once per file), which COPYs them into the table, or on a table with
+   * a primary key into the temporary table the upsert reads afterwards.
+   */
   private write(
     tableId: string,
     options: WriteOptions,
-    insert: (c: pg.PoolClient, table: TableRow, columns: string[]) => Promise<number>,
+    check: (plan: WritePlan) => void,
+    send: (c: pg.PoolClient, copy: (input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]) => Promise<number>) => Promise<number>,
   ): Promise<WriteResult> {
     return this.transaction(async (c) => {
       const table = await requireTable(c, tableId);
-      const columns = await storageColumns(c, table);
-      checkColumns(tableId, columns, options);
+      const shape = await shapeOf(c, table);
+      const plan = planWrite(tableId, shape, options);
+      check(plan);
       const now = new Date().toISOString();
       if (options.importId !== undefined) {
         // Claims the import id at once: a concurrent retry of the same import waits here, then finds it.
@@ -439,7 +463,7 @@ export class PostgresTarget implements Target {
         const [claim] = (await c.query('SELECT owner FROM _sluice.stream_owners WHERE stream = $1 FOR SHARE', [options.position!.sink])).rows;
         if (claim !== undefined && claim.owner !== owner) throw new SinkClaimedError(options.position!.sink, owner, String(claim.owner));
       }
-      const inserted = await insert(c, table, columns);
+      const { read: inserted, added } = await writeRows(c, table, shape, plan, send).catch((err: unknown) => Promise.reject(dataError(err, tableId)));
       if (options.expectedRows !== undefined && inserted !== options.expectedRows) {
         throw new Error(`the write to table "${tableId}" would insert ${inserted} rows, ${options.expectedRows} were expected; nothing was written`);
       }
@@ -452,7 +476,7 @@ export class PostgresTarget implements Target {
           [options.position.sink, options.position.through],
         );
       }
-      await c.query('UPDATE _sluice.tables SET last_import_date = $1, rows_count = rows_count + $2 WHERE id = $3', [now, inserted, tableId]);
+      await c.query('UPDATE _sluice.tables SET last_import_date = $1, rows_count = rows_count + $2 WHERE id = $3', [now, added, tableId]);
       return { inserted, duplicate: false };
     });
   }
@@ -533,32 +557,20 @@ async function requireTable(c: pg.PoolClient, tableId: string): Promise<TableRow
   return row as TableRow;
 }
 
-/**
- * The table's columns as the catalog has them (the truth: a column renamed behind Sluice's
- * back shows here), mapped back to the Storage names they were created with (see pgName), and
- * without the system column.
- */
-async function storageColumns(c: pg.PoolClient, table: TableRow): Promise<string[]> {
-  const { rows } = await c.query(
-    `SELECT a.attname FROM pg_attribute a
-       JOIN pg_class r ON r.oid = a.attrelid JOIN pg_namespace n ON n.oid = r.relnamespace
-      WHERE n.nspname = $1 AND r.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
-      ORDER BY a.attnum`,
-    [pgName(table.bucket_id), pgName(table.name)],
-  );
-  const created = JSON.parse(table.columns) as string[];
-  return rows
-    .map((r) => String(r.attname))
-    .filter((name) => name !== TIMESTAMP_COLUMN)
-    .map((name) => created.find((col) => pgName(col) === name) ?? name);
+/** The table's columns and key from the catalog (postgres-writes.ts readShape). */
+function shapeOf(c: pg.PoolClient, table: TableRow): Promise<TableShape> {
+  return readShape(c, table.bucket_id, table.name, JSON.parse(table.columns) as string[]);
 }
 
 async function completeTable(c: pg.PoolClient, row: TableRow): Promise<TargetTable> {
+  const { columns, primaryKey } = await shapeOf(c, row);
   return {
     id: row.id,
     bucketId: row.bucket_id,
     name: row.name,
-    columns: await storageColumns(c, row),
+    columns: columns.map((col) => col.name),
+    definitions: columns.map(targetColumn),
+    primaryKey,
     created: row.created,
     lastImportDate: row.last_import_date,
     // Kept by every write of Sluice's (a count(*) of a large table would take seconds).
@@ -567,36 +579,58 @@ async function completeTable(c: pg.PoolClient, row: TableRow): Promise<TargetTab
   };
 }
 
-function checkColumns(tableId: string, actual: string[], options: WriteOptions): void {
-  const expected = options.columns;
-  if (expected === undefined) return;
-  if (expected.length !== actual.length || expected.some((col, i) => col !== actual[i])) {
-    throw new TableColumnsMismatchError(tableId, actual, expected);
-  }
-}
-
-/** COPY of header-less RFC 4180 CSV into the table's columns; `_timestamp` takes its default. */
-async function copyIn(c: pg.PoolClient, table: TableRow, columns: string[], input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]): Promise<number> {
-  const list = columns.map((col) => ident(col)).join(', ');
-  // FORCE_NOT_NULL: an empty unquoted field is the empty string, as in the slices, never NULL.
-  const copy = c.query(copyFrom(`COPY ${qualified(table.bucket_id, table.name)} (${list}) FROM STDIN WITH (FORMAT csv, FORCE_NOT_NULL (${list}))`));
-  await pipeline([...input, new NulReplacer(), copy]);
-  return copy.rowCount;
+/**
+ * The rows of a write, by the plan: COPYed into the table (its other columns and `_timestamp`
+ * take their defaults), or on a table with a primary key into a temporary table, then upserted.
+ * `read`: the rows read; `added`: the rows the table has more now.
+ */
+async function writeRows(
+  c: pg.PoolClient,
+  table: TableRow,
+  shape: TableShape,
+  plan: WritePlan,
+  send: (c: pg.PoolClient, copy: (input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]) => Promise<number>) => Promise<number>,
+): Promise<{ read: number; added: number }> {
+  const into = qualified(table.bucket_id, table.name);
+  // A table written before typed columns: its untyped columns have no default to give.
+  for (const column of plan.needDefault) await c.query(`ALTER TABLE ${into} ALTER COLUMN ${ident(column.name)} SET DEFAULT ''`);
+  const keyed = shape.primaryKey.length > 0;
+  if (keyed) await c.query(upsertTableSql(plan.data));
+  const sql = copySql(keyed ? 'pg_temp.sluice_upsert' : into, plan.data);
+  const read = await send(c, async (input) => {
+    const copy = c.query(copyFrom(sql));
+    await pipeline([...input, new NulReplacer(), copy]);
+    return copy.rowCount;
+  });
+  if (!keyed) return { read, added: read };
+  if (read === 0) return { read, added: 0 };
+  const { rows } = await c.query(upsertSql(into, plan.data, plan.others, shape.primaryKey));
+  return { read, added: Number(rows[0].fresh) };
 }
 
 const TIMESTAMP_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
-/** The SELECT of an export (literals, not parameters: COPY takes none). */
-function exportSelect(table: TableRow, spec: ExportSpec): string {
+/**
+ * The SELECT of an export (literals, not parameters: COPY takes none). Typed columns are written
+ * as their text (textExpression), and compared by it in `where`, NULL as ''.
+ */
+function exportSelect(table: TableRow, columns: readonly TargetColumn[], spec: ExportSpec): string {
+  const byName = new Map(columns.map((col) => [col.name, col]));
+  const text = (name: string) => {
+    const column = byName.get(name);
+    return column === undefined || isUntypedColumn(column) ? ident(name) : textExpression(column);
+  };
   const select = spec.columns
-    .map((col) => (col === TIMESTAMP_COLUMN ? `to_char(${ident(col)} AT TIME ZONE 'UTC', ${TIMESTAMP_FORMAT}) AS ${ident(col)}` : ident(col)))
+    .map((col) => (col === TIMESTAMP_COLUMN ? `to_char(${ident(col)} AT TIME ZONE 'UTC', ${TIMESTAMP_FORMAT}) AS ${ident(col)}` : `${text(col)} AS ${ident(col)}`))
     .join(', ');
   const where: string[] = [];
   if (spec.where) {
     const values = spec.where.values.map(literal).join(', ');
+    const column = byName.get(spec.where.column);
+    const compared = column === undefined || isUntypedColumn(column) ? ident(spec.where.column) : `COALESCE(${textExpression(column)}, '')`;
     where.push(spec.where.values.length === 0
       ? (spec.where.operator === 'eq' ? 'false' : 'true')
-      : `${ident(spec.where.column)} ${spec.where.operator === 'eq' ? 'IN' : 'NOT IN'} (${values})`);
+      : `${compared} ${spec.where.operator === 'eq' ? 'IN' : 'NOT IN'} (${values})`);
   }
   if (spec.changedSince) where.push(`${ident(TIMESTAMP_COLUMN)} >= ${literal(spec.changedSince.toISOString())}::timestamptz`);
   if (spec.changedUntil) where.push(`${ident(TIMESTAMP_COLUMN)} < ${literal(spec.changedUntil.toISOString())}::timestamptz`);

@@ -5,7 +5,8 @@ import { isExpired } from '../../storage/tokens.js';
 import type { Bucket, Table, TableService } from '../../storage/tables.js';
 import { parseBucketId } from '../../storage/tables.js';
 import { seesAllBuckets } from '../../storage/token-scopes.js';
-import type { BucketJson, MetadataJson, TableJson } from '../../contract/storage-tables.js';
+import type { BucketJson, MetadataJson, TableDefinitionJson, TableJson } from '../../contract/storage-tables.js';
+import { isUntypedColumn } from '../../ports/target-columns.js';
 import type { TokenJson } from '../../contract/storage-tokens.js';
 
 /** Keboola's Storage date format: "2017-02-14T14:38:26+0000" (we keep UTC). */
@@ -44,21 +45,43 @@ export function bucketJson(config: Pick<Config, 'publicApiUrl'>, bucket: Bucket)
   };
 }
 
+/**
+ * A typed table's `definition` (Keboola Storage's shape): each column's native type split into
+ * `type` and `length` ("DECIMAL(38,9)": "DECIMAL", "38,9"), upper case, and its base type.
+ */
+export function tableDefinitionJson(table: Table): TableDefinitionJson {
+  return {
+    primaryKeysNames: [...table.primaryKey],
+    columns: table.definitions.map((c) => {
+      const [, type, length] = /^([^(]*?)\s*(?:\((.*)\))?$/.exec(c.nativeType)!;
+      const basetype = c.type ?? (isUntypedColumn(c) ? 'STRING' : undefined);
+      return {
+        name: c.name,
+        definition: { type: type.toUpperCase(), nullable: c.nullable, ...(length !== undefined ? { length } : {}) },
+        ...(basetype !== undefined ? { basetype } : {}),
+      };
+    }),
+  };
+}
+
 /** Table JSON; `withColumns` false drops the column list (table listings without include=columns). */
 export function tableJson(config: Pick<Config, 'publicApiUrl'>, table: Table, bucket: Bucket, withColumns = true): TableJson {
   const base = config.publicApiUrl;
+  // An untyped table answers as before typed columns (the reference's untyped tables have no definition).
+  const typed = table.definitions.some((c) => c.type !== undefined);
   return {
     uri: `${base}/v2/storage/tables/${table.id}`,
     id: table.id,
     name: table.name,
     displayName: table.name,
     transactional: false,
-    primaryKey: [] as string[],
+    primaryKey: [...table.primaryKey],
     created: storageDate(table.created),
     lastImportDate: storageDate(table.lastImportDate),
     lastChangeDate: storageDate(table.lastImportDate ?? table.created),
     rowsCount: table.rowsCount,
     isAlias: false,
+    ...(typed ? { isTyped: true as const, definition: tableDefinitionJson(table) } : {}),
     ...(withColumns ? { columns: table.columns } : {}),
     bucket: { id: bucket.id, stage: bucket.stage, name: bucket.name, displayName: parseBucketId(bucket.id).displayName },
     metadata: metadataJson(table.metadata, table.created),

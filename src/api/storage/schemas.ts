@@ -3,6 +3,8 @@
  * what is serialised (fields not listed here are dropped) and feed the OpenAPI document.
  */
 
+import { BASE_TYPES } from '../../model/definition.js';
+
 export const errorSchema = {
   type: 'object',
   description: 'Storage API error',
@@ -112,6 +114,28 @@ export const tableSchema = {
     lastChangeDate: date,
     rowsCount: { type: 'integer' },
     isAlias: { type: 'boolean' },
+    isTyped: { type: 'boolean', description: 'A typed table (a column with a base type); absent on an untyped table.' },
+    definition: {
+      type: 'object',
+      description: 'A typed table: its primary key and its columns\' native types and base types.',
+      properties: {
+        primaryKeysNames: { type: 'array', items: { type: 'string' } },
+        columns: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              definition: {
+                type: 'object',
+                properties: { type: { type: 'string' }, nullable: { type: 'boolean' }, length: { type: 'string' } },
+              },
+              basetype: { type: 'string', enum: BASE_TYPES },
+            },
+          },
+        },
+      },
+    },
     columns: { type: 'array', items: { type: 'string' }, description: 'On detail, or with include=columns.' },
     bucket: {
       type: 'object',

@@ -42,7 +42,7 @@ describe('DuckDbTarget shared mode', () => {
     const path = join(dir, 'tables.duckdb');
     const target = await DuckDbTarget.open(path, { shared: true });
     const tables = new TableService(target, 1);
-    await tables.ensureTable('in.c-shared.t', ['a'], {});
+    await tables.ensureTable('in.c-shared.t', [{ name: 'a' }], { metadata: {} });
     await target.insertRows('in.c-shared.t', [['1']]);
 
     // Between operations the file is free: another process can open it.

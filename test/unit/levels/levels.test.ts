@@ -412,7 +412,7 @@ describe('import into the table', () => {
   }
 
   it('loads all slices of a file in one import, once', async () => {
-    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     const { repo, file, slices } = await stagedFile([[['1', 'a\rb']], [], [['2', 'multi\nline'], ['3', null]]]);
     expect(slices).toHaveLength(3);
 
@@ -438,7 +438,7 @@ describe('import into the table', () => {
   it('fails with a clear error and changes nothing when the table columns changed', async () => {
     const { file, slices } = await stagedFile([[['1', 'a']]]);
     // Someone replaced the table by one with other columns (same count, so the CSV would fit).
-    await tables.ensureTable('in.c-b.t', ['id', 'text'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'text' }], { metadata: {} });
     const err = await importFile(tables, new LocalDirectoryStaging(dir), file, slices).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).code).toBe('tableSchemaMismatch');
@@ -447,12 +447,12 @@ describe('import into the table', () => {
     expect(await target.rowCount('in.c-b.t')).toBe(0);
     // The import id was not recorded: after the table is fixed the import goes through.
     await tables.dropTable('in.c-b.t');
-    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     expect(await importFile(tables, new LocalDirectoryStaging(dir), file, slices)).toMatchObject({ inserted: 1, duplicate: false });
   });
 
   it('cluster fence: an import by an owner the stream was claimed from since writes nothing; the claim returns the position', async () => {
-    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     const { repo, file, slices } = await stagedFile([[['1', 'a'], ['2', 'b']]]);
     const stream = '456/my-source/my-sink';
     // No claim yet (a single node): anyone's import goes through, and records the position.

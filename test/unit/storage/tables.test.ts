@@ -90,65 +90,122 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
 
   it('ensureTable creates the bucket and the table with string columns and metadata', async () => {
     const meta = { 'KBC.stream.sink.id': 'my-sink', 'KBC.stream.source.id': 'my-source' };
-    expect(await tables.ensureTable('in.c-events.raw', ['id', 'body', 'ip'], meta)).toEqual({ created: true });
+    expect(await tables.ensureTable('in.c-events.raw', [{ name: 'id' }, { name: 'body' }, { name: 'ip' }], { metadata: meta })).toEqual({ created: true, added: [] });
 
     const bucket = await tables.getBucket('in.c-events');
     expect(bucket).toMatchObject({ id: 'in.c-events', stage: 'in', name: 'c-events' });
     const table = await tables.getTable('in.c-events.raw');
     expect(table).toMatchObject({
       id: 'in.c-events.raw', bucketId: 'in.c-events', name: 'raw', columns: ['id', 'body', 'ip'],
-      rowsCount: 0, lastImportDate: null, metadata: meta,
+      rowsCount: 0, lastImportDate: null, metadata: meta, primaryKey: [],
     });
+    expect(table.definitions.map((d) => [d.name, d.type, d.nullable])).toEqual([['id', undefined, false], ['body', undefined, false], ['ip', undefined, false]]);
     expect(Date.parse(table.created)).not.toBeNaN();
     expect((await tables.listTables()).map((t) => t.id)).toEqual(['in.c-events.raw']);
   });
 
-  it('ensureTable on a table with the same columns in order creates nothing', async () => {
-    await tables.ensureTable('in.c-b.t', ['a', 'b'], { k: 'first' });
-    expect(await tables.ensureTable('in.c-b.t', ['a', 'b'], { k: 'second' })).toEqual({ created: false });
+  it('ensureTable on a table with the same columns creates nothing, whatever their order', async () => {
+    await tables.ensureTable('in.c-b.t', [{ name: 'a' }, { name: 'b' }], { metadata: { k: 'first' } });
+    expect(await tables.ensureTable('in.c-b.t', [{ name: 'a' }, { name: 'b' }], { metadata: { k: 'second' } })).toEqual({ created: false, added: [] });
+    expect(await tables.ensureTable('in.c-b.t', [{ name: 'b' }, { name: 'a' }], { metadata: {} })).toEqual({ created: false, added: [] });
+    // A column the mapping no longer has stays in the table.
+    expect(await tables.ensureTable('in.c-b.t', [{ name: 'b' }], { metadata: {} })).toEqual({ created: false, added: [] });
+    expect((await tables.getTable('in.c-b.t')).columns).toEqual(['a', 'b']);
     // An existing table keeps its metadata.
     expect((await tables.getTable('in.c-b.t')).metadata).toEqual({ k: 'first' });
     expect(await tables.listTables()).toHaveLength(1);
   });
 
-  it.each([[['b', 'a']], [['a']], [['a', 'b', 'c']], [['a', 'B']]])(
-    'ensureTable with columns %j on a table (a, b) fails with tableSchemaMismatch and changes nothing',
-    async (columns) => {
-      await tables.ensureTable('in.c-b.t', ['a', 'b'], {});
-      const err = await apiError(() => tables.ensureTable('in.c-b.t', columns, {}));
+  it.each([
+    [[{ name: 'a' }, { name: 'B' }], [], '"b", which differs from "B" only in letter case'],
+    [[{ name: 'a', type: 'INTEGER' as const }, { name: 'c' }], [], 'The column "a" of the table "in.c-b.t" is untyped, the requested type is INTEGER'],
+    [[{ name: 'a' }, { name: 'c' }], ['a'], 'The primary key of the table "in.c-b.t" is [], the requested one is ["a"]'],
+  ])(
+    'ensureTable with columns %j and key %j on a table (a, b) fails with tableSchemaMismatch and changes nothing',
+    async (columns, primaryKey, message) => {
+      await tables.ensureTable('in.c-b.t', [{ name: 'a' }, { name: 'b' }], { metadata: {} });
+      const err = await apiError(() => tables.ensureTable('in.c-b.t', columns, { primaryKey, metadata: {} }));
       expect(err.statusCode).toBe(400);
       expect(err.code).toBe('tableSchemaMismatch');
-      expect(err.message).toContain('["a","b"]');
-      expect(err.message).toContain(JSON.stringify(columns));
+      expect(err.message).toContain(message);
+      expect(err.message).toContain('Nothing was changed.');
+      // Not even the new column "c" was added.
       expect((await tables.getTable('in.c-b.t')).columns).toEqual(['a', 'b']);
     },
   );
 
+  it('ensureTable creates typed columns and the primary key, and adds the columns a mapping gains at the end', async () => {
+    const columns = [{ name: 'id', type: 'INTEGER' as const }, { name: 'path' }, { name: 'at', type: 'TIMESTAMP' as const }];
+    expect(await tables.ensureTable('in.c-b.t', columns, { primaryKey: ['path', 'id'], metadata: {} })).toEqual({ created: true, added: [] });
+    const table = await tables.getTable('in.c-b.t');
+    expect(table.primaryKey).toEqual(['path', 'id']);
+    expect(table.definitions.map((d) => [d.name, d.type])).toEqual([['id', 'INTEGER'], ['path', undefined], ['at', 'TIMESTAMP']]);
+    await tables.insertRows('in.c-b.t', [['1', 'a', '2026-01-01T00:00:00Z']]);
+
+    // The same mapping: nothing to do. A grown one: its new columns at the end, old rows NULL or ''.
+    expect(await tables.ensureTable('in.c-b.t', columns, { primaryKey: ['path', 'id'], metadata: {} })).toEqual({ created: false, added: [] });
+    const grown = [{ name: 'ok', type: 'BOOLEAN' as const }, ...columns.slice(1), { name: 'note' }];
+    expect(await tables.ensureTable('in.c-b.t', [columns[0], ...grown], { primaryKey: ['path', 'id'], metadata: {} })).toEqual({ created: false, added: ['ok', 'note'] });
+    expect((await tables.getTable('in.c-b.t')).columns).toEqual(['id', 'path', 'at', 'ok', 'note']);
+    expect((await tables.preview('in.c-b.t', 5)).rows).toEqual([['1', 'a', '2026-01-01T00:00:00.000000Z', '', '']]);
+    expect(await target.query('SELECT ok IS NULL, note FROM "in.c-b".t', { timeoutMs: 5000, maxRows: 5, authorize: () => undefined })).toMatchObject({ rows: [[true, '']] });
+
+    // A type change, or a key change: 400 naming the column and both types, nothing changed.
+    const retyped = await apiError(() => tables.ensureTable('in.c-b.t', [{ name: 'id', type: 'STRING' }, { name: 'new' }], { primaryKey: ['id'], metadata: {} }));
+    expect(retyped.code).toBe('tableSchemaMismatch');
+    expect(retyped.message).toMatch(/^The column "id" of the table "in.c-b.t" is INTEGER \((BIGINT|bigint)\), the requested type is STRING;/);
+    const rekeyed = await apiError(() => tables.ensureTable('in.c-b.t', columns, { primaryKey: ['id'], metadata: {} }));
+    expect(rekeyed.message).toContain('The primary key of the table "in.c-b.t" is ["path","id"], the requested one is ["id"]');
+    expect((await tables.getTable('in.c-b.t')).columns).toEqual(['id', 'path', 'at', 'ok', 'note']);
+  });
+
+  it('ensureTable refuses a type that is not a base type and a key that is not a column, before anything is created', async () => {
+    const badType = await apiError(() => tables.ensureTable('in.c-b.t', [{ name: 'a', type: 'TEXT' as never }], { metadata: {} }));
+    expect(badType).toMatchObject({ statusCode: 400, code: 'storage.tables.validation' });
+    expect(badType.message).toContain('"TEXT"');
+    expect((await apiError(() => tables.ensureTable('in.c-b.t', [{ name: 'a' }], { primaryKey: ['b'], metadata: {} }))).message).toContain('"b" is not a column');
+    expect((await apiError(() => tables.ensureTable('in.c-b.t', [{ name: 'a' }], { primaryKey: ['a', 'a'], metadata: {} }))).message).toContain('listed twice');
+    expect(await tables.listBuckets()).toEqual([]);
+  });
+
+  it('importCsv checks the columns it fills by name and type before it writes', async () => {
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'n', type: 'INTEGER' }], { metadata: {} });
+    const file = join(dir, 'n.csv');
+    writeFileSync(file, '5,x\n');
+    const retyped = await apiError(() => tables.importCsv('in.c-b.t', file, { columns: ['n', 'id'], types: { n: 'NUMERIC' } }));
+    expect(retyped).toMatchObject({ statusCode: 400, code: 'tableSchemaMismatch' });
+    expect(retyped.message).toContain('the column "n" is INTEGER');
+    expect(retyped.message).toContain('the data was mapped as NUMERIC. Nothing was imported.');
+    expect((await apiError(() => tables.importCsv('in.c-b.t', file, { columns: ['n', 'gone'] }))).message).toContain('the table has no column "gone"');
+    expect(await tables.importCsv('in.c-b.t', file, { columns: ['n', 'id'], types: { n: 'INTEGER' } })).toEqual({ inserted: 1, duplicate: false });
+    expect((await tables.preview('in.c-b.t', 5)).rows).toEqual([['x', '5']]);
+  });
+
   it('two concurrent ensureTable calls create the table once', async () => {
     const results = await Promise.all([
-      tables.ensureTable('in.c-b.t', ['a'], {}),
-      tables.ensureTable('in.c-b.t', ['a'], {}),
+      tables.ensureTable('in.c-b.t', [{ name: 'a' }], { metadata: {} }),
+      tables.ensureTable('in.c-b.t', [{ name: 'a' }], { metadata: {} }),
     ]);
     expect(results.map((r) => r.created).sort()).toEqual([false, true]);
   });
 
   it('rejects a bucket or table whose id differs from an existing one only in case', async () => {
-    await tables.ensureTable('in.c-b.t', ['a'], {});
-    expect((await apiError(() => tables.ensureTable('in.c-B.x', ['a'], {}))).code).toBe('storage.buckets.alreadyExists');
-    expect((await apiError(() => tables.ensureTable('in.c-b.T', ['a'], {}))).code).toBe('storage.tables.alreadyExists');
+    await tables.ensureTable('in.c-b.t', [{ name: 'a' }], { metadata: {} });
+    expect((await apiError(() => tables.ensureTable('in.c-B.x', [{ name: 'a' }], { metadata: {} }))).code).toBe('storage.buckets.alreadyExists');
+    expect((await apiError(() => tables.ensureTable('in.c-b.T', [{ name: 'a' }], { metadata: {} }))).code).toBe('storage.tables.alreadyExists');
     expect((await tables.listBuckets()).map((b) => b.id)).toEqual(['in.c-b']);
     expect((await tables.listTables()).map((t) => t.id)).toEqual(['in.c-b.t']);
   });
 
   it('bad ids and columns are rejected before anything is created', async () => {
-    expect((await apiError(() => tables.ensureTable('in.c-b', ['a'], {}))).code).toBe('storage.tables.validation');
-    expect((await apiError(() => tables.ensureTable('in.c-b.t', ['a', 'a'], {}))).code).toBe('storage.tables.validation');
-    expect((await apiError(() => tables.ensureTable('in.c-b.t', ['a', '_timestamp'], {}))).code).toBe('storage.tables.validation');
+    expect((await apiError(() => tables.ensureTable('in.c-b', [{ name: 'a' }], { metadata: {} }))).code).toBe('storage.tables.validation');
+    expect((await apiError(() => tables.ensureTable('in.c-b.t', [{ name: 'a' }, { name: 'a' }], { metadata: {} }))).code).toBe('storage.tables.validation');
+    expect((await apiError(() => tables.ensureTable('in.c-b.t', [{ name: 'a' }, { name: '_timestamp' }], { metadata: {} }))).code).toBe('storage.tables.validation');
     expect(await tables.listBuckets()).toEqual([]);
   });
 
   it('insertRows appends rows that preview returns in insertion order, up to the limit', async () => {
-    await tables.ensureTable('in.c-b.t', ['id', 'text'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'text' }], { metadata: {} });
     await tables.insertRows('in.c-b.t', [['1', 'a,"quoted"\nline'], ['2', '']]);
     await tables.insertRows('in.c-b.t', [['3', 'ž']]);
 
@@ -163,14 +220,14 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('insertRows with a known import id writes nothing', async () => {
-    await tables.ensureTable('in.c-b.t', ['id'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }], { metadata: {} });
     expect(await tables.insertRows('in.c-b.t', [['1'], ['2']], { importId: 'imp-1' })).toEqual({ inserted: 2, duplicate: false });
     expect(await tables.insertRows('in.c-b.t', [['1'], ['2']], { importId: 'imp-1' })).toEqual({ inserted: 0, duplicate: true });
     expect(await target.rowCount('in.c-b.t')).toBe(2);
   });
 
   it('a row of the wrong length fails the whole insert', async () => {
-    await tables.ensureTable('in.c-b.t', ['a', 'b'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'a' }, { name: 'b' }], { metadata: {} });
     const err = await apiError(() => tables.insertRows('in.c-b.t', [['1', '2'], ['3']]));
     expect(err.message).toContain('Row 1 has 1 values');
     expect(await target.rowCount('in.c-b.t')).toBe(0);
@@ -180,7 +237,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('importCsv loads a header-less CSV in one transaction, idempotently by import id', async () => {
-    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     const file = join(dir, 'slice.csv');
     writeFileSync(file, '"1","multi\nline"\n"2",""\n3,\n"4","say ""hi"""\n');
     expect(await tables.importCsv('in.c-b.t', file, { importId: 'file-1' })).toEqual({ inserted: 4, duplicate: false });
@@ -199,7 +256,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('importCsv keeps carriage returns inside values of files with "\\n" line ends (the slices)', async () => {
-    await tables.ensureTable('in.c-b.cr', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.cr', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     const file = join(dir, 'cr.csv');
     const rows = [['1', 'a\rb'], ['2', 'windows\r\nline'], ['3', 'ends\r'], ['4', 'plain']];
     writeFileSync(file, csvRows(rows));
@@ -208,7 +265,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('importCsv reads rows ending in "\\r\\n" too (component output), unless told the files end rows with "\\n"', async () => {
-    await tables.ensureTable('in.c-b.crlf', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.crlf', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     const file = join(dir, 'crlf.csv');
     writeFileSync(file, '1,a\r\n2,"b\r\nc"\r\n');
     expect(await tables.importCsv('in.c-b.crlf', file, { importId: 'crlf' })).toEqual({ inserted: 2, duplicate: false });
@@ -216,7 +273,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('importCsv loads a list of plain and gzipped files in one transaction', async () => {
-    await tables.ensureTable('in.c-b.t', ['id', 'body'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'id' }, { name: 'body' }], { metadata: {} });
     const plain = join(dir, 'a.csv');
     const gz = join(dir, 'b.csv.gz');
     writeFileSync(plain, '"1","x"\n');
@@ -251,7 +308,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('dropTable removes the table and its rows; a new table of that id starts empty', async () => {
-    await tables.ensureTable('in.c-b.t', ['a'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'a' }], { metadata: {} });
     await tables.insertRows('in.c-b.t', [['1']], { importId: 'i' });
     expect(await tables.dropTable('in.c-b.t')).toBe(true);
     expect(await tables.dropTable('in.c-b.t')).toBe(false);
@@ -259,7 +316,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
     // The bucket stays.
     expect((await tables.listBuckets()).map((b) => b.id)).toEqual(['in.c-b']);
 
-    await tables.ensureTable('in.c-b.t', ['x', 'y'], {});
+    await tables.ensureTable('in.c-b.t', [{ name: 'x' }, { name: 'y' }], { metadata: {} });
     expect((await tables.getTable('in.c-b.t')).columns).toEqual(['x', 'y']);
     expect((await tables.preview('in.c-b.t', 10)).rows).toEqual([]);
     // Import ids of the dropped table are forgotten with it.
@@ -267,9 +324,9 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('dropBucket removes the bucket with its tables and leaves other buckets alone', async () => {
-    await tables.ensureTable('in.c-a.t1', ['a'], {});
-    await tables.ensureTable('in.c-a.t2', ['a'], {});
-    await tables.ensureTable('out.c-keep.t', ['a'], {});
+    await tables.ensureTable('in.c-a.t1', [{ name: 'a' }], { metadata: {} });
+    await tables.ensureTable('in.c-a.t2', [{ name: 'a' }], { metadata: {} });
+    await tables.ensureTable('out.c-keep.t', [{ name: 'a' }], { metadata: {} });
     expect(await tables.dropBucket('in.c-a')).toBe(true);
     expect(await tables.dropBucket('in.c-a')).toBe(false);
     expect((await tables.listBuckets()).map((b) => b.id)).toEqual(['out.c-keep']);
@@ -278,7 +335,7 @@ describe.each(TARGETS)('TableService on %s', (kind) => {
   });
 
   it('keeps buckets, tables, rows and metadata across a reopen', async () => {
-    await tables.ensureTable('in.c-b.t', ['a'], { key: 'value' });
+    await tables.ensureTable('in.c-b.t', [{ name: 'a' }], { metadata: { key: 'value' } });
     await tables.insertRows('in.c-b.t', [['1']]);
     await target.close();
     target = await reopen();
