@@ -3,14 +3,11 @@
  * or rolled back, so that a change the table cannot take is a 400 at once (and nothing is
  * saved) rather than a task that fails. The table is read as the target has it, so a column
  * the mapping dropped earlier still counts. TableService.ensureTable, which makes the change,
- * checks again under its lock and has the last word (a table changed meanwhile fails the task).
+ * applies the same rules (ports/target-columns.ts) again under its lock and has the last word:
+ * a table changed in between fails the task.
  */
-import type { ColumnDefinition, TargetColumn, TargetTable } from '../ports/target.js';
-
-function describeColumn(type: string | undefined, nativeType?: string): string {
-  const native = nativeType ? ` (${nativeType})` : '';
-  return type === undefined ? `an untyped string column${native}` : `${type}${native}`;
-}
+import type { ColumnDefinition, TargetTable } from '../ports/target.js';
+import { describeTableType, describeType, hasType } from '../ports/target-columns.js';
 
 function keyText(key: readonly string[]): string {
   return key.length === 0 ? 'none' : `(${key.join(', ')})`;
@@ -19,16 +16,21 @@ function keyText(key: readonly string[]): string {
 /**
  * The first reason why the table cannot take the mapping, or undefined: a column of the mapping
  * that the table has with another type (untyped and STRING differ: an untyped column is never
- * NULL), or another primary key. Columns the table has beyond the mapping are fine (they are
- * left as they are), and so are the mapping's columns the table lacks (they are added).
+ * NULL), or under a name that differs only in letter case, or another primary key. Columns the
+ * table has beyond the mapping are fine (they are left as they are), and so are the mapping's
+ * columns the table lacks (they are added).
  */
 export function tableConflict(table: TargetTable, columns: readonly ColumnDefinition[], primaryKey: readonly string[]): string | undefined {
-  const existing = new Map<string, TargetColumn>(table.definitions.map((d) => [d.name, d]));
   for (const c of columns) {
-    const there = existing.get(c.name);
-    if (there === undefined || there.type === c.type) continue;
-    return `The column "${c.name}" of the table "${table.id}" is ${describeColumn(there.type, there.nativeType)} and the mapping asks for ` +
-      `${describeColumn(c.type)}: a column's type cannot change; map the value into a column of a new name.`;
+    const there = table.definitions.find((d) => d.name === c.name);
+    if (there === undefined) {
+      const variant = table.definitions.find((d) => d.name.toLowerCase() === c.name.toLowerCase());
+      if (variant === undefined) continue;
+      return `The table "${table.id}" has the column "${variant.name}", which differs from the mapping's "${c.name}" only in letter case; the target cannot hold both.`;
+    }
+    if (hasType(there, c.type)) continue;
+    return `The column "${c.name}" of the table "${table.id}" is ${describeTableType(there)} and the mapping asks for ${describeType(c.type)}: ` +
+      'a column\'s type cannot change; map the value into a column of a new name.';
   }
   const key = table.primaryKey;
   if (key.length !== primaryKey.length || key.some((k, i) => k !== primaryKey[i])) {

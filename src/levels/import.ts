@@ -4,7 +4,7 @@
  * target's commit and the `imported` state) is a no-op.
  */
 import type { TableImporter } from '../ports/target.js';
-import type { BaseType, Column } from '../model/definition.js';
+import { typesOf } from '../ports/target-columns.js';
 import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from '../model/levels.js';
 import type { Staging } from '../ports/staging.js';
 
@@ -26,13 +26,6 @@ export interface FileImportResult {
 /** The prefix of the paths of a source's sinks (their positions in the target). */
 export function sourceSinksPrefix(branchId: number, sourceId: string): string {
   return `${branchId}/${sourceId}/`;
-}
-
-/** The base types of a file's typed columns, by name (WriteOptions.types); undefined when none is typed. */
-export function fileColumnTypes(columns: readonly Column[]): Record<string, BaseType> | undefined {
-  let types: Record<string, BaseType> | undefined;
-  for (const c of columns) if (c.dataType !== undefined) (types ??= {})[c.name] = c.dataType;
-  return types;
 }
 
 /**
@@ -68,7 +61,8 @@ export async function importFile(tables: TableImporter, staging: Staging, file: 
     importId,
     newlineOnly: true,
     columns: file.columns.map((c) => c.name),
-    types: fileColumnTypes(file.columns),
+    // Always given: an untyped column must be untyped in the table too ('' is not NULL there).
+    types: typesOf(file.columns.map((c) => ({ name: c.name, type: c.dataType }))),
     expectedRows,
     position: through > 0 ? { sink: sinkPath(file), through, owner } : undefined,
   });

@@ -173,7 +173,7 @@ describe('sinks', () => {
     });
     expect(typed.status).toBe(400);
     expect(typed.json.error).toBe('stream.api.tableSchemaMismatch');
-    expect(typed.json.message).toMatch(/^The column "body" of the table "in.c-rules.shared" is an untyped string column/);
+    expect(typed.json.message).toMatch(/^The column "body" of the table "in.c-rules.shared" is untyped and the mapping asks for JSON/);
     expect((await svc.call('GET', `${B()}/sources/rules/sinks/fourth`)).status).toBe(404);
     expect((await svc.call('GET', '/v2/storage/tables/in.c-rules.shared')).json.columns).toEqual(['id', 'body', 'ip']);
   });

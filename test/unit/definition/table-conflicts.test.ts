@@ -22,8 +22,15 @@ describe('tableConflict', () => {
     const t = table([untyped('id'), integer('n')]);
     expect(tableConflict(t, [{ name: 'id' }, { name: 'n', type: 'STRING' }], [])).toBe(
       'The column "n" of the table "in.c-b.t" is INTEGER (BIGINT) and the mapping asks for STRING: a column\'s type cannot change; map the value into a column of a new name.');
-    expect(tableConflict(t, [{ name: 'id', type: 'STRING' }], [])).toContain('is an untyped string column (VARCHAR) and the mapping asks for STRING');
-    expect(tableConflict(t, [{ name: 'n' }], [])).toContain('is INTEGER (BIGINT) and the mapping asks for an untyped string column');
+    expect(tableConflict(t, [{ name: 'id', type: 'STRING' }], [])).toContain('is untyped and the mapping asks for STRING');
+    expect(tableConflict(t, [{ name: 'n' }], [])).toContain('is INTEGER (BIGINT) and the mapping asks for untyped');
+    // A column of a native type without a base type (made behind Sluice's back) is not the untyped one.
+    expect(tableConflict(table([{ name: 'b', nativeType: 'BLOB', nullable: true }]), [{ name: 'b' }], [])).toContain('is BLOB (no base type) and the mapping asks for untyped');
+  });
+
+  it('refuses a column whose name differs from the table\'s only in letter case', () => {
+    expect(tableConflict(table([untyped('Id')]), [{ name: 'id' }], [])).toBe(
+      'The table "in.c-b.t" has the column "Id", which differs from the mapping\'s "id" only in letter case; the target cannot hold both.');
   });
 
   it('refuses another primary key, naming the columns that differ', () => {
