@@ -197,7 +197,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const interrupted = tasks.recoverInterrupted();
   if (interrupted > 0) logger.warn({ interrupted }, 'tasks interrupted by the previous stop were marked as failed');
   const lifecycle = new SinkLifecycle(metadata, tokens, {
-    ensureTable: (id, columns, meta) => tables.ensureTable(id, columns.map((name) => ({ name })), { metadata: meta }),
+    ensureTable: (id, columns, options) => tables.ensureTable(id, columns, options),
+    findTable: (id) => tables.findTable(id),
     dropTable: async (id) => void (await tables.dropTable(id)),
     // Cascade delete removes a stream's bucket only when no other table is left in it.
     dropBucket: async (id) => {

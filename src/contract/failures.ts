@@ -94,6 +94,7 @@ export interface TestAnswer {
 export interface TestTable {
   sinkId: string;
   tableId: string;
-  rows: { columns: { name: string; value: string }[] }[];
+  /** A column's value is its CSV text; null is NULL (a typed column without a value). */
+  rows: { columns: { name: string; value: string | null }[] }[];
   filtered?: true;
 }

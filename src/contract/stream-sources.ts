@@ -25,7 +25,7 @@
 import type { At, Column, MappingFilter, Signal, SourceType, Version } from '../model/definition.js';
 import type { Task } from './tasks.js';
 
-export type { At, By, Column, ColumnType, Signal, SourceType, Version } from '../model/definition.js';
+export type { At, BaseType, By, Column, ColumnType, Signal, SourceType, Version } from '../model/definition.js';
 
 /** What sources and sinks show of their life: the current version, creation, deletion, disabling. */
 export interface Lifecycle {
@@ -69,10 +69,11 @@ export interface SinkView extends Lifecycle {
   allowedSignals?: Signal[];
 }
 
-/** A mapping column as requests give it: the answer's column, and `primaryKey` (accepted, ignored). */
-export interface ColumnBody extends Column {
-  primaryKey?: boolean;
-}
+/**
+ * A mapping column as requests give it: the answer's column (with the Sluice extensions
+ * `dataType` and `primaryKey`, echoed only when set).
+ */
+export type ColumnBody = Column;
 
 /** POST .../sources: the body. */
 export interface SourceCreate {

@@ -1,13 +1,29 @@
 import type { MetadataStore, MetadataTx } from '../ports/metadata-store.js';
+import type { ColumnDefinition, TargetTable } from '../ports/target.js';
 import type { TokenService } from '../storage/tokens.js';
-import type { Sink, Source } from '../model/definition.js';
+import type { Column, Sink, Source } from '../model/definition.js';
+import { primaryKeyOf } from '../model/columns.js';
+import { DomainError } from '../domain-errors.js';
 import { keys } from './repository.js';
+import { tableConflict } from './table-conflicts.js';
 
 /** What sinks need from the table storage (implemented by storage/tables.ts). */
 export interface SinkTables {
-  ensureTable(tableId: string, columns: string[], metadata: Record<string, string>): Promise<{ created: boolean }>;
+  /** Creates the table (types, key) or adds the mapping's new columns to it; 400 tableSchemaMismatch on a type or key it cannot take. */
+  ensureTable(
+    tableId: string,
+    columns: readonly ColumnDefinition[],
+    options: { primaryKey?: readonly string[]; metadata: Record<string, string> },
+  ): Promise<{ created: boolean; added: string[] }>;
+  /** The table as the target has it, or undefined. */
+  findTable(tableId: string): Promise<TargetTable | undefined>;
   dropTable(tableId: string): Promise<void>;
   dropBucket(bucketId: string): Promise<void>;
+}
+
+/** A mapping's columns as its table has them: names and base types. */
+export function columnDefinitions(columns: readonly Column[]): ColumnDefinition[] {
+  return columns.map((c) => (c.dataType === undefined ? { name: c.name } : { name: c.name, type: c.dataType }));
 }
 
 const tokenKey = (s: Pick<Sink, 'branchId' | 'sourceId' | 'sinkId'>) => `definition/sinkToken/${s.branchId}/${s.sourceId}/${s.sinkId}`;
@@ -17,9 +33,10 @@ export function bucketOf(tableId: string): string {
 }
 
 /**
- * The storage side effects of a sink's life: its destination table (rule 1: an existing table
- * must match the mapping, otherwise it is created) and its own token (write on the table's
- * bucket, read of all file uploads), which exists only while the sink is active.
+ * The storage side effects of a sink's life: its destination table (created with the mapping's
+ * types and primary key; an existing one gets the mapping's new columns, keeps those the
+ * mapping no longer has, and refuses a type or key change) and its own token (write on the
+ * table's bucket, read of all file uploads), which exists only while the sink is active.
  */
 export class SinkLifecycle {
   constructor(
@@ -29,11 +46,21 @@ export class SinkLifecycle {
   ) {}
 
   async ensureTable(sink: Sink): Promise<void> {
-    await this.tables.ensureTable(
-      sink.table.tableId,
-      sink.table.mapping.columns.map((c) => c.name),
-      { 'KBC.stream.source.id': sink.sourceId, 'KBC.stream.sink.id': sink.sinkId },
-    );
+    const { columns } = sink.table.mapping;
+    await this.tables.ensureTable(sink.table.tableId, columnDefinitions(columns), {
+      primaryKey: primaryKeyOf(columns),
+      metadata: { 'KBC.stream.source.id': sink.sourceId, 'KBC.stream.sink.id': sink.sinkId },
+    });
+  }
+
+  /**
+   * Refuses now (400 tableSchemaMismatch) a mapping that an existing table cannot take: a
+   * column of another type, another primary key (table-conflicts.ts). Nothing is changed.
+   */
+  async checkTable(tableId: string, columns: readonly Column[]): Promise<void> {
+    const table = await this.tables.findTable(tableId);
+    const conflict = table && tableConflict(table, columnDefinitions(columns), primaryKeyOf(columns));
+    if (conflict) throw new DomainError('invalid', 'tableSchemaMismatch', conflict);
   }
 
   /** Creates (or re-creates) the sinks' tokens; the old token is deleted after the new one is saved. */

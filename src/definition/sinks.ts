@@ -82,6 +82,7 @@ export class SinkService {
     }
     checkSinkTable(req.table.tableId, req.table.mapping.columns);
     await checkColumns(req.table.mapping.columns, this.mapping, req.table.mapping.filter);
+    await this.lifecycle.checkTable(req.table.tableId, req.table.mapping.columns);
     // Checked again: the template check above yielded to other requests.
     if (this.pendingCreates.has(lock)) {
       throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
@@ -121,6 +122,9 @@ export class SinkService {
       checkSinkTable(req.table.tableId ?? current.table.tableId, req.table.mapping?.columns ?? current.table.mapping.columns);
     }
     if (req.table?.mapping) await checkColumns(req.table.mapping.columns, this.mapping, req.table.mapping.filter);
+    if (req.table?.tableId !== undefined || req.table?.mapping !== undefined) {
+      await this.lifecycle.checkTable(req.table.tableId ?? current.table.tableId, req.table.mapping?.columns ?? current.table.mapping.columns);
+    }
     return this.change(branchId, sourceId, sinkId, 'api.update.sink', 'Sink has been updated successfully.', apiUrl, by, async (sink) => {
       const next: Sink = { ...sink, table: { ...sink.table, mapping: { ...sink.table.mapping } } };
       if (req.name !== undefined) next.name = req.name;
@@ -175,9 +179,10 @@ export class SinkService {
     });
   }
 
-  rollback(branchId: number, sourceId: string, sinkId: string, versionNumber: number, by: By, apiUrl: string): Task {
+  async rollback(branchId: number, sourceId: string, sinkId: string, versionNumber: number, by: By, apiUrl: string): Promise<Task> {
     this.get(branchId, sourceId, sinkId);
     const target = this.version(branchId, sourceId, sinkId, versionNumber);
+    await this.lifecycle.checkTable(target.table.tableId, target.table.mapping.columns);
     return this.change(branchId, sourceId, sinkId, 'api.rollback.sinkVersion', 'Sink version was rolled back successfully.', apiUrl, by, async (s) => {
       const next: Sink = { ...s, name: target.name, description: target.description, type: target.type, table: target.table, config: target.config };
       if (target.allowedSignals) next.allowedSignals = target.allowedSignals;

@@ -4,6 +4,7 @@
  * target's commit and the `imported` state) is a no-op.
  */
 import type { TableImporter } from '../ports/target.js';
+import { typesOf } from '../ports/target-columns.js';
 import { sinkPath, type FileEntry, type FileKey, type SliceEntry } from '../model/levels.js';
 import type { Staging } from '../ports/staging.js';
 
@@ -30,8 +31,10 @@ export function sourceSinksPrefix(branchId: number, sourceId: string): string {
 /**
  * Loads every staged slice of the file (all slices must be `uploaded`, or `imported` on a
  * retry) into the file's table in one transaction, checking that the table still has the
- * file's columns (else 400 tableSchemaMismatch and nothing changes) and that exactly the
- * file's record count is inserted. A file without records is skipped. The caller then commits
+ * file's columns with their types (else 400 tableSchemaMismatch and nothing changes: the table
+ * was changed behind the sink's back) and that exactly the file's record count is inserted.
+ * The table may have more columns than the file (added to the mapping after the file was
+ * opened, or taken out of it): they get their default, NULL or ''. A file without records is skipped. The caller then commits
  * `fileImported`. In cluster mode `owner` is this node: the import is refused (SinkClaimedError)
  * when another node has claimed the sink since.
  */
@@ -58,6 +61,8 @@ export async function importFile(tables: TableImporter, staging: Staging, file: 
     importId,
     newlineOnly: true,
     columns: file.columns.map((c) => c.name),
+    // Always given: an untyped column must be untyped in the table too ('' is not NULL there).
+    types: typesOf(file.columns.map((c) => ({ name: c.name, type: c.dataType }))),
     expectedRows,
     position: through > 0 ? { sink: sinkPath(file), through, owner } : undefined,
   });

@@ -1,25 +1,86 @@
 import { DomainError } from '../domain-errors.js';
-import type { Column, MappingFilter } from './definition.js';
+import { BASE_TYPES, type BaseType, type Column, type ColumnType, type MappingFilter } from './definition.js';
 
 /**
- * Checks a mapping's templates and its filter; returns `Column "x" template is invalid: <error>`,
- * `Filter is invalid: <error>` or undefined.
+ * Checks of a mapping the model cannot do itself (they need the template engine or the
+ * renderers): templates and the filter that compile, typed defaults that convert. Returns the
+ * message of the first failure (`Column "x" template is invalid: <error>`, `Filter is invalid:
+ * <error>`) or undefined.
  */
 export type MappingChecker = (columns: Column[], filter?: MappingFilter) => Promise<string | undefined>;
 
+/** The base types each column type may have (Column.dataType): what its values can be. */
+export const DATA_TYPES_OF: Readonly<Record<ColumnType, readonly BaseType[]>> = {
+  uuid: ['STRING'],
+  datetime: ['STRING', 'TIMESTAMP'],
+  ip: ['STRING'],
+  headers: ['STRING', 'JSON'],
+  body: ['STRING', 'JSON'],
+  path: BASE_TYPES,
+  template: BASE_TYPES,
+};
+
+/**
+ * The column types that may be part of the primary key. Not `body` and `headers`: their values
+ * have no size bound, and a key's values go into one index entry (MAX_PRIMARY_KEY_BYTES); the
+ * part of a body that identifies a record is a path or a template column.
+ */
+export const KEY_COLUMN_TYPES: readonly ColumnType[] = ['path', 'template', 'uuid', 'datetime', 'ip'];
+
+/** Columns of one primary key at most: PostgreSQL's limit of an index (INDEX_MAX_KEYS). */
+export const MAX_PRIMARY_KEY_COLUMNS = 32;
+
+/**
+ * The bytes a record's key values may hold in all (split evenly between the key's columns): a
+ * PostgreSQL btree entry holds about 2.7 kB, and a longer key would make the import fail.
+ */
+export const MAX_PRIMARY_KEY_BYTES = 2000;
+
+/** The names of the primary key's columns, in mapping order (empty: no key). */
+export function primaryKeyOf(columns: readonly Column[]): string[] {
+  return columns.filter((c) => c.primaryKey === true).map((c) => c.name);
+}
+
+function invalid(message: string): DomainError {
+  return new DomainError('invalid', 'badRequest', message);
+}
+
+/** A column's data type and key flag, checked against its column type. */
+function checkTypeAndKey(c: Column): void {
+  if (c.dataType !== undefined && !DATA_TYPES_OF[c.type].includes(c.dataType)) {
+    const allowed = DATA_TYPES_OF[c.type];
+    throw invalid(`Column "${c.name}" of type "${c.type}" cannot have the dataType "${c.dataType}": ` +
+      (allowed.length === 1 ? `its values are ${allowed[0]}.` : `it may be ${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}.`));
+  }
+  if (c.primaryKey !== true) return;
+  if (!KEY_COLUMN_TYPES.includes(c.type)) {
+    throw invalid(`Column "${c.name}" of type "${c.type}" cannot be part of the primary key: its values have no size limit and a key is indexed; ` +
+      `key columns are of type ${KEY_COLUMN_TYPES.map((t) => `"${t}"`).join(', ')} (a path column can take the part of the body that identifies a record).`);
+  }
+  if (c.dataType === 'JSON') {
+    throw invalid(`Column "${c.name}" of dataType "JSON" cannot be part of the primary key: JSON values cannot be compared as a key is.`);
+  }
+}
+
 /**
  * Checks of a sink mapping the JSON schema cannot express: unique column names, the fields
- * each column type needs, and the syntax of templates and of the filter (400 with the position
- * of the error).
+ * each column type needs, the data types a column type may have and the columns that may be
+ * part of the primary key, then `checkMore` (templates, the filter, typed defaults; 400 with the
+ * position of a syntax error).
  */
-export async function checkColumns(columns: Column[], checkTemplates: MappingChecker, filter?: MappingFilter): Promise<void> {
+export async function checkColumns(columns: Column[], checkMore: MappingChecker, filter?: MappingFilter): Promise<void> {
   const seen = new Set<string>();
   for (const c of columns) {
-    if (seen.has(c.name)) throw new DomainError('invalid', 'badRequest', `Column "${c.name}" is defined more than once: column names must be unique.`);
+    if (seen.has(c.name)) throw invalid(`Column "${c.name}" is defined more than once: column names must be unique.`);
     seen.add(c.name);
-    if (c.type === 'path' && c.path === undefined) throw new DomainError('invalid', 'badRequest', `Column "${c.name}" of type "path" needs the field "path".`);
-    if (c.type === 'template' && !c.template) throw new DomainError('invalid', 'badRequest', `Column "${c.name}" of type "template" needs the field "template".`);
+    if (c.type === 'path' && c.path === undefined) throw invalid(`Column "${c.name}" of type "path" needs the field "path".`);
+    if (c.type === 'template' && !c.template) throw invalid(`Column "${c.name}" of type "template" needs the field "template".`);
+    checkTypeAndKey(c);
   }
-  const invalid = await checkTemplates(columns, filter);
-  if (invalid) throw new DomainError('invalid', 'badRequest', invalid);
+  const key = primaryKeyOf(columns);
+  if (key.length > MAX_PRIMARY_KEY_COLUMNS) {
+    throw invalid(`The primary key has ${key.length} columns; it may have ${MAX_PRIMARY_KEY_COLUMNS} at most.`);
+  }
+  const invalidMore = await checkMore(columns, filter);
+  if (invalidMore) throw invalid(invalidMore);
 }

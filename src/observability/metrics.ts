@@ -182,9 +182,10 @@ export type FailureKind = 'path_not_found' | 'template' | 'invalid_value' | 'fil
  * The kind of a mapping failure, for a label of bounded values (the reasons themselves name
  * columns and paths): `path_not_found` (a body path or a header the mapping reads is missing
  * and has no default), `invalid_value` (the body cannot be read as the mapping needs: not JSON,
- * bad form data, an unsupported content type), `template` (a template failed: its error() or a
- * runtime error), `filter` (the sink's filter failed, or answered something else than a
- * boolean), `stopped` (its mapping stopped the process or the render worker before: parked,
+ * bad form data, an unsupported content type; or a typed column's value does not convert to its
+ * type), `template` (a template failed: its error() or a runtime error), `filter` (the sink's
+ * filter failed, or answered something else than a boolean), `stopped` (its mapping stopped the
+ * process or the render worker before: parked,
  * not mapped again), `other` (an internal failure). The renderer's `kind` (columns/errors.ts)
  * decides when the caller has it; otherwise the reason is read. Every reason of a column starts
  * with `Invalid value for column "x": `, so that prefix says nothing of the kind.
@@ -199,6 +200,7 @@ export function failureKind(reason: string, kind?: MappingErrorKind | 'stopped' 
       return 'path_not_found';
     case 'invalidBody':
     case 'unsupportedMediaType':
+    case 'conversion':
       return 'invalid_value';
     case 'template':
       return 'template';
@@ -208,8 +210,9 @@ export function failureKind(reason: string, kind?: MappingErrorKind | 'stopped' 
   // A filter's reason says what it returned or how it failed (a missing path too): the filter first.
   if (/^Filter (failed: |returned )/.test(reason)) return 'filter';
   const own = reason.replace(/^Invalid value for column ".*?": /, '');
-  if (/^(path|header) ".*" not found|not found in the body/.test(own)) return 'path_not_found';
+  if (/^(path|header) ".*" not found|not found in the body|^the column is part of the primary key and has no value/.test(own)) return 'path_not_found';
   if (/^cannot parse request body/.test(own)) return 'invalid_value';
+  if (/ is not an? (STRING|INTEGER|NUMERIC|FLOAT|BOOLEAN|DATE|TIMESTAMP|JSON) \(|^the column is part of the primary key and its value has /.test(own)) return 'invalid_value';
   if (/^The mapping of this record stopped /.test(own)) return 'stopped';
   if (/template|jsonnet/i.test(own)) return 'template';
   // Path, header and body failures are matched above: anything else a column reports is its template's error.

@@ -5,7 +5,7 @@
  * replays may run it in place (actors/render).
  */
 import { acceptsSignal, type Column, type MappingFilter, type Signal } from '../model/definition.js';
-import { createRecordContext, MappingError, type MappingErrorKind } from './columns/index.js';
+import { createRecordContext, MappingError, type MappingErrorKind, type MappedRow } from './columns/index.js';
 import { csvRows } from './csv-rows.js';
 import { MappingCache } from './mapping-cache.js';
 import { FilterError } from './record-filter.js';
@@ -220,7 +220,7 @@ export class BatchRenderer {
       run.finished = true;
       if (parked) result.failures = result.failures.filter((f) => f.index < cutAt);
     }
-    const rows: string[][] = [];
+    const rows: MappedRow[] = [];
     rendered.forEach((row, k) => {
       const index = chosen[k];
       if (row === FILTERED) {
@@ -237,7 +237,7 @@ export class BatchRenderer {
       result.lastIndex = index;
     });
     result.count += rows.length;
-    if (rows.length > 0) run.csvParts.push(encoder.encode(csvRows(rows)));
+    if (rows.length > 0) run.csvParts.push(encoder.encode(csvRows(rows, run.mapping!.quotedEmpty)));
   }
 
   /**
@@ -251,13 +251,13 @@ export class BatchRenderer {
     chosen: readonly number[],
     run: JobRun,
     contextOf: (i: number) => RecordContext,
-  ): Promise<Array<string[] | Filtered | MappingError>> {
+  ): Promise<Array<MappedRow | Filtered | MappingError>> {
     const mapping = run.mapping!;
     if (mapping.isSync) return mapping.renderMany(chosen.map(contextOf));
     const owner = run.job.owner;
     const guard = owner && this.guard;
     const started = performance.now();
-    const out: Array<string[] | Filtered | MappingError> = [];
+    const out: Array<MappedRow | Filtered | MappingError> = [];
     try {
       while (out.length < chosen.length) {
         const part = chosen.slice(out.length, out.length + run.chunkSize);

@@ -5,7 +5,7 @@
  * rendered.
  */
 import type { Column } from '../model/definition.js';
-import type { CompiledMapping } from './columns/mapping.js';
+import type { CompiledMapping, MappedRow } from './columns/mapping.js';
 import type { MappingError } from './columns/errors.js';
 import type { CompiledFilter } from './record-filter.js';
 import type { RecordContext } from './template-engine.js';
@@ -18,12 +18,14 @@ export type Filtered = typeof FILTERED;
 export interface RowMapping {
   readonly columns: readonly Column[];
   readonly columnNames: readonly string[];
+  /** Which columns write an empty string as `""` (typed ones: an unquoted empty field is NULL); undefined: none. */
+  readonly quotedEmpty: readonly boolean[] | undefined;
   /** Nothing to await (no template column, no filter): cheap enough to map a whole batch at once. */
   readonly isSync: boolean;
   /** One record: its row or FILTERED; rejects with a MappingError (a FilterError when the filter failed). */
-  render(ctx: RecordContext): Promise<string[] | Filtered>;
+  render(ctx: RecordContext): Promise<MappedRow | Filtered>;
   /** A batch, one answer per record, in order. */
-  renderMany(ctxs: readonly RecordContext[]): Promise<Array<string[] | Filtered | MappingError>>;
+  renderMany(ctxs: readonly RecordContext[]): Promise<Array<MappedRow | Filtered | MappingError>>;
 }
 
 /** The columns behind the filter (none: the columns themselves). */
@@ -47,14 +49,18 @@ class FilteredMapping implements RowMapping {
     return this.mapping.columnNames;
   }
 
-  async render(ctx: RecordContext): Promise<string[] | Filtered> {
+  get quotedEmpty(): readonly boolean[] | undefined {
+    return this.mapping.quotedEmpty;
+  }
+
+  async render(ctx: RecordContext): Promise<MappedRow | Filtered> {
     const [kept] = await this.filter.testMany([ctx]);
     if (kept === false) return FILTERED;
     if (kept !== true) throw kept;
     return this.mapping.render(ctx);
   }
 
-  async renderMany(ctxs: readonly RecordContext[]): Promise<Array<string[] | Filtered | MappingError>> {
+  async renderMany(ctxs: readonly RecordContext[]): Promise<Array<MappedRow | Filtered | MappingError>> {
     const verdicts = await this.filter.testMany(ctxs);
     const kept = ctxs.filter((_, i) => verdicts[i] === true);
     const rows = kept.length > 0 ? await this.mapping.renderMany(kept) : [];

@@ -3,7 +3,8 @@
  * (`node dist/main.js serve`, built by `npm run build`):
  *
  * 1. SIGKILL while streaming: every event answered 200 lands in the table, none lands twice
- *    unless its request had to be retried (no answer), and nothing else lands.
+ *    unless its request had to be retried (no answer), and nothing else lands. With a primary
+ *    key from the event, not even a retried one lands twice: the import upserts by it.
  * 2. Disk full: the event log refuses what it cannot keep (503 in the `stream.in.` envelope,
  *    never a 200 it cannot honour), the process stays up, and everything it acknowledged before
  *    is imported after a restart.
@@ -36,6 +37,11 @@ const FAST_ENV = {
 };
 const COLUMNS = [
   { type: 'path', name: 'n', path: 'n', rawString: true },
+  { type: 'body', name: 'body' },
+];
+/** The same, with the event's id as the table's primary key. */
+const KEYED_COLUMNS = [
+  { type: 'path', name: 'n', path: 'n', dataType: 'STRING', primaryKey: true },
   { type: 'body', name: 'body' },
 ];
 
@@ -81,14 +87,18 @@ function countBy(values: string[]): Map<string, number> {
 }
 
 describe.each(TARGETS)('crash safety on %s', (kind) => {
-  it('keeps every acknowledged event exactly once across SIGKILLs while streaming', async () => {
-    const dataDir = tempDir('sluice-crash-');
+  /**
+   * Streams 2400 events into a sink of `columns` while the process is killed twice, lands what
+   * waits, and answers the table's rows with what the clients saw.
+   */
+  async function streamThroughKills(columns: unknown[], prefix: string) {
+    const dataDir = tempDir(`sluice-${prefix}-`);
     const where = await servers.location(kind, dataDir);
     const started = Date.now();
     const svc = service(dataDir, where.env);
     await svc.start();
-    const path = await svc.createSource('crash');
-    await svc.createSink('crash', 'rows', 'in.c-crash.rows', COLUMNS, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
+    const path = await svc.createSource(prefix);
+    await svc.createSink(prefix, 'rows', `in.c-${prefix}.rows`, columns, { [UPLOAD_INTERVAL]: '1s', [IMPORT_COUNT]: 50 });
 
     // Eight clients send back to back (eight requests in flight whenever the server is up, so a
     // kill always cuts some of them off), ~500 events/s here: 2400 events take a few seconds,
@@ -118,21 +128,38 @@ describe.each(TARGETS)('crash safety on %s', (kind) => {
 
     // Land what still waits: a settings change rotates the file (imported now), and from then
     // on every file is imported as soon as it has a record and is 500 ms old.
-    await svc.patchSinkSettings('crash', 'rows', { [IMPORT_COUNT]: 1 });
-    const landed = await waitAllImported(svc, 'crash', 'rows', TOTAL, 15_000);
+    await svc.patchSinkSettings(prefix, 'rows', { [IMPORT_COUNT]: 1 });
+    const landed = await waitAllImported(svc, prefix, 'rows', TOTAL, 15_000);
     const exit = await svc.stop();
     expect(exit, tail(svc.output())).toEqual({ code: 0, signal: null });
 
-    const rows = await tableRows(where, 'in.c-crash', 'rows');
+    const rows = await tableRows(where, `in.c-${prefix}`, 'rows');
     const why = `kills ${JSON.stringify(kills)}; imports settled: ${landed.settled}; statistics ${landed.stats}`;
     expect(rows.filter((r) => r.body !== JSON.stringify({ n: r.n })), 'rows whose body is not the one sent').toEqual([]);
     const counts = expectEveryAckedOnce(rows.map((r) => r.n), { ids, acked, attempts }, why);
     expect(landed.settled, why).toBe(true);
-    expect(rows.length, why).toBe(landed.imported);
+    return { rows, counts, landed, why, kills, retried, TOTAL, streamedMs, started };
+  }
 
+  it('keeps every acknowledged event exactly once across SIGKILLs while streaming', async () => {
+    const { rows, counts, landed, why, kills, retried, TOTAL, streamedMs, started } = await streamThroughKills(COLUMNS, 'crash');
+    expect(rows.length, why).toBe(landed.imported);
     console.log(
       `crash on ${kind}: ${TOTAL} events, kills ${JSON.stringify(kills)}, retried ${retried.size} (${[...retried].join(' ')}), ` +
         `duplicates ${rows.length - counts.size}, streamed in ${streamedMs} ms, total ${Date.now() - started} ms`,
+    );
+  }, 60_000 + POSTGRES_START_TIMEOUT_MS);
+
+  it('keeps one row per key across SIGKILLs with a primary-keyed sink: retried events too', async () => {
+    const { rows, counts, landed, why, kills, retried, TOTAL, started } = await streamThroughKills(KEYED_COLUMNS, 'crashkey');
+    // Every acknowledged event once (expectEveryAckedOnce above), and no key twice, retried or not.
+    expect([...counts].filter(([, n]) => n > 1), `keys in the table more than once (${why})`).toEqual([]);
+    expect(rows.length, why).toBe(counts.size);
+    // The sink wrote each retry too; the key folded them into one row.
+    expect(landed.imported, why).toBeGreaterThanOrEqual(rows.length);
+    console.log(
+      `keyed crash on ${kind}: ${TOTAL} events, kills ${JSON.stringify(kills)}, retried ${retried.size}, ` +
+        `records imported ${landed.imported}, rows ${rows.length}, total ${Date.now() - started} ms`,
     );
   }, 60_000 + POSTGRES_START_TIMEOUT_MS);
 });

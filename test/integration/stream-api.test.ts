@@ -158,7 +158,7 @@ describe('sinks', () => {
     expect((await svc.call('GET', `${B()}/sources/web/sinks/events`)).json.disabled).toBeUndefined();
   });
 
-  it('accepts an existing table only when its columns match the mapping (rule 1)', async () => {
+  it('shares an existing table: adds the mapping\'s new columns, keeps the others, refuses another type (rule 1, grown)', async () => {
     await createSource('Rules');
     await svc.task('POST', `${B()}/sources/rules/sinks`, { json: sinkBody('First', 'in.c-rules.shared') });
     const same = await svc.task('POST', `${B()}/sources/rules/sinks`, { json: sinkBody('Second', 'in.c-rules.shared') });
@@ -166,10 +166,16 @@ describe('sinks', () => {
     const other = await svc.task('POST', `${B()}/sources/rules/sinks`, {
       json: sinkBody('Third', 'in.c-rules.shared', [{ type: 'uuid', name: 'id' }, { type: 'ip', name: 'ip' }]),
     });
-    expect(other.status).toBe('error');
-    expect(other.error).toMatch(/column/i);
-    expect((await svc.call('GET', `${B()}/sources/rules/sinks/third`)).status).toBe(404);
-    expect((await svc.call('GET', '/v2/storage/tables/in.c-rules.shared')).json.columns).toEqual(['id', 'body']);
+    expect(other.status).toBe('success');
+    expect((await svc.call('GET', '/v2/storage/tables/in.c-rules.shared')).json.columns).toEqual(['id', 'body', 'ip']);
+    const typed = await svc.call('POST', `${B()}/sources/rules/sinks`, {
+      json: sinkBody('Fourth', 'in.c-rules.shared', [{ type: 'body', name: 'body', dataType: 'JSON' }]),
+    });
+    expect(typed.status).toBe(400);
+    expect(typed.json.error).toBe('stream.api.tableSchemaMismatch');
+    expect(typed.json.message).toMatch(/^The column "body" of the table "in.c-rules.shared" is untyped and the mapping asks for JSON/);
+    expect((await svc.call('GET', `${B()}/sources/rules/sinks/fourth`)).status).toBe(404);
+    expect((await svc.call('GET', '/v2/storage/tables/in.c-rules.shared')).json.columns).toEqual(['id', 'body', 'ip']);
   });
 
   it('changes sink settings, shows them as overwritten and refuses bad values and protected keys', async () => {

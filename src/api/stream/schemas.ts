@@ -3,7 +3,7 @@
  * document). Lengths and enums are the reference's; violations are reported in its words by
  * validation.ts.
  */
-import { COLUMN_TYPES, SIGNALS, SOURCE_TYPES } from '../../model/definition.js';
+import { BASE_TYPES, COLUMN_TYPES, SIGNALS, SOURCE_TYPES } from '../../model/definition.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 40, description: 'Human-readable name.' } as const;
 const description = { type: 'string', maxLength: 4096, description: 'Free text.' } as const;
@@ -20,7 +20,12 @@ export const columnSchema = {
     path: { type: 'string', description: 'type path: dot-separated path in the JSON body, e.g. a.b[0].c' },
     defaultValue: { type: 'string', description: 'type path: value when the path does not exist.' },
     rawString: { type: 'boolean', description: 'path and template: write a JSON string without quotes.' },
-    primaryKey: { type: 'boolean', description: 'Accepted for compatibility; streams do not support primary keys.' },
+    dataType: {
+      type: 'string',
+      enum: BASE_TYPES,
+      description: 'Sluice extension: the column\'s base type; the table column gets the native type and a value that does not convert fails its record. Absent: the untyped string column.',
+    },
+    primaryKey: { type: 'boolean', description: 'Sluice extension: part of the table\'s primary key; an import then upserts by the key (the last record by event order wins).' },
     template: {
       type: 'object',
       additionalProperties: false,

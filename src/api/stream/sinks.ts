@@ -117,6 +117,6 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async (app, { p
     const { sourceId, sinkId } = req.params;
     const branchId = project.resolveBranch(req.params.branchId);
     const n = parseVersionNumber(req.params.versionNumber);
-    return reply.status(202).send(sinks.rollback(branchId, sourceId, sinkId, n, by(req), api));
+    return reply.status(202).send(await sinks.rollback(branchId, sourceId, sinkId, n, by(req), api));
   });
 };

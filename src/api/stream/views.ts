@@ -63,7 +63,11 @@ export function sourceView(s: Source, config: SourceViewConfig, withSecret: bool
   };
 }
 
-/** Columns as the reference echoes them: rawString always for path and template columns. */
+/**
+ * Columns as the reference echoes them: rawString always for path and template columns. The
+ * Sluice extensions only when set (`dataType`, `primaryKey` when true), so that a column without
+ * them answers the reference's bytes.
+ */
 export function columnView(c: Column): Column {
   const out: Column = { type: c.type, name: c.name };
   if (c.type === 'path') {
@@ -75,6 +79,8 @@ export function columnView(c: Column): Column {
     out.template = c.template;
     out.rawString = c.rawString ?? false;
   }
+  if (c.dataType !== undefined) out.dataType = c.dataType;
+  if (c.primaryKey === true) out.primaryKey = true;
   return out;
 }
 

@@ -10,7 +10,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { ErrorText } from '../widgets/common';
 
 export type { ColumnType } from '../../contract/stream-sources';
-import type { Column, ColumnBody, ColumnType } from '../../contract/stream-sources';
+import type { BaseType, Column, ColumnBody, ColumnType } from '../../contract/stream-sources';
 
 /** A column being edited: every option kept while the type changes; `key` identifies it in the list. */
 export interface ColumnDraft {
@@ -22,6 +22,9 @@ export interface ColumnDraft {
   defaultValue: string;
   rawString: boolean;
   content: string;
+  /** Kept as the sink has them (the API refuses a type or key change on an existing table). */
+  dataType?: BaseType;
+  primaryKey?: boolean;
 }
 
 export const COLUMN_TYPES: { type: ColumnType; label: string; hint: string }[] = [
@@ -50,18 +53,21 @@ export function draftOf(c: Column): ColumnDraft {
     defaultValue: c.defaultValue ?? '',
     rawString: c.rawString === true,
     content: c.template?.content ?? '',
+    ...(c.dataType !== undefined ? { dataType: c.dataType } : {}),
+    ...(c.primaryKey === true ? { primaryKey: true } : {}),
   };
 }
 
-/** The column as the API takes it: only the fields of its type. */
+/** The column as the API takes it: only the fields of its type, and its data type and key flag when set. */
 export function apiColumn(d: ColumnDraft): ColumnBody {
+  const typed = { ...(d.dataType !== undefined ? { dataType: d.dataType } : {}), ...(d.primaryKey === true ? { primaryKey: true } : {}) };
   switch (d.type) {
     case 'path':
-      return { type: 'path', name: d.name, path: d.path, ...(d.hasDefault ? { defaultValue: d.defaultValue } : {}), rawString: d.rawString };
+      return { type: 'path', name: d.name, path: d.path, ...(d.hasDefault ? { defaultValue: d.defaultValue } : {}), rawString: d.rawString, ...typed };
     case 'template':
-      return { type: 'template', name: d.name, template: { language: 'jsonnet', content: d.content }, rawString: d.rawString };
+      return { type: 'template', name: d.name, template: { language: 'jsonnet', content: d.content }, rawString: d.rawString, ...typed };
     default:
-      return { type: d.type, name: d.name };
+      return { type: d.type, name: d.name, ...typed };
   }
 }
 

@@ -18,7 +18,7 @@ import type { RecentRecord, RecentRecordsAnswer, TestAnswer } from '../../contra
 type Result =
   | { state: 'idle' }
   | { state: 'running' }
-  | { state: 'done'; columns?: { name: string; value: string }[]; filtered: boolean; others: TestAnswer['tables'] }
+  | { state: 'done'; columns?: { name: string; value: string | null }[]; filtered: boolean; others: TestAnswer['tables'] }
   | { state: 'failed'; message: string; column?: string; request?: boolean };
 
 /** What the sink does with a recent record, as the test endpoint answers for it. */
@@ -225,12 +225,14 @@ export function SinkPreview({ source, sink }: { source: SourceView; sink: SinkVi
               <tbody>
                 {columnNames.map((name, i) => {
                   const failed = failedHere && result.state === 'failed' && result.column === name;
-                  const value = result.state === 'done' ? result.columns?.find((c) => c.name === name)?.value ?? result.columns?.[i]?.value : undefined;
+                  // null: NULL in a typed column.
+                  const value = result.state === 'done' ? (result.columns?.find((c) => c.name === name) ?? result.columns?.[i])?.value : undefined;
                   return (
                     <tr key={name} class={failed ? 'failed' : undefined}>
                       <th scope="row"><code>{name}</code></th>
                       <td>
                         {failed && result.state === 'failed' ? <span class="error">{result.message}</span>
+                          : value === null ? <span class="muted">NULL</span>
                           : value !== undefined ? <code class="value">{value}</code>
                           : <span class="muted">—</span>}
                       </td>

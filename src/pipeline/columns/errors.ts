@@ -6,10 +6,11 @@
  *  - `unsupportedMediaType`  Body()/path on a content type other than JSON or form (415)
  *  - `notFound`              a path or header that is missing and has no default
  *  - `template`              any other Jsonnet evaluation error
+ *  - `conversion`            a typed column's value that does not convert to its type (typed-values.ts)
  *  - `internal`              a bug or an unavailable engine
  * The test endpoint answers every kind with 422 `stream.api.unprocessableContent`.
  */
-export type MappingErrorKind = 'invalidBody' | 'unsupportedMediaType' | 'notFound' | 'template' | 'internal';
+export type MappingErrorKind = 'invalidBody' | 'unsupportedMediaType' | 'notFound' | 'template' | 'conversion' | 'internal';
 
 export class MappingError extends Error {
   /**

@@ -37,13 +37,18 @@ export type TemplateCanFail = (content: string, signal: Signal) => boolean;
  * Whether a mapping can fail on a flattened OTLP record of the signal at all. The body is JSON
  * Sluice wrote itself, so only templates and `path` columns without a default can fail, and of
  * those only paths that can miss (pathCanMiss) and templates that `templateCanFail` cannot
- * clear. Sinks with none need no check, which saves a full parse and mapping of every record on
- * the ingestion thread.
+ * clear; and typed path and template columns, whose value may not convert (STRING and JSON
+ * take any value), and primary key columns (a key needs a value of a bounded size). Sinks with
+ * none need no check, which saves a full parse and mapping of every record on the ingestion
+ * thread.
  */
 export function mappingCanFail(columns: readonly Column[], signal: Signal, templateCanFail: TemplateCanFail = () => true): boolean {
   return columns.some((c) => {
+    if (c.primaryKey === true) return true;
+    if ((c.type === 'path' || c.type === 'template') && c.dataType !== undefined && c.dataType !== 'STRING' && c.dataType !== 'JSON') return true;
     if (c.type === 'template') return c.template?.language !== 'jsonnet' || templateCanFail(c.template.content ?? '', signal);
-    return c.type === 'path' && (c.defaultValue === undefined || c.defaultValue === null) && pathCanMiss(c.path ?? '', signal);
+    // A typed path column writes NULL for a missing path: only an untyped one fails.
+    return c.type === 'path' && c.dataType === undefined && (c.defaultValue === undefined || c.defaultValue === null) && pathCanMiss(c.path ?? '', signal);
   });
 }
 

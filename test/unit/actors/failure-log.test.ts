@@ -92,6 +92,10 @@ describe('failureKind of the reasons the renderers produce', () => {
     ['template, runtime error', [{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("a") - 1' } }], record('{"a":"x"}'), 'template'],
     ['path column, body not JSON', [{ type: 'path', name: 'user', path: 'user' }], record('not json'), 'invalid_value'],
     ['path column, unsupported content type', [{ type: 'path', name: 'user', path: 'user' }], record('x', { 'Content-Type': 'text/plain' }), 'invalid_value'],
+    ['typed path column, a value that does not convert', [{ type: 'path', name: 'n', path: 'n', dataType: 'INTEGER' }], record('{"n":"abc"}'), 'invalid_value'],
+    ['typed template column, a value that does not convert', [{ type: 'template', name: 'd', dataType: 'DATE', template: { language: 'jsonnet', content: '"2026-13-01"' } }], record('{}'), 'invalid_value'],
+    ['key column without a value', [{ type: 'path', name: 'id', path: 'id', dataType: 'STRING', primaryKey: true }], record('{}'), 'path_not_found'],
+    ['key column with a value too long', [{ type: 'path', name: 'id', path: 'id', primaryKey: true }], record(`{"id":"${'x'.repeat(3000)}"}`), 'invalid_value'],
   ];
 
   it.each(cases)('%s', async (_name, columns, rec, kind) => {

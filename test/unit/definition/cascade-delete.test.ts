@@ -86,7 +86,7 @@ describe('cascade delete of a source', () => {
     const tasks = new TaskRunner(store, pino({ level: 'silent' }), 'http://localhost');
     const tick = () => new Promise<void>((r) => setTimeout(r, 1));
     // Table calls yield, as the real ones do: a transaction of its own between them would show.
-    const tables = { ensureTable: async () => (await tick(), { created: true }), dropTable: tick, dropBucket: tick };
+    const tables = { ensureTable: async () => (await tick(), { created: true, added: [] }), findTable: async () => undefined, dropTable: tick, dropBucket: tick };
     const lifecycle = new SinkLifecycle(store, new TokenService(store, 1), tables);
     const sources = new SourceService(store, tasks, 1, lifecycle);
     const sinks = new SinkService(store, tasks, 1, lifecycle, async () => undefined);

@@ -382,7 +382,7 @@ describe('compiled mappings', () => {
   const suiteNote = conformanceFound('stream-api') ? '' : ` (${conformanceMissing('stream-api')})`;
 
   /** The sink of fixture 003, rendered for the request of a test-mapping case. */
-  async function renderFixture(caseDir: string): Promise<string[]> {
+  async function renderFixture(caseDir: string): Promise<Array<string | null>> {
     const sink = JSON.parse(readFileSync(new URL('003-create-sink/request.json', fixtureDir), 'utf8'));
     const request = JSON.parse(readFileSync(new URL(`${caseDir}/request.json`, fixtureDir), 'utf8'));
     // Go's client sends the body map with sorted keys, compact.

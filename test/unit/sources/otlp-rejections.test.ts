@@ -27,6 +27,12 @@ describe('rejections known at ingest time', () => {
   it('knows which mappings cannot fail on a flattened record, so they need no check', () => {
     expect(mappingCanFail([{ type: 'uuid', name: 'id' }, { type: 'body', name: 'b' }, { type: 'path', name: 'p', path: 'x', defaultValue: '' }], 'logs')).toBe(false);
     expect(mappingCanFail([{ type: 'path', name: 'p', path: 'x' }], 'logs')).toBe(true);
+    // Typed columns: a missing path is NULL; a value may not convert, except to STRING and JSON.
+    expect(mappingCanFail([{ type: 'path', name: 'p', path: 'x', dataType: 'STRING' }, { type: 'path', name: 'j', path: 'y', dataType: 'JSON' }], 'logs')).toBe(false);
+    expect(mappingCanFail([{ type: 'path', name: 'p', path: 'body', dataType: 'INTEGER' }], 'logs')).toBe(true);
+    expect(mappingCanFail([{ type: 'template', name: 't', dataType: 'DATE', template: { language: 'jsonnet', content: 'Body("body")' } }], 'logs', templateCanFail)).toBe(true);
+    // A key column needs a value of a bounded size.
+    expect(mappingCanFail([{ type: 'path', name: 'p', path: 'body', primaryKey: true }], 'logs')).toBe(true);
     expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("x")' } }], 'logs')).toBe(true);
     expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("body") + "!"' } }], 'logs', templateCanFail)).toBe(false);
     expect(mappingCanFail([{ type: 'template', name: 't', template: { language: 'jsonnet', content: 'Body("body") + "!"' } }], 'logs'), 'without the engine\'s judgement a template can fail').toBe(true);
