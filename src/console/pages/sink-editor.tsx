@@ -2,9 +2,9 @@
  * The mapping editor of a sink: create (POST .../sinks) or change (PATCH .../sinks/<id>); both
  * answer tasks. Obvious mistakes are caught here (a name, a table, column names); everything
  * else the API judges, and its message is shown next to the field it is about: a template's
- * syntax error next to the template (with its line and column), a table whose columns do not
- * match (`tableSchemaMismatch`) next to the table. A read-only token sees the same form, read
- * only, without buttons.
+ * syntax error next to the template (with its line and column), a table that cannot take a
+ * column (`tableSchemaMismatch`: another type) next to that column, or next to the table. A
+ * read-only token sees the same form, read only, without buttons.
  */
 import { useState } from 'preact/hooks';
 import { BRANCH, runTask } from '../api';
@@ -216,8 +216,8 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
       <label class="field">
         Table id
         <span class="hint">
-          <code>bucket.table</code>, e.g. <code>in.c-events.raw</code>. A missing table is created with the columns below (all strings);
-          an existing table must have exactly these column names, in this order.
+          <code>bucket.table</code>, e.g. <code>in.c-events.raw</code>. A missing table is created with the columns below; an existing
+          table gets those it lacks and keeps the others, but a column's type and the table's primary key cannot change.
         </span>
         <input name="tableId" value={draft.tableId} readOnly={readOnly} maxLength={256} autoComplete="off" spellcheck={false}
           placeholder={creating ? `in.c-${source.sourceId}.${draft.sinkId.trim() || normalizeId(draft.name) || 'events'}` : undefined}
@@ -246,8 +246,8 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
       )}
       <h2 id="columns-heading">Columns</h2>
       <p class="hint">
-        One row per record, the columns in this order (1 to 100). The table gets the columns' names in this order;
-        every value is a string.
+        One row per record, the columns in this order (1 to 100). A column without a data type is a string column;
+        a typed one (set through the API) keeps its type here.
       </p>
       <ColumnsEditor columns={draft.columns} onChange={(columns) => set({ columns })} errors={errors.column} readOnly={readOnly} />
       <ErrorText error={errors.columns} />
