@@ -3,8 +3,8 @@
  * answer tasks. Obvious mistakes are caught here (a name, a table, column names); everything
  * else the API judges, and its message is shown next to the field it is about: a template's
  * syntax error next to the template (with its line and column), a filter's next to the filter,
- * a table whose columns do not match (`tableSchemaMismatch`) next to the table. A read-only token sees the same form, read
- * only, without buttons.
+ * a table that cannot take a column (`tableSchemaMismatch`: another type) next to that column,
+ * or next to the table. A read-only token sees the same form, read only, without buttons.
  */
 import { useState } from 'preact/hooks';
 import { BRANCH, runTask } from '../api';
@@ -229,8 +229,8 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
       <label class="field">
         Table id
         <span class="hint">
-          <code>bucket.table</code>, e.g. <code>in.c-events.raw</code>. A missing table is created with the columns below (all strings);
-          an existing table must have exactly these column names, in this order.
+          <code>bucket.table</code>, e.g. <code>in.c-events.raw</code>. A missing table is created with the columns below; an existing
+          table gets those it lacks and keeps the others, but a column's type and the table's primary key cannot change.
         </span>
         <input name="tableId" value={draft.tableId} readOnly={readOnly} maxLength={256} autoComplete="off" spellcheck={false}
           placeholder={creating ? `in.c-${source.sourceId}.${draft.sinkId.trim() || normalizeId(draft.name) || 'events'}` : undefined}
@@ -268,8 +268,8 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
         hint={<>Jsonnet that returns <code>true</code> or <code>false</code>, e.g. <code>Body("level") == "error"</code>, <code>Body("amount", 0) &gt; 100</code>.</>} />
       <h2 id="columns-heading">Columns</h2>
       <p class="hint">
-        One row per record, the columns in this order (1 to 100). The table gets the columns' names in this order;
-        every value is a string.
+        One row per record, the columns in this order (1 to 100). A column without a data type is a string column;
+        a typed one (set through the API) keeps its type here.
       </p>
       {creating && !readOnly && (
         <ProposeMapping sourceId={source.sourceId} signals={draft.allowedSignals} onColumns={(columns) => set({ columns: columns.map(draftOf) })} />
