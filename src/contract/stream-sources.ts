@@ -26,6 +26,8 @@ import type { At, Column, MappingFilter, Signal, SourceType, Version } from '../
 import type { Task } from './tasks.js';
 
 export type { At, BaseType, By, Column, ColumnType, Signal, SourceType, Version } from '../model/definition.js';
+/** Which data types a column type may have, and which column types may be part of the primary key (the API's checks). */
+export { DATA_TYPES_OF, KEY_COLUMN_TYPES } from '../model/definition.js';
 
 /** What sources and sinks show of their life: the current version, creation, deletion, disabling. */
 export interface Lifecycle {

@@ -1,5 +1,5 @@
 import { DomainError } from '../domain-errors.js';
-import { BASE_TYPES, type BaseType, type Column, type ColumnType, type MappingFilter } from './definition.js';
+import { DATA_TYPES_OF, KEY_COLUMN_TYPES, type Column, type MappingFilter } from './definition.js';
 
 /**
  * Checks of a mapping the model cannot do itself (they need the template engine or the
@@ -8,24 +8,6 @@ import { BASE_TYPES, type BaseType, type Column, type ColumnType, type MappingFi
  * <error>`) or undefined.
  */
 export type MappingChecker = (columns: Column[], filter?: MappingFilter) => Promise<string | undefined>;
-
-/** The base types each column type may have (Column.dataType): what its values can be. */
-export const DATA_TYPES_OF: Readonly<Record<ColumnType, readonly BaseType[]>> = {
-  uuid: ['STRING'],
-  datetime: ['STRING', 'TIMESTAMP'],
-  ip: ['STRING'],
-  headers: ['STRING', 'JSON'],
-  body: ['STRING', 'JSON'],
-  path: BASE_TYPES,
-  template: BASE_TYPES,
-};
-
-/**
- * The column types that may be part of the primary key. Not `body` and `headers`: their values
- * have no size bound, and a key's values go into one index entry (MAX_PRIMARY_KEY_BYTES); the
- * part of a body that identifies a record is a path or a template column.
- */
-export const KEY_COLUMN_TYPES: readonly ColumnType[] = ['path', 'template', 'uuid', 'datetime', 'ip'];
 
 /** Columns of one primary key at most: PostgreSQL's limit of an index (INDEX_MAX_KEYS). */
 export const MAX_PRIMARY_KEY_COLUMNS = 32;

@@ -46,6 +46,24 @@ export const COLUMN_TYPES: ColumnType[] = ['uuid', 'datetime', 'ip', 'body', 'he
 export type BaseType = 'STRING' | 'INTEGER' | 'NUMERIC' | 'FLOAT' | 'BOOLEAN' | 'DATE' | 'TIMESTAMP' | 'JSON';
 export const BASE_TYPES: BaseType[] = ['STRING', 'INTEGER', 'NUMERIC', 'FLOAT', 'BOOLEAN', 'DATE', 'TIMESTAMP', 'JSON'];
 
+/** The base types each column type may have (Column.dataType): what its values can be. */
+export const DATA_TYPES_OF: Readonly<Record<ColumnType, readonly BaseType[]>> = {
+  uuid: ['STRING'],
+  datetime: ['STRING', 'TIMESTAMP'],
+  ip: ['STRING'],
+  headers: ['STRING', 'JSON'],
+  body: ['STRING', 'JSON'],
+  path: BASE_TYPES,
+  template: BASE_TYPES,
+};
+
+/**
+ * The column types that may be part of the primary key. Not `body` and `headers`: their values
+ * have no size bound, and a key's values go into one index entry (MAX_PRIMARY_KEY_BYTES); the
+ * part of a body that identifies a record is a path or a template column.
+ */
+export const KEY_COLUMN_TYPES: readonly ColumnType[] = ['path', 'template', 'uuid', 'datetime', 'ip'];
+
 /** A sink's record filter: a Jsonnet expression over the record (as template columns see it) that returns a boolean. */
 export interface MappingFilter {
   language: 'jsonnet';

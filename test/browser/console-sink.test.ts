@@ -221,6 +221,50 @@ describe('the sink pages', () => {
     await page.context().close();
   }, 60_000);
 
+  it('sets a column\'s data type and primary key in the editor; the choices follow the column type', async () => {
+    const { page, errors } = await openPage(browser);
+    onTestFinished(async () => void (await svc.task('DELETE', `${B()}/sources/shop/sinks/keyed`)));
+    await signIn(page, svc.server.address, MASTER_TOKEN);
+    await open(page, 'sources/shop/sinks/new');
+    await page.getByRole('heading', { name: 'New sink of Shop' }).waitFor(WAIT);
+    await page.getByLabel(/^Name\s*1 to 40/).fill('Keyed');
+    await page.getByLabel(/^Table id/).fill('in.c-shop.keyed');
+    await page.getByLabel('Type of the new column').selectOption('path');
+    await page.getByRole('button', { name: 'Add column' }).click();
+    const added = column(page, 4);
+    await added.getByLabel('Name', { exact: true }).fill('user_id');
+    await added.getByLabel(/^Path/).fill('user.id');
+    // A path column may have any base type, and be part of the key.
+    const dataType = added.getByLabel('Data type');
+    expect(await dataType.locator('option').allTextContents()).toEqual(['untyped text (never NULL)', 'STRING', 'INTEGER', 'NUMERIC', 'FLOAT', 'BOOLEAN', 'DATE', 'TIMESTAMP', 'JSON']);
+    await dataType.selectOption('INTEGER');
+    await added.getByLabel(/^Part of the primary key/).check();
+    // The body column (3) offers only STRING or JSON and no key; the datetime column (2) STRING or TIMESTAMP.
+    expect(await column(page, 3).getByLabel('Data type').locator('option').allTextContents()).toEqual(['untyped text (never NULL)', 'STRING', 'JSON']);
+    expect(await column(page, 3).getByLabel(/^Part of the primary key/).count()).toBe(0);
+    await column(page, 2).getByLabel('Data type').selectOption('TIMESTAMP');
+    await page.getByRole('button', { name: 'Create sink' }).click();
+    await page.waitForURL(/#\/sources\/shop\/sinks\/keyed$/, WAIT);
+    const sink = (await svc.call('GET', `${B()}/sources/shop/sinks/keyed`)).json;
+    expect(sink.table.mapping.columns).toEqual([
+      { type: 'uuid', name: 'id' },
+      { type: 'datetime', name: 'received_at', dataType: 'TIMESTAMP' },
+      { type: 'body', name: 'body' },
+      { type: 'path', name: 'user_id', path: 'user.id', rawString: false, dataType: 'INTEGER', primaryKey: true },
+    ]);
+    const table = (await svc.call('GET', '/v2/storage/tables/in.c-shop.keyed')).json;
+    expect(table.primaryKey).toEqual(['user_id']);
+    // The editor shows what is stored; a column type that cannot have the data type drops it.
+    const saved = column(page, 4);
+    expect(await saved.getByLabel('Data type').inputValue()).toBe('INTEGER');
+    expect(await saved.getByLabel(/^Part of the primary key/).isChecked()).toBe(true);
+    await saved.locator('select[name="column-type"]').selectOption('body');
+    expect(await saved.getByLabel('Data type').inputValue()).toBe('');
+    expect(await saved.getByLabel(/^Part of the primary key/).count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 60_000);
+
   it('changes a setting: the API\'s validation message next to it, then marked overridden, and reset', async () => {
     const { page, errors } = await openPage(browser);
     await signIn(page, svc.server.address, MASTER_TOKEN);

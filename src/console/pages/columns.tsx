@@ -10,7 +10,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import { ErrorText } from '../widgets/common';
 
 export type { ColumnType } from '../../contract/stream-sources';
-import type { BaseType, Column, ColumnBody, ColumnType } from '../../contract/stream-sources';
+import { DATA_TYPES_OF, KEY_COLUMN_TYPES, type BaseType, type Column, type ColumnBody, type ColumnType } from '../../contract/stream-sources';
 
 /** A column being edited: every option kept while the type changes; `key` identifies it in the list. */
 export interface ColumnDraft {
@@ -22,7 +22,7 @@ export interface ColumnDraft {
   defaultValue: string;
   rawString: boolean;
   content: string;
-  /** Kept as the sink has them (the API refuses a type or key change on an existing table). */
+  /** The column's data type (none: the untyped string column) and whether it is part of the primary key; an existing table refuses a change of either (the API's 400, shown at the column). */
   dataType?: BaseType;
   primaryKey?: boolean;
 }
@@ -171,7 +171,7 @@ function ColumnEditor({ column: c, index, count, errors, readOnly, onUpdate, onM
         </label>
         <label class="field">
           Type
-          <select name="column-type" value={c.type} disabled={readOnly} onChange={(e) => onUpdate({ type: value(e) as ColumnType })}>
+          <select name="column-type" value={c.type} disabled={readOnly} onChange={(e) => onUpdate(retyped(c, value(e) as ColumnType))}>
             {COLUMN_TYPES.map((t) => <option key={t.type} value={t.type}>{t.label}</option>)}
           </select>
         </label>
@@ -223,9 +223,37 @@ function ColumnEditor({ column: c, index, count, errors, readOnly, onUpdate, onM
           Raw string: write a JSON string without its quotes
         </label>
       )}
+      <div class="column-options">
+        <label class="field">
+          Data type
+          <select name="column-data-type" value={c.dataType ?? ''} disabled={readOnly}
+            onChange={(e) => {
+              const dataType = (value(e) || undefined) as BaseType | undefined;
+              onUpdate({ dataType, ...(dataType === 'JSON' ? { primaryKey: false } : {}) });
+            }}>
+            <option value="">untyped text (never NULL)</option>
+            {DATA_TYPES_OF[c.type].map((t) => <option key={t} value={t}>{t}</option>)}
+          </select>
+        </label>
+        {KEY_COLUMN_TYPES.includes(c.type) && c.dataType !== 'JSON' && (
+          <label class="check">
+            <input type="checkbox" name="column-primary-key" checked={c.primaryKey === true} disabled={readOnly} onChange={(e) => onUpdate({ primaryKey: checked(e) })} />
+            Part of the primary key: an import replaces the row of the same key (the last record wins)
+          </label>
+        )}
+      </div>
       <ErrorText error={errors.other} />
     </fieldset>
   );
+}
+
+/** A column given another column type: a data type or key flag the new type cannot have is dropped. */
+function retyped(c: ColumnDraft, type: ColumnType): Partial<ColumnDraft> {
+  return {
+    type,
+    ...(c.dataType !== undefined && !DATA_TYPES_OF[type].includes(c.dataType) ? { dataType: undefined } : {}),
+    ...(c.primaryKey && !KEY_COLUMN_TYPES.includes(type) ? { primaryKey: false } : {}),
+  };
 }
 
 /**

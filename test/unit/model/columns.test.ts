@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../../src/domain-errors.js';
-import { checkColumns, DATA_TYPES_OF, primaryKeyOf } from '../../../src/model/columns.js';
+import { checkColumns, primaryKeyOf } from '../../../src/model/columns.js';
+import { DATA_TYPES_OF } from '../../../src/model/definition.js';
 import { BASE_TYPES, COLUMN_TYPES, type Column, type ColumnType } from '../../../src/model/definition.js';
 
 const none = async () => undefined;
