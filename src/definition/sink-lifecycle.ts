@@ -1,5 +1,5 @@
 import type { MetadataStore, MetadataTx } from '../ports/metadata-store.js';
-import type { ColumnDefinition, TargetTable } from '../ports/target.js';
+import { TargetUnavailableError, type ColumnDefinition, type TargetTable } from '../ports/target.js';
 import type { TokenService } from '../storage/tokens.js';
 import type { Column, Sink, Source } from '../model/definition.js';
 import { primaryKeyOf } from '../model/columns.js';
@@ -55,10 +55,18 @@ export class SinkLifecycle {
 
   /**
    * Refuses now (400 tableSchemaMismatch) a mapping that an existing table cannot take: a
-   * column of another type, another primary key (table-conflicts.ts). Nothing is changed.
+   * column of another type, another primary key (table-conflicts.ts). Nothing is changed. When
+   * the target cannot be reached the check is left to the task's ensureTable, which has the last
+   * word anyway: the task then fails with the reason, as every sink change did before this check.
    */
   async checkTable(tableId: string, columns: readonly Column[]): Promise<void> {
-    const table = await this.tables.findTable(tableId);
+    let table: TargetTable | undefined;
+    try {
+      table = await this.tables.findTable(tableId);
+    } catch (err) {
+      if (err instanceof TargetUnavailableError) return;
+      throw err;
+    }
     const conflict = table && tableConflict(table, columnDefinitions(columns), primaryKeyOf(columns));
     if (conflict) throw new DomainError('invalid', 'tableSchemaMismatch', conflict);
   }
