@@ -115,7 +115,18 @@ function toTimestamp(value: JsonValue): TypedValue {
   return text;
 }
 
-const toJson = (value: JsonValue): TypedValue => stringifyJson(value);
+/** A JSON text's `\u0000` escapes (odd backslash runs only: `\\u0000` is a backslash and text). */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * JSON: its compact text, with the NUL character of strings as U+FFFD on every target:
+ * PostgreSQL's jsonb cannot hold it, and an import that fails on it would fail on every retry
+ * and hold the sink's later files back (untyped text columns get the same replacement there).
+ */
+const toJson = (value: JsonValue): TypedValue => {
+  const text = stringifyJson(value);
+  return text.includes('\\u0000') ? text.replace(NUL_ESCAPE, '$1\\ufffd') : text;
+};
 
 const CONVERTERS: Record<BaseType, Converter> = {
   STRING: toString,
