@@ -7,6 +7,10 @@
  * PostgreSQL: `COPY t FROM STDIN` streamed from the gunzipped file, one transaction). The
  * PostgreSQL server is a throwaway one started for the run (test/helpers/postgres.ts). Medians
  * of the rounds; the ratio is the median of the per-round ratios.
+ *
+ * `keyed`: the same import into a table with a primary key (`id`, every row a new key), and
+ * once more into that table (every row replaces the row of its key), against the import into
+ * the table without a key (`ratio`: keyed rows/s over unkeyed rows/s).
  */
 import { createReadStream, writeFileSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -147,24 +151,30 @@ export async function importBench(argv: string[]): Promise<Record<string, unknow
       const sluice: number[] = [];
       const raw: number[] = [];
       const ratios: number[] = [];
+      const keyed: number[] = [];
+      const replaced: number[] = [];
       {
         for (let round = 1; round <= rounds; round++) {
           const target = await side.open();
           const tables = new TableService(target, 1);
           const tableId = `in.c-bench.r${round}`;
           await tables.ensureTable(tableId, COLUMNS.map((name) => ({ name })), { metadata: {} });
-          const file = {
-            projectId: 1, branchId: 1, sourceId: 'bench', sinkId: 'import', openedAt: `round-${round}`, state: 'importing', tableId,
-            columns: COLUMNS.map((c) => ({ type: 'body', name: c })), settings: [],
-          } as unknown as FileEntry;
-          const own = slices.map((s) => ({ ...s, fileOpenedAt: file.openedAt }));
-          // Alternate which goes first, so that neither always meets a warm cache.
-          const measureSluice = async () => {
+          const fileOf = (into: string, openedAt: string) => {
+            const file = {
+              projectId: 1, branchId: 1, sourceId: 'bench', sinkId: 'import', openedAt, state: 'importing', tableId: into,
+              columns: COLUMNS.map((c) => ({ type: 'body', name: c })), settings: [],
+            } as unknown as FileEntry;
+            return { file, slices: slices.map((s) => ({ ...s, fileOpenedAt: openedAt })) };
+          };
+          const importInto = async (into: string, openedAt: string) => {
+            const { file, slices: own } = fileOf(into, openedAt);
             const t0 = performance.now();
             const result = await importFile(tables, new LocalDirectoryStaging(dir), file, own);
             if (result.inserted !== rows) throw new Error(`Sluice imported ${result.inserted} rows, ${rows} expected`);
             return rows / ((performance.now() - t0) / 1000);
           };
+          // Alternate which goes first, so that neither always meets a warm cache.
+          const measureSluice = () => importInto(tableId, `round-${round}`);
           const measureRaw = async () => {
             const t0 = performance.now();
             const n = await side.raw(paths, round);
@@ -183,13 +193,27 @@ export async function importBench(argv: string[]): Promise<Record<string, unknow
           sluice.push(s);
           raw.push(r);
           ratios.push(s / r);
+          const keyedId = `in.c-bench.k${round}`;
+          await tables.ensureTable(keyedId, COLUMNS.map((name) => ({ name })), { primaryKey: ['id'], metadata: {} });
+          const k = await importInto(keyedId, `keyed-${round}`);
+          const again = await importInto(keyedId, `replaced-${round}`);
+          if ((await tables.getTable(keyedId)).rowsCount !== rows) throw new Error(`the keyed table has other than ${rows} rows`);
+          keyed.push(k);
+          replaced.push(again);
           await target.close();
-          process.stderr.write(`${name} round ${round}: Sluice ${Math.round(s)} rows/s, raw COPY ${Math.round(r)} rows/s, ratio ${round2(s / r)}\n`);
+          process.stderr.write(`${name} round ${round}: Sluice ${Math.round(s)} rows/s, raw COPY ${Math.round(r)} rows/s, ratio ${round2(s / r)}; `
+            + `keyed ${Math.round(k)} rows/s new keys, ${Math.round(again)} rows/s replacing\n`);
         }
       }
       const ratio = round2(median(ratios));
       ok &&= ratio >= 0.8;
-      results[name] = { sluiceRowsPerSec: Math.round(median(sluice)), rawCopyRowsPerSec: Math.round(median(raw)), ratio, target: 0.8 };
+      results[name] = {
+        sluiceRowsPerSec: Math.round(median(sluice)), rawCopyRowsPerSec: Math.round(median(raw)), ratio, target: 0.8,
+        keyed: {
+          newKeysRowsPerSec: Math.round(median(keyed)), replacingRowsPerSec: Math.round(median(replaced)),
+          ratio: round2(median(keyed) / median(sluice)), replacingRatio: round2(median(replaced) / median(sluice)),
+        },
+      };
     }
     return { rows, files, stagedBytes: staged, rounds, ...results, ok };
   } finally {

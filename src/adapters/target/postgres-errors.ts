@@ -25,12 +25,13 @@ export function translate(err: unknown, where: string): unknown {
 
 /**
  * A write's failure on its data (SQLSTATE class 22, a value that does not convert; 23, a key
- * NULL or a constraint) as an Error that says what and where: PostgreSQL names the value in its
- * message and the column and line of a COPY in `where`. Anything else unchanged.
+ * NULL or a constraint; 54, a key value longer than a btree index takes, about 2,700 bytes) as
+ * an Error that says what and where: PostgreSQL names the value in its message and the column
+ * and line of a COPY in `where`. Anything else unchanged.
  */
 export function dataError(err: unknown, tableId: string): unknown {
   const e = err as { code?: string; message?: string; where?: string };
-  if (!(err instanceof Error) || typeof e.code !== 'string' || !/^2[23]/.test(e.code)) return err;
-  const where = e.where ? ` (${e.where.split('\n')[0]})` : '';
+  if (!(err instanceof Error) || typeof e.code !== 'string' || !/^(22|23|54)/.test(e.code)) return err;
+  const where = e.where ? ` (${e.where.split('\n').join('; ')})` : '';
   return new Error(`the write to table "${tableId}" failed: ${e.message}${where}; nothing was written`, { cause: err });
 }

@@ -250,7 +250,7 @@ export class PostgresTarget implements Target {
   // ---- rows ----
 
   insertRows(tableId: string, rows: readonly (readonly (string | null)[])[], options: WriteOptions = {}): Promise<WriteResult> {
-    return this.write(tableId, options, (plan) => checkRowLengths(tableId, rows, plan.data.length), (_c, copy) => {
+    return this.write(tableId, options, (plan) => checkRowLengths(tableId, rows, plan.data.length), (copy) => {
       if (rows.length === 0) return Promise.resolve(0);
       // Every value quoted (no empty string read as NULL, no "\." line as the end of data), NULL an unquoted empty field.
       const csv = rows.map((r) => r.map((v) => (v === null ? '' : `"${v.replaceAll('"', '""')}"`)).join(',') + '\n');
@@ -260,7 +260,7 @@ export class PostgresTarget implements Target {
 
   importCsv(tableId: string, path: string | readonly string[], options: WriteOptions = {}): Promise<WriteResult> {
     const paths = typeof path === 'string' ? [path] : [...path];
-    return this.write(tableId, options, () => undefined, async (_c, copy) => {
+    return this.write(tableId, options, () => undefined, async (copy) => {
       let read = 0;
       // One COPY per file: a file that does not end in a line break cannot join the next one's first row.
       for (const p of paths) {
@@ -443,7 +443,7 @@ export class PostgresTarget implements Target {
     tableId: string,
     options: WriteOptions,
     check: (plan: WritePlan) => void,
-    send: (c: pg.PoolClient, copy: (input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]) => Promise<number>) => Promise<number>,
+    send: Send,
   ): Promise<WriteResult> {
     return this.transaction(async (c) => {
       const table = await requireTable(c, tableId);
@@ -530,6 +530,9 @@ export class PostgresTarget implements Target {
   }
 }
 
+/** Streams a write's rows through `copy` (once per file); returns the rows read. */
+type Send = (copy: (input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]) => Promise<number>) => Promise<number>;
+
 interface TableRow {
   id: string;
   bucket_id: string;
@@ -589,7 +592,7 @@ async function writeRows(
   table: TableRow,
   shape: TableShape,
   plan: WritePlan,
-  send: (c: pg.PoolClient, copy: (input: [NodeJS.ReadableStream, ...NodeJS.ReadWriteStream[]]) => Promise<number>) => Promise<number>,
+  send: Send,
 ): Promise<{ read: number; added: number }> {
   const into = qualified(table.bucket_id, table.name);
   // A table written before typed columns: its untyped columns have no default to give.
@@ -597,7 +600,7 @@ async function writeRows(
   const keyed = shape.primaryKey.length > 0;
   if (keyed) await c.query(upsertTableSql(plan.data));
   const sql = copySql(keyed ? 'pg_temp.sluice_upsert' : into, plan.data);
-  const read = await send(c, async (input) => {
+  const read = await send(async (input) => {
     const copy = c.query(copyFrom(sql));
     await pipeline([...input, new NulReplacer(), copy]);
     return copy.rowCount;

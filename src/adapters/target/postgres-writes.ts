@@ -78,6 +78,7 @@ export function upsertTableSql(data: readonly TargetColumn[]): string {
  * The upsert from the temporary table: the last row of each key (DISTINCT ON, by the rows'
  * order), inserted or replacing the table's row of that key (the columns the data does not
  * fill get their default: `excluded` has them). Its one row `fresh`: the rows that were new.
+ * (The key index's upkeep is most of its cost: the sort is a sixth of it.)
  */
 export function upsertSql(table: string, data: readonly TargetColumn[], others: readonly TargetColumn[], primaryKey: readonly string[]): string {
   const names = data.map((c) => ident(c.name)).join(', ');

@@ -1,6 +1,7 @@
 /**
  * What only the PostgreSQL adapter has to get right: a database that goes away and comes back,
- * a bad URL, and the fence between cluster nodes under real concurrency (two transactions).
+ * a bad URL, the fence between cluster nodes and upserts of two writers under real concurrency
+ * (two transactions).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -155,4 +156,29 @@ describe('PostgresTarget', () => {
       await target.close();
     }
   });
+
+  it('upserts of two writers into one keyed table at once: both land, no key twice, the row count right', async () => {
+    const url = await server.createDatabase('upserts');
+    const nodeA = await PostgresTarget.open(url);
+    const nodeB = await PostgresTarget.open(url);
+    try {
+      await nodeA.createBucket({ id: 'in.c-b', stage: 'in', name: 'c-b' });
+      await nodeA.createTable({ id: 'in.c-b.k', bucketId: 'in.c-b', name: 'k', columns: ['id', 'by'], types: { id: 'INTEGER' }, primaryKey: ['id'] });
+      // Overlapping keys, each writer's file in its own order: ON CONFLICT waits for the other's rows.
+      const rows = (by: string, from: number) => Array.from({ length: 20_000 }, (_, i) => `${from + ((i * 7) % 20_000)},${by}\n`).join('');
+      const a = join(dir, 'a.csv');
+      const b = join(dir, 'b.csv');
+      writeFileSync(a, rows('a', 0));
+      writeFileSync(b, rows('b', 10_000));
+      const results = await Promise.all([nodeA.importCsv('in.c-b.k', a, { importId: 'a' }), nodeB.importCsv('in.c-b.k', b, { importId: 'b' })]);
+      expect(results.map((r) => r.inserted)).toEqual([20_000, 20_000]);
+      expect(await nodeA.rowCount('in.c-b.k')).toBe(30_000);
+      expect((await nodeA.getTable('in.c-b.k'))?.rowsCount).toBe(30_000);
+      const distinct = await nodeA.query('SELECT count(DISTINCT id) FROM "in.c-b".k', { timeoutMs: 5000, maxRows: 1, authorize: () => undefined });
+      expect(distinct.rows).toEqual([['30000']]);
+    } finally {
+      await nodeA.close();
+      await nodeB.close();
+    }
+  }, 60_000);
 });

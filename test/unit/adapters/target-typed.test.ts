@@ -4,6 +4,7 @@
  * says, what the rows hold, and that a write that cannot go writes nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +133,17 @@ describe.each(TARGETS)('%s target: typed columns and primary keys', (kind) => {
     expect(await stored('t', ['id', 'amount'], 'id')).toEqual([['', null], ['a', '1'], ['b', '2'], ['c', '12']]);
   });
 
+  it('a JSON value with \\u0000 fails the import cleanly on PostgreSQL (jsonb cannot hold it); DuckDB takes it', async () => {
+    await target.createTable({ id: 'in.c-b.j', bucketId: 'in.c-b', name: 'j', columns: ['j'], types: { j: 'JSON' } });
+    const write = target.importCsv('in.c-b.j', file('nul.csv', '"{""a"":""x\\u0000y""}"\n'), { importId: 'nul' });
+    if (kind === 'postgres') {
+      await expect(write).rejects.toThrow(/^the write to table "in.c-b.j" failed: unsupported Unicode escape sequence .*COPY.*nothing was written$/);
+      expect(await target.rowCount('in.c-b.j')).toBe(0);
+    } else {
+      expect(await write).toEqual({ inserted: 1, duplicate: false });
+    }
+  });
+
   it('fills the columns the data names, in its order; the others get their default', async () => {
     await target.createTable({ id: 'in.c-b.t', bucketId: 'in.c-b', name: 't', columns: ['a', 'n', 'b', 'old'], types: { n: 'INTEGER', old: 'DATE' } });
     const path = file('part.csv', 'x,7\n');
@@ -197,6 +209,19 @@ describe.each(TARGETS)('%s target: typed columns and primary keys', (kind) => {
     expect(await target.rowCount('in.c-b.k')).toBe(4);
   });
 
+  it('a key value longer than PostgreSQL\'s btree takes fails the write with the reason; DuckDB takes it', async () => {
+    await target.createTable({ id: 'in.c-b.k', bucketId: 'in.c-b', name: 'k', columns: ['k'], primaryKey: ['k'] });
+    // Random text: PostgreSQL compresses a key before it measures it.
+    const long = randomBytes(1500).toString('hex');
+    const write = target.importCsv('in.c-b.k', file('long.csv', `short\n${long}\n`), { importId: 'long' });
+    if (kind === 'postgres') {
+      await expect(write).rejects.toThrow(/^the write to table "in.c-b.k" failed: index row size \d+ exceeds .* nothing was written$/);
+      expect(await target.rowCount('in.c-b.k')).toBe(0);
+    } else {
+      expect(await write).toEqual({ inserted: 2, duplicate: false });
+    }
+  });
+
   it('adds typed and untyped columns in one transaction: old rows read NULL or \'\'', async () => {
     await target.createTable({ id: 'in.c-b.t', bucketId: 'in.c-b', name: 't', columns: ['id'], types: { id: 'INTEGER' }, primaryKey: ['id'] });
     await target.insertRows('in.c-b.t', [['1']]);
@@ -215,6 +240,12 @@ describe.each(TARGETS)('%s target: typed columns and primary keys', (kind) => {
     // A name the table has (in any letter case) fails the whole call: nothing is added.
     await expect(target.addColumns('in.c-b.t', [{ name: 'fresh' }, { name: 'N' }])).rejects.toThrow(/"N"/);
     expect((await target.getTable('in.c-b.t'))?.columns).toEqual(['id', 'n', 'u']);
+    // A name longer than PostgreSQL's 63 bytes keeps its Storage name.
+    const long = `long_${'x'.repeat(70)}`;
+    await target.addColumns('in.c-b.t', [{ name: long, type: 'DATE' }]);
+    expect((await target.getTable('in.c-b.t'))?.definitions.at(-1)).toEqual({ name: long, type: 'DATE', nativeType: kind === 'duckdb' ? 'DATE' : 'date', nullable: true });
+    await target.insertRows('in.c-b.t', [['1', '2026-02-03']], { columns: ['id', long], types: { id: 'INTEGER', [long]: 'DATE' } });
+    expect(await target.preview('in.c-b.t', 5)).toEqual([['1', '', '', '2026-02-03']]);
   });
 
   it('reads a table changed behind Sluice\'s back as it is', async () => {
