@@ -4,7 +4,7 @@
  * 400). Pure functions over the port's types.
  */
 import type { BaseType } from '../model/definition.js';
-import type { ColumnDefinition, TargetColumn, WriteOptions } from './target.js';
+import type { ColumnDefinition, TargetColumn, TargetTable, WriteOptions } from './target.js';
 
 /** The string types of the untyped column: DuckDB's VARCHAR, PostgreSQL's text. */
 const UNTYPED_NATIVE = /^(VARCHAR|text)$/i;
@@ -67,4 +67,38 @@ export function writeColumnsProblem(
   const unfilled = primaryKey.find((k) => !seen.has(k));
   if (unfilled !== undefined) return `the data does not fill the primary key column "${unfilled}"`;
   return undefined;
+}
+
+/** Why an existing table cannot take a set of columns and a primary key (see compareToTable). */
+export type TableConflict =
+  | { kind: 'case'; column: string; variant: string }
+  | { kind: 'type'; column: string; there: TargetColumn; wanted: BaseType | undefined }
+  | { kind: 'key'; key: readonly string[]; wanted: readonly string[] };
+
+/**
+ * An existing table against the columns and primary key asked of it: the first conflict (a
+ * column it has with another type, or under a name that differs only in letter case, which
+ * the targets' identifiers ignore; another primary key), or the columns it lacks, which may be
+ * added at its end. Columns it has beyond these are no conflict. The callers word a conflict
+ * for their API (the sink's mapping, the Storage API's table).
+ */
+export function compareToTable(
+  table: Pick<TargetTable, 'definitions' | 'primaryKey'>,
+  columns: readonly ColumnDefinition[],
+  primaryKey: readonly string[],
+): { conflict: TableConflict } | { missing: ColumnDefinition[] } {
+  const missing: ColumnDefinition[] = [];
+  for (const c of columns) {
+    const there = table.definitions.find((d) => d.name === c.name);
+    if (there === undefined) {
+      const variant = table.definitions.find((d) => d.name.toLowerCase() === c.name.toLowerCase());
+      if (variant !== undefined) return { conflict: { kind: 'case', column: c.name, variant: variant.name } };
+      missing.push(c);
+    } else if (!hasType(there, c.type)) {
+      return { conflict: { kind: 'type', column: c.name, there, wanted: c.type } };
+    }
+  }
+  const key = table.primaryKey;
+  if (key.length !== primaryKey.length || key.some((k, i) => k !== primaryKey[i])) return { conflict: { kind: 'key', key, wanted: primaryKey } };
+  return { missing };
 }

@@ -16,7 +16,7 @@ import {
   type WriteOptions,
   type WriteResult,
 } from '../ports/target.js';
-import { describeTableType, describeType, hasType, typesOf, writeColumnsProblem } from '../ports/target-columns.js';
+import { compareToTable, describeTableType, describeType, typesOf, writeColumnsProblem } from '../ports/target-columns.js';
 
 export type Bucket = TargetBucket;
 export type Table = TargetTable;
@@ -337,29 +337,19 @@ function columnsMismatch(tableId: string, actual: readonly string[], expected: r
 
 /**
  * The columns an existing table lacks, to be added at its end; throws 400 tableSchemaMismatch
- * (before anything changes) for a column whose type differs, a name that differs only in letter
- * case (the targets' identifiers ignore it), or another primary key.
+ * (before anything changes) for a conflict (compareToTable: a column whose type differs, a name
+ * that differs only in letter case, another primary key).
  */
 function columnsToAdd(table: Table, columns: readonly ColumnDefinition[], primaryKey: readonly string[]): ColumnDefinition[] {
-  const mismatch = (message: string) => new DomainError('invalid', 'tableSchemaMismatch',
-    `${message} Nothing was changed.`);
-  const missing: ColumnDefinition[] = [];
-  for (const column of columns) {
-    const same = table.definitions.find((d) => d.name === column.name);
-    if (same === undefined) {
-      const variant = table.definitions.find((d) => d.name.toLowerCase() === column.name.toLowerCase());
-      if (variant !== undefined) {
-        throw mismatch(`The table "${table.id}" has the column "${variant.name}", which differs from "${column.name}" only in letter case; the target cannot hold both.`);
-      }
-      missing.push(column);
-    } else if (!hasType(same, column.type)) {
-      throw mismatch(`The column "${column.name}" of the table "${table.id}" is ${describeTableType(same)}, the requested type is ` +
-        `${describeType(column.type)}; a column's type cannot be changed in place (a new column, or a new table, can have it).`);
-    }
-  }
-  if (table.primaryKey.length !== primaryKey.length || table.primaryKey.some((k, i) => k !== primaryKey[i])) {
-    throw mismatch(`The primary key of the table "${table.id}" is ${JSON.stringify(table.primaryKey)}, the requested one is ` +
-      `${JSON.stringify(primaryKey)}; a table's primary key cannot be changed in place.`);
-  }
-  return missing;
+  const compared = compareToTable(table, columns, primaryKey);
+  if ('missing' in compared) return compared.missing;
+  const conflict = compared.conflict;
+  const message = conflict.kind === 'case'
+    ? `The table "${table.id}" has the column "${conflict.variant}", which differs from "${conflict.column}" only in letter case; the target cannot hold both.`
+    : conflict.kind === 'type'
+      ? `The column "${conflict.column}" of the table "${table.id}" is ${describeTableType(conflict.there)}, the requested type is ` +
+        `${describeType(conflict.wanted)}; a column's type cannot be changed in place (a new column, or a new table, can have it).`
+      : `The primary key of the table "${table.id}" is ${JSON.stringify(conflict.key)}, the requested one is ` +
+        `${JSON.stringify(conflict.wanted)}; a table's primary key cannot be changed in place.`;
+  throw new DomainError('invalid', 'tableSchemaMismatch', `${message} Nothing was changed.`);
 }
