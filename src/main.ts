@@ -4,6 +4,7 @@
 // not load the server's (fastify, LMDB, DuckDB, Kafka).
 import { ConfigError, loadConfig, OPTIONS, optionsHelp } from './config.js';
 import { TargetUnavailableError } from './ports/target.js';
+import { OtlpGrpcListenError } from './sources/otlp-grpc/listen-error.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage: sluice <command> [options]
@@ -28,8 +29,9 @@ ${optionsHelp()}
 const SERVE_USAGE = `Usage: sluice serve [options]
 
 Runs the service: the management APIs (Stream /v1, Storage /v2/storage, job queue /jobs),
-ingestion (HTTP, connector batches, OTLP), the sinks, imports, the jobs and the web console
-(/console), on embedded defaults: LMDB, DuckDB and folders under the data directory.
+ingestion (HTTP, connector batches, OTLP over HTTP and gRPC), the sinks, imports, the jobs and
+the web console (/console), on embedded defaults: LMDB, DuckDB and folders under the data
+directory.
 Each option is a flag (--flag value or --flag=value) or an environment variable; flags win.
 
 Options (flag, environment variable, default):
@@ -127,7 +129,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((err) => {
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
-  } else if (err instanceof TargetUnavailableError) {
+  } else if (err instanceof TargetUnavailableError || err instanceof OtlpGrpcListenError) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`${err?.stack ?? err}\n`);
