@@ -52,7 +52,8 @@ export interface AnyMessage {
 /** A google.rpc.Status in protobuf, with its details (none by default). */
 export function encodeRpcStatus(code: number, message: string, details: readonly AnyMessage[] = []): Buffer {
   const type = otlpTypes().rpcStatus;
-  const status = details.length === 0 ? { code, message } : { code, message, details: details.map((d) => ({ typeUrl: d.typeUrl, value: d.value })) };
+  // protobufjs' built-in google.protobuf.Any keeps the proto's field name, type_url.
+  const status = details.length === 0 ? { code, message } : { code, message, details: details.map((d) => ({ type_url: d.typeUrl, value: d.value })) };
   return Buffer.from(type.encode(type.create(status)).finish());
 }
 
