@@ -14,7 +14,7 @@ import { normalizeIp } from '../../pipeline/columns/ip.js';
 import { headersFromRaw } from '../../pipeline/headers.js';
 import type { IngestSources, IngestTarget } from '../ingest/sources.js';
 import type { OtlpIngest } from '../otlp/ingest.js';
-import { GrpcCode, GrpcRefusal, refusalOf, statusOf } from './status.js';
+import { GrpcCode, GrpcRefusal, INTERNAL, refusalOf, statusOf } from './status.js';
 
 /** What an admitted call's handler needs beside its message. */
 export interface AdmittedCall {
@@ -30,6 +30,8 @@ export interface AdmissionOptions {
   isShuttingDown: () => boolean;
   /** Called once per call with its final code and the seconds from its metadata to its status. */
   answered?: (code: number, seconds: number) => void;
+  /** Where an unexpected failure of the admission is logged (answered INTERNAL). */
+  log: { error(obj: object, msg: string): void };
 }
 
 const BEARER = /^bearer\s+(\S+)\s*$/i;
@@ -63,8 +65,10 @@ export function admission(opts: AdmissionOptions): { interceptor: ServerIntercep
             try {
               admittedCall = admit(metadata, call);
             } catch (err) {
+              const refusal = refusalOf(err);
+              if (!refusal) opts.log.error({ err }, 'OTLP/gRPC admission failed');
               // Not passed on: the handler never asks for the message, which is never read.
-              intercepted.sendStatus(statusOf(refusalOf(err) ?? { code: GrpcCode.INTERNAL, details: 'Internal error.' }));
+              intercepted.sendStatus(statusOf(refusal ?? INTERNAL));
               return;
             }
             admitted.set(metadata, admittedCall);

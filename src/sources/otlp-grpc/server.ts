@@ -48,7 +48,7 @@ const CLOSE_GRACE_MS = 5000;
  */
 export async function startOtlpGrpc(opts: OtlpGrpcOptions, host: string, port: number): Promise<OtlpGrpcListener> {
   const log = opts.logger;
-  const { interceptor, admitted } = admission({ sources: opts.sources, ingest: opts.ingest, isShuttingDown: opts.isShuttingDown, answered: opts.answered });
+  const { interceptor, admitted } = admission({ sources: opts.sources, ingest: opts.ingest, isShuttingDown: opts.isShuttingDown, answered: opts.answered, log });
   const server = new Server({
     // Bounds the message as sent and while grpc-js inflates it (RESOURCE_EXHAUSTED beyond).
     'grpc.max_receive_message_length': opts.maxBodyBytes,

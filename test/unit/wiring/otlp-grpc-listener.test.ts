@@ -11,13 +11,14 @@ import { Metrics } from '../../../src/observability/metrics.js';
 import { InflightBudget } from '../../../src/sources/otlp/inflight.js';
 import { MemoryEventLog } from '../../helpers/memory-event-log.js';
 import { OtlpGrpcClient, logsRequest } from '../../helpers/otlp-grpc.js';
+import { freePort } from '../../helpers/child-service.js';
 
-function services(argv: string[]): AppServices {
+function services(argv: string[], lookupBySecret: () => undefined = () => undefined, logger = pino({ level: 'silent' })): AppServices {
   const config = loadConfig(argv, {});
   return {
-    config, logger: pino({ level: 'silent' }), eventLog: new MemoryEventLog(), metrics: new Metrics({ version: 't', target: 'duckdb', eventLog: 'lmdb' }),
+    config, logger, eventLog: new MemoryEventLog(), metrics: new Metrics({ version: 't', target: 'duckdb', eventLog: 'lmdb' }),
     mappings: { get: async () => { throw new Error('no sinks'); } }, otlpInflight: new InflightBudget(1 << 20), isShuttingDown: () => false,
-    ingestSources: { lookup: () => undefined, lookupBySecret: () => undefined, invalidate: () => undefined },
+    ingestSources: { lookup: () => undefined, lookupBySecret, invalidate: () => undefined },
   } as unknown as AppServices;
 }
 
@@ -36,18 +37,30 @@ describe('the OTLP/gRPC listener of a node', () => {
   });
 
   it('listens on an ingest node and answers calls (here: an unknown secret)', async () => {
-    const { createServer } = await import('node:net');
-    const port = await new Promise<number>((res) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => res(p));
-      });
-    });
+    const port = await freePort();
     const listener = await startOtlpGrpcListener(services(['--host', '127.0.0.1', '--otlp-grpc-port', String(port)]));
     expect(listener?.address).toBe(`127.0.0.1:${port}`);
     const client = new OtlpGrpcClient(listener!.address);
     try {
       expect((await client.export('logs', logsRequest(1), 'nobody')).codeName).toBe('UNAUTHENTICATED');
+    } finally {
+      client.close();
+      await listener!.close();
+    }
+  });
+
+  it('answers INTERNAL, and logs it, when the admission itself fails', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(line) });
+    const broken = () => {
+      throw new Error('metadata store closed');
+    };
+    const listener = await startOtlpGrpcListener(services(['--host', '127.0.0.1', '--otlp-grpc-port', String(await freePort())], broken, logger));
+    const client = new OtlpGrpcClient(listener!.address);
+    try {
+      expect(await client.export('logs', logsRequest(1), 'any')).toMatchObject({ codeName: 'INTERNAL', details: 'Internal error.' });
+      expect(lines.join('')).toMatch(/"msg":"OTLP\/gRPC admission failed"/);
+      expect(lines.join('')).toMatch(/metadata store closed/);
     } finally {
       client.close();
       await listener!.close();
