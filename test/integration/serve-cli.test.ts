@@ -27,7 +27,7 @@ interface Proc {
 
 function serve(env: Record<string, string>, args: string[] = []): Proc {
   let out = '';
-  const child = spawn(process.execPath, [MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', SLUICE_OTLP_GRPC_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
