@@ -19,6 +19,7 @@ const FLOORS = [
   ['domain-errors', 'domain-errors.ts', 'the domain errors every layer throws (api/ and sources/ map them to answers)'],
   ['version', 'version.ts', 'the version'],
   ['logger', 'logger.ts', 'the logger'],
+  ['start-failure', 'start-failure.ts', 'the one-line start failures'],
   ['sync-dir', 'sync-dir.ts', 'fsync of a directory (local level, staging adapter)'],
   ['model', 'model/', 'the shapes of sources, sinks, columns, records and levels; ids; pure checks'],
   ['contract', 'contract/', 'the API contract: the shapes of the APIs\' answers and request bodies, shared with the console'],

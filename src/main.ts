@@ -128,13 +128,13 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch(async (err) => {
-  const [{ ConfigError }, { TargetUnavailableError }, { OtlpGrpcListenError }] = await Promise.all([
-    import('./config.js'), import('./ports/target.js'), import('./sources/otlp-grpc/listen-error.js'),
+  const [{ ConfigError }, { TargetUnavailableError }, { OtlpGrpcListenError }, { StartFailure }] = await Promise.all([
+    import('./config.js'), import('./ports/target.js'), import('./sources/otlp-grpc/listen-error.js'), import('./start-failure.js'),
   ]);
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
     process.exit(USAGE_ERROR);
-  } else if (err instanceof TargetUnavailableError || err instanceof OtlpGrpcListenError) {
+  } else if (err instanceof TargetUnavailableError || err instanceof OtlpGrpcListenError || err instanceof StartFailure) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`${err?.stack ?? err}\n`);
