@@ -92,7 +92,7 @@ describe('sluice serve', () => {
     const busy = serve({ ...env, SLUICE_PORT: String(taken) });
     expect(await busy.exited).toBe(1);
     expect(busy.output().trim().split('\n').at(-1)).toBe(`Cannot start: port ${taken} on 127.0.0.1 (the API) is in use by another process: stop it, or start with another --port (SLUICE_PORT).`);
-    expect(busy.output()).not.toMatch(/EADDRINUSE|    at /);
+    expect(busy.output()).not.toMatch(/EADDRINUSE| {4}at /);
     holder.close();
     const token = readFileSync(join(dataDir, 'master-token'), 'utf8').trim();
     expect(busy.output()).not.toContain(token);
