@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS } from './model/levels.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './model/kafka-topic-names.js';
 import { InvalidKeyError, parseEncryptionKey } from './model/value-cipher.js';
 import { didYouMean } from './model/did-you-mean.js';
+import type { LogFormat } from './logger.js';
 import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '@sluice/jsonnet';
 import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
 
@@ -28,6 +29,7 @@ export interface Config {
   /** How many jobs run at once (each in its own worker process). */
   jobWorkers: number;
   logLevel: string;
+  logFormat: LogFormat;
   /** Largest accepted ingestion body (reference default 1 MB). */
   maxBodyBytes: number;
   /** Largest accepted body of a connector batch request (.../batch; default 16 MB). */
@@ -188,6 +190,10 @@ const url = (name: string) => (raw: string): string => {
   return raw.replace(/\/+$/, '');
 };
 const str = (raw: string): string => raw;
+const logFormat = (raw: string): LogFormat => {
+  if (raw !== 'pretty' && raw !== 'json') throw new ConfigError(`log format must be pretty or json, got "${raw}".`);
+  return raw;
+};
 const path = (raw: string): string => resolve(raw);
 const duration = (name: string) => (raw: string): number => {
   const ms = parseDuration(raw);
@@ -298,6 +304,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--public-queue-url', env: 'SLUICE_PUBLIC_QUEUE_URL', key: 'publicQueueUrl', parse: url('public queue URL'), help: 'public base URL of the job queue API, written into job URLs', default: { text: 'the API URL', value: (c) => c.publicApiUrl! } }),
   option({ flag: '--job-workers', env: 'SLUICE_JOB_WORKERS', key: 'jobWorkers', parse: int('job workers'), help: 'how many jobs run at once, each in its own process (0 counts as 1)', default: '2' }),
   option({ flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (trace, debug, info, warn, error, fatal)', default: 'info' }),
+  option({ flag: '--log-format', env: 'SLUICE_LOG_FORMAT', key: 'logFormat', parse: logFormat, help: 'pretty: one readable line per event; json: one JSON object per line (for log collectors)', default: { text: 'pretty on a terminal, json otherwise', value: () => (process.stdout.isTTY ? 'pretty' : 'json') } }),
   option({ flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body, also after decompression', default: '1MB' }),
   option({ flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch', default: '16MB' }),
   option({ flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after decompression', default: '16MB' }),

@@ -179,7 +179,7 @@ function outside(dir: string, paths: string[]): string[] {
 }
 
 /** Opens every store of the node, builds the services and the HTTP app, and listens. */
-export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel, config.logFormat)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // One process per data directory: a second one is refused here, naming the first one's PID.
@@ -288,7 +288,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   if (secrets.keyId !== undefined && !plainSecretsSealed(metadata)) {
     const sealed = resealStoredSecrets(queue, secrets, 'plain');
     markPlainSecretsSealed(metadata);
-    logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text before encryption were encrypted');
+    if (sealed.encrypted > 0) logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text before encryption were encrypted');
     if (sealed.unreadable.length > 0) {
       logger.warn({ values: sealed.unreadable.length, first: sealed.unreadable.slice(0, 5) }, '# values that this node\'s key cannot decrypt: jobs that need them fail');
     }
