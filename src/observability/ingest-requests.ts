@@ -31,3 +31,10 @@ export function ingestAnswerCounter(metrics: Metrics, isShuttingDown: () => bool
     if (status === 503 && isShuttingDown()) metrics.ingestRefused.inc({ reason: 'shutdown' });
   };
 }
+
+/** The throttled records and bytes of a source (sources/ingest/source-quotas.ts counts into them). */
+export function throttleCounters(metrics: Metrics): { cellsOf(source: string): { records: { value: number }; bytes: { value: number } } } {
+  return {
+    cellsOf: (source) => ({ records: metrics.ingestThrottledRecords.cell({ source }), bytes: metrics.ingestThrottledBytes.cell({ source }) }),
+  };
+}
