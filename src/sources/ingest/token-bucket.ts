@@ -14,8 +14,10 @@
  *   (below zero): the source then waits until the bucket has refilled past zero and up to the
  *   next request's need, so the long-run rate still holds and the large request is never
  *   refused for ever.
- * - A change of rate or capacity keeps the level (cut to the new capacity): a quota change
- *   applies at once, without handing a throttled source a fresh burst.
+ * - A change of rate or capacity keeps how full the bucket is (its level as a share of its
+ *   size, a debt too): a raised quota applies at once (an empty bucket of 1 a second holds a
+ *   few tokens of 100 000 a second a moment later), a lowered one hands a throttled source no
+ *   fresh burst.
  *
  * Times are milliseconds of a monotonic clock (performance.now()), given by the caller.
  */
@@ -65,12 +67,12 @@ export class TokenBucket {
     return this.level >= this.capacity ? 0 : Math.ceil(((this.capacity - this.level) * 1000) / this.rate);
   }
 
-  /** A new rate and capacity from now on; the tokens gained so far at the old rate are kept, cut to the new capacity. */
+  /** A new rate and capacity from now on, the bucket as full (as a share of its size) as it was. */
   reconfigure(rate: number, capacity: number, now: number): void {
     this.refill(now);
+    this.level = (this.level / this.capacity) * capacity;
     this.rate = rate;
     this.capacity = capacity;
-    this.level = Math.min(this.level, capacity);
   }
 
   private refill(now: number): void {

@@ -63,19 +63,30 @@ describe('TokenBucket', () => {
     expect(taken).toBeLessThanOrEqual(50 * 10 + 50);
   });
 
-  it('applies a change of rate at once, keeping the level (no fresh burst for a throttled source)', () => {
+  it('applies a change of rate at once, keeping how full the bucket is (no fresh burst for a throttled source)', () => {
     const b = new TokenBucket(100, 100, 0);
     b.take(100, 0);
     b.reconfigure(10, 10, 0);
     expect(b.remaining(0)).toBe(0);
     expect(b.waitMs(1, 0)).toBe(100);
     expect(b.remaining(1_000)).toBe(10);
-    // A lower size cuts what is in the bucket; a higher one fills at the new rate from there.
+    // Raised: a full bucket stays full at the new size; a half-empty one half-empty.
     b.reconfigure(1_000, 1_000, 1_000);
-    expect(b.remaining(1_000)).toBe(10);
-    expect(b.remaining(1_100)).toBe(110);
-    const full = new TokenBucket(100, 100, 0);
-    full.reconfigure(5, 5, 0);
-    expect(full.remaining(0)).toBe(5);
+    expect(b.remaining(1_000)).toBe(1_000);
+    b.take(500, 1_000);
+    b.reconfigure(2_000, 2_000, 1_000);
+    expect(b.remaining(1_000)).toBe(1_000);
+    // A debt takes as long to pay off (1.5 s of the rate) before and after: the next record
+    // comes 1.51 s later at 100 a second, 1.6 s later at 10 a second.
+    const owing = new TokenBucket(100, 100, 0);
+    owing.take(250, 0);
+    expect(owing.waitMs(1, 0)).toBe(1_510);
+    owing.reconfigure(10, 10, 0);
+    expect(owing.waitMs(1, 0)).toBe(1_600);
+    // An empty bucket of 1 a second, raised to 100 000 a second, takes a record a moment later.
+    const slow = new TokenBucket(1, 1, 0);
+    slow.take(1, 0);
+    slow.reconfigure(100_000, 100_000, 50);
+    expect(slow.remaining(50)).toBe(5_000);
   });
 });
