@@ -21,14 +21,8 @@ interface Sent {
 
 async function post(url: string, body: string): Promise<Sent> {
   const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, json };
+  // Success answers are the text "OK": no JSON.
+  return { status: res.status, headers: res.headers, json: await res.json().catch(() => undefined) };
 }
 
 /** Sends until the source is refused (a quota of a few records a second is spent within a few requests). */
