@@ -70,6 +70,8 @@ describe('per-source quotas', () => {
       expect(refused.headers.get('ratelimit-policy')).toBe('"records";q=2;w=1');
       expect(refused.headers.get('ratelimit')).toMatch(/^"records";r=0;t=1$/);
       expect(refused.headers.get('server')).toBe('Sluice/Stream/HTTPSource');
+      // A browser client may read them (ingestion answers any origin).
+      for (const r of [accepted[0], refused]) expect(r.headers.get('access-control-expose-headers')).toBe('retry-after, ratelimit, ratelimit-policy');
       expect(refused.json).toMatchObject({
         statusCode: 429,
         error: 'stream.in.tooManyRequests',

@@ -19,7 +19,7 @@ import type { EventLog } from '../../ports/event-log.js';
 import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from '../ingest/admission.js';
 import { appendToLog, httpRecord, type AppendLog } from '../ingest/append.js';
 import { RETRY_AFTER } from '../../http/errors.js';
-import { applicationErrorMessage, exceptionId, refusalResult } from '../ingest/envelope.js';
+import { applicationErrorMessage, exceptionId, QUOTA_CORS, refusalResult } from '../ingest/envelope.js';
 import type { IngestSources, IngestTarget } from '../ingest/sources.js';
 import { NO_QUOTAS, type QuotaHeaders, type SourceQuotas } from '../ingest/quota.js';
 
@@ -79,13 +79,13 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
         server: SERVER,
         'access-control-allow-origin': '*',
         'retry-after': RETRY_AFTER,
-        ...quota?.headers,
+        ...(quota?.headers && { ...quota.headers, ...QUOTA_CORS }),
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
       });
       res.end(body);
     } else if (quota?.headers) {
-      res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', ...quota.headers, 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
+      res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', ...quota.headers, ...QUOTA_CORS, 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
       res.end(OK);
     } else {
       res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });

@@ -160,12 +160,15 @@ export function refusalResult(statusCode: 429 | 503, requestId: string, projectI
   };
 }
 
+/** Lets a browser client read the quota's headers (ingestion answers allow any origin). */
+export const QUOTA_CORS = { 'access-control-expose-headers': 'retry-after, ratelimit, ratelimit-policy' } as const;
+
 /**
  * Puts the quota's headers on a fastify answer (RateLimit on a success, with Retry-After on a
  * refusal) and returns the refusal's message, or undefined when the request may go on.
  */
 export function withQuota(reply: { headers(values: Record<string, string>): unknown }, verdict: QuotaVerdict): string | undefined {
-  if (verdict.headers) reply.headers(verdict.headers);
+  if (verdict.headers) reply.headers({ ...verdict.headers, ...QUOTA_CORS });
   return verdict.ok ? undefined : verdict.message;
 }
 
