@@ -145,6 +145,8 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const record = recordOf(req, new Date(), body);
     const verbose = isVerbose(req);
+    // The quota is asked before the append (quota.ts); a record the log then refuses (503) has
+    // used its share of it: rare, and on the quota's side.
     const quota = withQuota(reply, quotas.take(target, 1, body.length));
     if (quota) return answer(reply, refusalResult(429, req.id, projectId, target, quota), verbose);
     const appended = appendRecords(req, target, [record]);
