@@ -62,10 +62,12 @@ const floorRules = FLOORS.map((floor, i) => ({
   to: { path: '^src/', pathNot: anyOf(FLOORS.slice(0, i + 1)) },
 }));
 
-// A source type's transport files (routes, answers, request bodies); its other files decode and
-// flatten, pure like pipeline/. sources/ingest/ is what every source type's transport shares.
-const SOURCE_TRANSPORT = '(routes|index|answers|body|inflight|batch-route|fast-path)\\.ts$';
-const SOURCE_DECODING = `^src/sources/(?!ingest/)[^/]+/(?!${SOURCE_TRANSPORT})`;
+// A source type's transport files (routes, answers, request bodies, the export an OTLP request
+// goes through whatever its transport: ingest.ts); its other files decode and flatten, pure like
+// pipeline/. sources/ingest/ is what every source type's transport shares; sources/otlp-grpc/ is
+// OTLP's second transport (a listener, admission, status codes), all of it transport.
+const SOURCE_TRANSPORT = '(routes|index|answers|body|inflight|ingest|batch-route|fast-path)\\.ts$';
+const SOURCE_DECODING = `^src/sources/(?!ingest/|otlp-grpc/)[^/]+/(?!${SOURCE_TRANSPORT})`;
 
 module.exports = {
   forbidden: [

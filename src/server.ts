@@ -53,6 +53,10 @@ import { MetadataIngestSources } from './sources/http/index.js';
 import { QuotaBuckets } from './sources/ingest/source-quotas.js';
 import { throttleCounters } from './observability/ingest-requests.js';
 import { buildApp } from './wiring/http-app.js';
+import { startOtlpGrpcListener } from './wiring/otlp-grpc.js';
+import { InflightBudget } from './sources/otlp/inflight.js';
+import { defaultInflightBytes } from './sources/otlp/ingest.js';
+import type { OtlpGrpcListener } from './sources/otlp-grpc/index.js';
 import { HttpServers, httpLimits } from './http/http-server.js';
 import { createJobQueue } from './queue/index.js';
 import { resealStoredSecrets } from './queue/stored-secrets.js';
@@ -116,6 +120,8 @@ export interface RunningServer {
   address: string;
   /** The --metrics-port listener's address, when there is one. */
   metricsAddress?: string;
+  /** The OTLP/gRPC listener's `host:port`, when there is one (--otlp-grpc-port, nodes with the ingest role). */
+  otlpGrpcAddress?: string;
   close(): Promise<void>;
 }
 
@@ -193,6 +199,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const exports = new ExportService({ tables, jobs: storageJobs, files, dataDir: config.dataDir, retentionMs: config.exportRetentionMs, logger: logger.child({ component: 'exports' }) });
   const sql = new SqlService(tables, {
     timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows, connections: config.sqlConnections, queueSize: config.sqlQueueSize,
+    dialect: config.targetUrl ? 'PostgreSQL' : 'DuckDB',
   });
 
   const tasks = new TaskRunner(metadata, logger.child({ component: 'tasks' }), config.publicApiUrl);
@@ -288,6 +295,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const services: Services = {
     config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
     eventLog, backlogGate, ingestSources, quotas, runtime, failures, isShuttingDown: () => shuttingDown,
+    // One budget for OTLP/HTTP and OTLP/gRPC: memory does not double with a second transport.
+    otlpInflight: new InflightBudget(defaultInflightBytes(config.otlpMaxBodyBytes)),
     configurations: queue.configurations, events: queue.events, jobs: queue.jobs,
     exports, storageJobs, files, sql, metrics,
   };
@@ -309,40 +318,55 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   // Both listeners with the same timeouts, and one connection cap for the two (they share the descriptors).
   const servers = new HttpServers(httpLimits(config), logger);
   const app = await buildApp(services, servers);
+  let metricsListener: Awaited<ReturnType<typeof startMetricsListener>> | undefined;
+  let otlpGrpc: OtlpGrpcListener | undefined;
+  let closing: Promise<void> | undefined;
   const address = await app.listen({ host: config.host, port: config.port });
-  // GET /metrics on a port of its own too (--metrics-port), e.g. one not exposed to clients.
-  const metricsListener = config.metricsPort === undefined
-    ? undefined
-    : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken, (listener) => servers.createServer(listener));
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      clearInterval(filePurge);
+      // Both ingestion listeners drain their running requests and calls at once.
+      await Promise.all([app.close(), otlpGrpc?.close()]);
+      await exports.drain();
+      await tasks.drain();
+      await queue.pool.stop();
+      await runtime.stop();
+      await renderer.close();
+      await eventLog.close();
+      await target.close();
+      await metadata.close();
+      await metricsListener?.close();
+      logger.info({ address }, 'sluice stopped');
+    })();
+    return closing;
+  };
+  try {
+    // OTLP over gRPC on a port of its own (--otlp-grpc-port; a port in use ends the start).
+    otlpGrpc = await startOtlpGrpcListener(services);
+    // GET /metrics on a port of its own too (--metrics-port), e.g. one not exposed to clients.
+    metricsListener = config.metricsPort === undefined
+      ? undefined
+      : await startMetricsListener(metrics, config.host, config.metricsPort, config.metricsToken, (listener) => servers.createServer(listener));
+  } catch (err) {
+    await close();
+    throw err;
+  }
   if (master.generated) {
     // Printed once, on the first start; afterwards it is only in <dataDir>/master-token.
     process.stdout.write(`\nMaster token (saved to ${join(config.dataDir, MASTER_TOKEN_FILE)}): ${master.secret}\n\n`);
   }
-  logger.info({ address, metricsAddress: metricsListener?.address, maxConnections: servers.limits.maxConnections, version: VERSION, target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started }, 'sluice is ready');
+  logger.info({
+    address, otlpGrpcAddress: otlpGrpc?.address, metricsAddress: metricsListener?.address, maxConnections: servers.limits.maxConnections, version: VERSION,
+    target: target.description, dataDir: config.dataDir, projectId: config.projectId, startupMs: Date.now() - started,
+  }, 'sluice is ready');
 
-  let closing: Promise<void> | undefined;
   return {
     app,
     services,
     address,
+    otlpGrpcAddress: otlpGrpc?.address,
     metricsAddress: metricsListener?.address,
-    close() {
-      closing ??= (async () => {
-        shuttingDown = true;
-        clearInterval(filePurge);
-        await app.close();
-        await exports.drain();
-        await tasks.drain();
-        await queue.pool.stop();
-        await runtime.stop();
-        await renderer.close();
-        await eventLog.close();
-        await target.close();
-        await metadata.close();
-        await metricsListener?.close();
-        logger.info({ address }, 'sluice stopped');
-      })();
-      return closing;
-    },
+    close,
   };
 }

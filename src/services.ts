@@ -18,6 +18,7 @@ import type { TemplateEngine } from './pipeline/template-engine.js';
 import type { MappingCache } from './pipeline/mapping-cache.js';
 import type { EventLog } from './ports/event-log.js';
 import type { IngestSources } from './sources/http/index.js';
+import type { InflightBudget } from './sources/otlp/inflight.js';
 import type { QuotaBuckets } from './sources/ingest/source-quotas.js';
 import type { StreamRuntime } from './actors/stream-runtime.js';
 import type { MappingFailures } from './levels/mapping-failures.js';
@@ -47,6 +48,8 @@ export interface Services {
   /** Back-pressure: refuses a source's records while its sinks are too far behind. */
   backlogGate: BacklogGate;
   ingestSources: IngestSources;
+  /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
+  otlpInflight: InflightBudget;
   /** Per-source quotas on this node: every ingestion path takes from them; the API shows them. */
   quotas: QuotaBuckets;
   runtime: StreamRuntime;

@@ -11,6 +11,8 @@ import type { EventLog } from '../ports/event-log.js';
 import type { MappingCache } from '../pipeline/mapping-cache.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { IngestSources } from '../sources/http/index.js';
+import type { InflightBudget } from '../sources/otlp/inflight.js';
+import type { SourceQuotas } from '../sources/ingest/quota.js';
 import type { StreamApiOptions } from '../api/stream/index.js';
 import type { StorageApiOptions } from '../api/storage/index.js';
 import type { QueueApiOptions } from '../api/queue/index.js';
@@ -28,7 +30,6 @@ import { observabilityRoutes } from '../api/observability.js';
 import { consoleRoutes } from '../api/console.js';
 import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
 import { HttpServers, httpLimits } from '../http/http-server.js';
-import type { SourceQuotas } from '../sources/ingest/quota.js';
 import type { QuotaStatus } from '../sources/ingest/source-quotas.js';
 
 /**
@@ -46,6 +47,8 @@ export type AppServices = StreamApiOptions &
     /** Back-pressure: ingestion refuses a source's records (429) while its sinks are too far behind. */
     backlogGate?: BacklogGate;
     ingestSources: IngestSources;
+    /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
+    otlpInflight: InflightBudget;
     /** Per-source quotas: every ingestion path takes from them, the Stream API shows them (none: no quota). */
     quotas?: SourceQuotas & QuotaStatus;
     mappings: MappingCache;
@@ -210,6 +213,8 @@ async function registerIngestion(app: FastifyInstance, services: AppServices, an
     sources: services.ingestSources,
     mappings: services.mappings,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.otlpMaxBodyBytes },
+    inflight: services.otlpInflight,
+    quotas: services.quotas,
     isShuttingDown: services.isShuttingDown,
     answered,
   });

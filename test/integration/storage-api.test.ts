@@ -55,7 +55,7 @@ async function createToken(spec: unknown): Promise<{ id: string; token: string }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sluice-storage-api-'));
-  const config = loadConfig(['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--master-token', MASTER], {});
+  const config = loadConfig(['--host', '127.0.0.1', '--port', '0', '--otlp-grpc-port', '0', '--data-dir', dataDir, '--master-token', MASTER], {});
   server = await startServer(config, pino({ level: 'silent' }));
 
   // Two buckets with data, created the way the stream sinks create them.
@@ -169,6 +169,7 @@ describe('tokens', () => {
     ['a bad permission', { json: { bucketPermissions: { 'in.c-events': 'admin' } } }, 400, 'storage.tokens.validation'],
     ['a bad bucket id', { json: { bucketPermissions: { 'in.events': 'read' } } }, 400, 'storage.tokens.validation'],
     ['a zero expiresIn', { json: { expiresIn: 0 } }, 400, 'storage.tokens.validation'],
+    ['an expiresIn past any date', { json: { expiresIn: 6.65e102 } }, 400, 'storage.tokens.validation'],
     ['a bad form boolean', { form: 'canManageBuckets=maybe' }, 400, 'storage.tokens.validation'],
     ['a text body', { body: 'x', contentType: 'text/plain' }, 400, 'storage.tokens.validation'],
     ['an unsupported content type', { body: '<x/>', contentType: 'application/xml' }, 415, 'storage.unsupportedMediaType'],
