@@ -3,12 +3,16 @@
  * 429 with Retry-After and the RateLimit headers in the ingestion envelope on single records
  * (the fast path and the fastify route) and connector batches, nothing stored when refused, a
  * settings PATCH applied on the next request, bad values refused, the node-wide default flag,
- * the quota in the source views and the metrics; and the load test: two sources loaded at once
- * for several seconds, the limited one gets its share (within 10 %) and the other no 429.
+ * the quota in the source views and the metrics, a compressed body counted as inflated, OTLP
+ * over HTTP and gRPC sharing one source's buckets; and the load test: two sources loaded at
+ * once for several seconds, the limited one gets its share (within 10 %) and the other no 429.
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceTopic } from '../../src/ports/event-log.js';
 import { TestService } from '../helpers/service.js';
+import { freePort } from '../helpers/child-service.js';
+import { logsRequest, OtlpGrpcClient } from '../helpers/otlp-grpc.js';
 
 const RECORDS = 'source.quota.recordsPerSecond';
 const BYTES = 'source.quota.bytesPerSecond';
@@ -181,6 +185,57 @@ describe('per-source quotas', () => {
     expect(metrics).toMatch(/sluice_ingest_throttled_records_total\{source="shown"\} [1-9]\d*/);
     expect(metrics).toMatch(/sluice_ingest_throttled_bytes_total\{source="shown"\} [1-9]\d*/);
     expect(metrics).not.toMatch(/sluice_ingest_throttled_records_total\{source="unlimited"\}/);
+  });
+});
+
+describe('quotas on compressed bodies and OTLP', () => {
+  let svc: TestService;
+  let client: OtlpGrpcClient | undefined;
+  beforeAll(async () => {
+    svc = await TestService.start({ args: ['--max-sink-backlog', '0', '--otlp-grpc-port', String(await freePort())] });
+  });
+  afterAll(async () => {
+    client?.close();
+    await svc?.close();
+  });
+  const B = () => `/v1/branches/${svc.branchId}`;
+  const stored = (sourceId: string) => svc.server.services.eventLog.headOffset(sourceTopic(svc.projectId, svc.branchId, sourceId));
+
+  it('counts a gzip body by its inflated bytes', async () => {
+    await svc.task('POST', `${B()}/sources`, { json: { sourceId: 'zipped', name: 'zipped', type: 'http' } });
+    await svc.task('PATCH', `${B()}/sources/zipped/settings`, { json: { settings: [{ key: BYTES, value: '10KB' }] } });
+    const url = svc.server.address + (await svc.ingestPath('zipped'));
+    // 8 000 bytes that gzip to a few dozen: the first fits 10KB, the second does not.
+    const body = gzipSync(JSON.stringify({ pad: 'a'.repeat(8_000) }));
+    expect(body.length).toBeLessThan(200);
+    const send = () => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const first = await send();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('ratelimit')).toMatch(/^"bytes";r=\d+;t=1$/);
+    expect(Number(/r=(\d+)/.exec(first.headers.get('ratelimit')!)![1])).toBeLessThan(10 * 1024 - 8_000);
+    const second = await send();
+    expect(second.status).toBe(429);
+    expect(stored('zipped')).toBe(1);
+  });
+
+  it('refuses OTLP over HTTP (429 with the headers) and over gRPC (RESOURCE_EXHAUSTED with RetryInfo) from the same buckets, storing nothing refused', async () => {
+    await svc.task('POST', `${B()}/sources`, { json: { sourceId: 'otel', name: 'otel', type: 'otlp' } });
+    await svc.task('PATCH', `${B()}/sources/otel/settings`, { json: { settings: [{ key: RECORDS, value: 10 }] } });
+    const { otlp } = (await svc.call('GET', `${B()}/sources/otel`)).json;
+    client = new OtlpGrpcClient(svc.server.otlpGrpcAddress!);
+    // 10 log records over gRPC spend the bucket; the next export over either transport is refused.
+    expect(await client.export('logs', logsRequest(10), otlp.secret)).toMatchObject({ codeName: 'OK' });
+    const grpc = await client.export('logs', logsRequest(2), otlp.secret);
+    expect(grpc).toMatchObject({ codeName: 'RESOURCE_EXHAUSTED', details: expect.stringContaining('over its quota of 10 records a second') });
+    expect(grpc.retryDelayMs).toBeGreaterThan(0);
+    expect(grpc.retryDelayMs).toBeLessThanOrEqual(1_000);
+    const http = await fetch(`${svc.server.address}${new URL(otlp.url).pathname}/v1/logs`, {
+      method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: logsRequest(5),
+    });
+    expect(http.status).toBe(429);
+    expect(Number(http.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(http.headers.get('ratelimit-policy')).toBe('"records";q=10;w=1');
+    expect(stored('otel')).toBe(10);
   });
 });
 
