@@ -11,6 +11,7 @@ import { didYouMean } from './model/did-you-mean.js';
 import type { LogFormat } from './logger.js';
 import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '@sluice/jsonnet';
 import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
+import { QUOTA_FLAGS, QUOTA_MAX } from './pipeline/quota-settings.js';
 
 export interface Config {
   host: string;
@@ -58,6 +59,10 @@ export interface Config {
   renderBudgetMs: number;
   /** Records a source's sinks may be behind the log before its ingestion answers 429 (0: never). */
   maxSinkBacklog: number;
+  /** Records a second a source without a quota of its own may send to this node (0: no quota). */
+  sourceMaxRecordsPerSecond: number;
+  /** Record bytes a second a source without a quota of its own may send to this node (0: no quota). */
+  sourceMaxBytesPerSecond: number;
   /** Heap cap of each render worker thread (V8's maxOldGenerationSizeMb, in bytes here). */
   renderHeapLimitBytes: number;
   /** The common ingestion request is served before fastify routes it (default); false: every request through fastify. */
@@ -279,6 +284,18 @@ const rate = (name: string) => (raw: string): number => {
 
 const none = (text: string) => ({ text, value: () => undefined });
 
+/** A quota default: the range the source settings take (0: no quota). */
+const recordsQuota = (name: string) => (raw: string): number => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || n > QUOTA_MAX.recordsPerSecond) throw new ConfigError(`${name} must be a whole number from 0 to ${QUOTA_MAX.recordsPerSecond} (0: no quota), got "${raw}".`);
+  return n;
+};
+const bytesQuota = (name: string) => (raw: string): number => {
+  const n = parseByteSize(raw);
+  if (n === undefined || n > QUOTA_MAX.bytesPerSecond) throw new ConfigError(`${name} must be a size from 0 to 10GB like 512KB or 1MB (bytes a second; 0: no quota), got "${raw}".`);
+  return n;
+};
+
 const positiveDuration = (name: string) => (raw: string): number => {
   const ms = duration(name)(raw);
   if (ms <= 0) throw new ConfigError(`${name} must be longer than 0, got "${raw}".`);
@@ -318,6 +335,8 @@ export const OPTIONS: Option[] = [
   option({ flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion; off: on the event loop', default: 'on' }),
   option({ flag: '--render-budget', env: 'SLUICE_RENDER_BUDGET', key: 'renderBudgetMs', parse: duration('render budget'), help: 'longest a sink may take to map 1 000 records of a batch (a batch of more records has more in proportion): a sink that takes longer writes what it mapped and goes on apart from the other sinks of its source (0: no limit)', default: '250ms' }),
   option({ flag: '--max-sink-backlog', env: 'SLUICE_MAX_SINK_BACKLOG', key: 'maxSinkBacklog', parse: int('max sink backlog'), help: 'records a source\'s sinks may be behind its log before its ingestion answers 429 with Retry-After, until they are within half of it (failing and slow sinks do not count; 0: never)', default: '200000' }),
+  option({ flag: QUOTA_FLAGS.recordsPerSecond, env: 'SLUICE_SOURCE_MAX_RECORDS_PER_SECOND', key: 'sourceMaxRecordsPerSecond', parse: recordsQuota('source max records per second'), help: 'records a second each source may send to this node unless its setting source.quota.recordsPerSecond says otherwise; over it, 429 with Retry-After and RateLimit headers (each node enforces it on its own; 0: no quota)', default: '0' }),
+  option({ flag: QUOTA_FLAGS.bytesPerSecond, env: 'SLUICE_SOURCE_MAX_BYTES_PER_SECOND', key: 'sourceMaxBytesPerSecond', parse: bytesQuota('source max bytes per second'), help: 'record bytes a second (bodies after decompression) each source may send to this node unless its setting source.quota.bytesPerSecond says otherwise (each node enforces it on its own; 0: no quota)', default: '0' }),
   option({ flag: '--render-heap-limit', env: 'SLUICE_RENDER_HEAP_LIMIT', key: 'renderHeapLimitBytes', parse: bytes('render heap limit'), help: 'heap of each render worker thread: a template that needs more ends the thread, and its record is kept as a mapping failure', default: '1GB' }),
   option({ flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it; off: every request through fastify', default: 'on' }),
   option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: goDurationString(DEFAULT_LIMITS.uploadMinIntervalMs) }),

@@ -30,6 +30,7 @@ import { observabilityRoutes } from '../api/observability.js';
 import { consoleRoutes } from '../api/console.js';
 import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
 import { HttpServers, httpLimits } from '../http/http-server.js';
+import type { QuotaStatus } from '../sources/ingest/source-quotas.js';
 
 /**
  * What the application reads of the node's services (server.ts passes its `Services`): each
@@ -48,8 +49,8 @@ export type AppServices = StreamApiOptions &
     ingestSources: IngestSources;
     /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
     otlpInflight: InflightBudget;
-    /** Records and bytes per second per source; none: no quota anywhere. */
-    quotas?: SourceQuotas;
+    /** Per-source quotas: every ingestion path takes from them, the Stream API shows them (none: no quota). */
+    quotas?: SourceQuotas & QuotaStatus;
     mappings: MappingCache;
     metrics: Metrics;
     /** True from the moment a graceful shutdown starts: ingestion answers 503. */
@@ -129,6 +130,7 @@ export async function buildApp(services: AppServices, servers = new HttpServers(
       runtime: services.runtime,
       mappings: services.mappings,
       eventLog: services.eventLog,
+      quotas: services.quotas,
     });
     await app.register(storageApi, {
       prefix: '/v2/storage',
@@ -187,6 +189,7 @@ function ingestFastPath(services: AppServices, answered: IngestAnswered): Ingest
     isShuttingDown: services.isShuttingDown,
     log: services.logger,
     answered: (status, seconds) => answered('record', status, seconds),
+    quotas: services.quotas,
   });
 }
 
@@ -200,6 +203,7 @@ async function registerIngestion(app: FastifyInstance, services: AppServices, an
     isShuttingDown: services.isShuttingDown,
     mappings: services.mappings,
     answered,
+    quotas: services.quotas,
   });
   await app.register(otlpApi, {
     eventLog: services.eventLog,
