@@ -67,8 +67,15 @@ describe('the console\'s storage pages', () => {
     expect(await preview.locator('tbody tr').nth(2).locator('td').nth(1).textContent()).toBe('multi\nline');
     expect(await page.getByText('3 of 3 rows').isVisible()).toBe(true);
 
+    // Export and SQL are a click away above the preview.
+    await page.getByRole('button', { name: 'Go to SQL' }).click();
+    await expect.poll(() => page.getByLabel('SQL query').isVisible()).toBe(true);
+    // Scrolled down to it (as far as the page goes): its heading is in the window.
+    expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
+    expect(await page.evaluate(() => document.getElementById('sql')!.getBoundingClientRect().top < window.innerHeight)).toBe(true);
+
     // Export to gzipped CSV: the job's progress, then a link to the signed URL.
-    await page.getByRole('button', { name: 'Export' }).click();
+    await page.getByRole('button', { name: 'Export', exact: true }).click();
     const status = page.getByRole('status').filter({ hasText: 'Export job' });
     await status.waitFor(WAIT);
     await status.getByText('3 rows exported.').waitFor(WAIT);

@@ -46,6 +46,7 @@ function TableBody({ table }: { table: Table }) {
       {sourceId && sinkId && (
         <p>Written by the sink <a href={href('sources', sourceId, 'sinks', sinkId)}>{sourceId}/{sinkId}</a>.</p>
       )}
+      <JumpTo sections={[['preview', 'Go to the data preview'], ['export', 'Go to the export'], ['sql', 'Go to SQL']]} />
       <div class="grid2">
         <section aria-labelledby="schema">
           <h2 id="schema">Schema</h2>
@@ -84,6 +85,20 @@ function TableBody({ table }: { table: Table }) {
       <TableExport table={table} />
       <SqlBox initial={`SELECT * FROM ${quoteIdent(table.bucket.id)}.${quoteIdent(table.name)} LIMIT 100`} />
     </>
+  );
+}
+
+/**
+ * Buttons to the page's sections below the schema (export and SQL sit under a preview of up to
+ * 1000 rows). Buttons, not `#id` links: the console's routes live in the URL's fragment.
+ */
+function JumpTo({ sections }: { sections: [id: string, label: string][] }) {
+  return (
+    <nav class="actions" aria-label="On this page">
+      {sections.map(([id, label]) => (
+        <button key={id} type="button" class="small" onClick={() => document.getElementById(id)?.scrollIntoView({ block: 'start' })}>{label}</button>
+      ))}
+    </nav>
   );
 }
 
