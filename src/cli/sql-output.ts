@@ -33,21 +33,21 @@ const NUMERIC_TYPE = /^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|INT[248]|FLOAT[48]?|D
 /** Columns: header, a separator line, the rows; then "3 rows (12 ms)" and a note when cut short. */
 export function renderTable(answer: SqlAnswer): string {
   const header = answer.columns.map((c) => c.name);
-  const body = answer.rows.map((row) => header.map((_, i) => cell(row[i])));
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
-  const right = answer.columns.map((c) => NUMERIC_TYPE.test(c.type ?? ''));
-  const line = (cells: string[], alignRight: boolean[]) =>
-    cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ').trimEnd();
-  const out: string[] = [];
-  if (header.length > 0) {
-    out.push(line(header, header.map(() => false)));
-    out.push(widths.map((w) => '-'.repeat(w)).join('-+-'));
-    for (const r of body) out.push(line(r, right));
-  }
+  const out = alignedColumns(header, answer.rows, answer.columns.map((c) => NUMERIC_TYPE.test(c.type ?? '')));
   const n = answer.rowsCount;
   out.push(`${formatCount(n)} ${n === 1 ? 'row' : 'rows'} (${formatCount(answer.durationMs)} ms)`);
   if (answer.truncated) out.push(truncationNote(answer));
   return out.join('\n') + '\n';
+}
+
+/** A header, a separator line and the rows as aligned text columns (`right`: the columns aligned right); [] without columns. */
+export function alignedColumns(header: readonly string[], rows: readonly (readonly unknown[])[], right: readonly boolean[] = []): string[] {
+  if (header.length === 0) return [];
+  const body = rows.map((row) => header.map((_, i) => cell(row[i])));
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
+  const line = (cells: string[], alignRight: readonly boolean[]) =>
+    cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ').trimEnd();
+  return [line([...header], []), widths.map((w) => '-'.repeat(w)).join('-+-'), ...body.map((r) => line(r, right))];
 }
 
 /** The note for an answer cut at its limit (the --limit given, or the server's maximum). */
