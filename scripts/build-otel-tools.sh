@@ -21,13 +21,16 @@ CONFMAP_PROVIDERS_VERSION=v1.71.0   # go.opentelemetry.io/collector/confmap/prov
 CONTRIB_VERSION=v0.165.1            # contrib's fileexporter (v0.165.0 of contrib is not served)
 TELEMETRYGEN_VERSION=v0.161.0       # the newest telemetrygen the proxy serves (v0.163+ refused)
 
+# Bumped when the recipe below changes (components, flags): the cache folder is named by it too.
+RECIPE=2
+
 EXIT_NO_GO=3
 EXIT_LOCK_TIMEOUT=4
 
 say() { echo "[build-otel-tools] $*" >&2; }
 
 cache_root="${SLUICE_OTEL_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice}"
-name="otel-tools-collector-${COLLECTOR_VERSION}-contrib-${CONTRIB_VERSION}-telemetrygen-${TELEMETRYGEN_VERSION}"
+name="otel-tools-r${RECIPE}-collector-${COLLECTOR_VERSION}-contrib-${CONTRIB_VERSION}-telemetrygen-${TELEMETRYGEN_VERSION}"
 dir="$cache_root/$name"
 work="$cache_root/$name.work"
 lock="$cache_root/$name.lock"
@@ -41,7 +44,7 @@ fi
 
 # Binaries built before are used without Go; only a build needs it.
 if ! command -v go >/dev/null 2>&1; then
-  say "Go is not on PATH: the OpenTelemetry Collector and telemetrygen cannot be built (install Go 1.24 or newer)."
+  say "Go is not on PATH: the OpenTelemetry Collector and telemetrygen cannot be built (install Go 1.21 or newer, which fetches the toolchain the modules ask for)."
   exit "$EXIT_NO_GO"
 fi
 
@@ -97,6 +100,7 @@ manifest() {
   cat <<EOF
 dist:
   name: otelcol-sluice
+  version: ${COLLECTOR_VERSION#v}
   description: OpenTelemetry Collector for Sluice's tests and bench
   output_path: $work/collector
 receivers:
