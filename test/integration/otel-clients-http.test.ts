@@ -47,6 +47,15 @@ describe('telemetrygen over OTLP/HTTP', () => {
     expect(headers['content-type']).toBe('application/x-protobuf');
     expect(headers['user-agent']).toMatch(/^OTel Go OTLP over HTTP\/protobuf /);
   }, 120_000);
+
+  it('is refused with a wrong secret: telemetrygen fails, nothing is stored', async (ctx) => {
+    ctx.skip(!tools, skipReason);
+    const source = await otlpSourceWithTables(sluice!.svc, 'telemetrygen-http-refused');
+    const wrong = { endpoint: sluice!.httpEndpoint, http: { pathPrefix: source.basePath }, secret: `${source.secret}x`, service: 'tg-refused' };
+    await expect(telemetrygenRuns(tools!, wrong)).rejects.toThrow(/404 Not Found/);
+    const records = await sluice!.svc.call('GET', `/v1/branches/default/sources/${source.sourceId}/records`);
+    expect(records.json.records).toEqual([]);
+  }, 120_000);
 });
 
 describe("the OpenTelemetry Collector's otlp_http exporter", () => {
