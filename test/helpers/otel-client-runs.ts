@@ -1,12 +1,13 @@
 /**
- * What the tests with the real OpenTelemetry clients share: telemetrygen's three signals sent to an
- * endpoint (Sluice's, or a Collector's receiver), a Collector configuration that forwards every
- * signal to Sluice through one exporter, and the check that every record sent is a row.
+ * The tests with the real OpenTelemetry clients, once per transport (otel-clients-http.test.ts,
+ * otel-clients-grpc.test.ts): telemetrygen's three signals sent straight to Sluice, a wrong secret
+ * refused, and the Collector forwarding what telemetrygen sent to its receiver through its
+ * exporter of that transport; every record sent must be a row of its default table.
  */
-import { expect } from 'vitest';
-import type { ChildService } from './child-service.js';
-import { runTelemetrygen, type OtelTools } from './otel-tools.js';
-import { rowsOfService, type OtlpSource } from './otlp-child.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, type ChildService } from './child-service.js';
+import { CollectorProcess, ensureOtelTools, noteSkipped, OTEL_TOOLS_TIMEOUT_MS, runTelemetrygen, type OtelTools } from './otel-tools.js';
+import { otlpSourceWithTables, rowsOfService, startOtlpChild, type OtlpChild, type OtlpSource } from './otlp-child.js';
 
 export interface Sent {
   logs: number;
@@ -119,4 +120,80 @@ export function collectorConfig(forward: CollectorForward): object {
 /** The headers a record of the source's log keeps (GET .../records), by lower-case name. */
 export function recordHeaders(record: { headers: Record<string, string | string[]> }): Record<string, string> {
   return Object.fromEntries(Object.entries(record.headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v]));
+}
+
+export interface Transport {
+  name: 'HTTP' | 'gRPC';
+  /** Where telemetrygen reaches Sluice, for a source. */
+  telemetrygenTarget(sluice: OtlpChild, source: OtlpSource): Pick<TelemetrygenTarget, 'endpoint' | 'http'>;
+  /** What telemetrygen prints when Sluice refuses a wrong secret. */
+  refusal: RegExp;
+  /** The Collector's exporter to Sluice: its type and settings (the secret as `${env:SLUICE_OTLP_SECRET}`). */
+  exporter(sluice: OtlpChild, source: OtlpSource): Pick<CollectorForward, 'exporter' | 'exporterSettings'>;
+  /** More checks on the newest record's headers, by the client that sent it. */
+  headerChecks?: { telemetrygen(headers: Record<string, string>): void; collector(headers: Record<string, string>): void };
+}
+
+/** The suite of the real clients against a real `sluice serve` over one transport; skipped with a line without Go. */
+export function describeRealClients(file: string, transport: Transport): void {
+  const t = transport.name.toLowerCase();
+  let tools: OtelTools | undefined;
+  let skipReason = '';
+  let sluice: OtlpChild | undefined;
+  let collector: CollectorProcess | undefined;
+
+  beforeAll(async () => {
+    const answer = await ensureOtelTools();
+    if ('skip' in answer) {
+      skipReason = answer.skip;
+      noteSkipped(file, skipReason);
+      return;
+    }
+    tools = answer.tools;
+    sluice = await startOtlpChild({ grpc: transport.name === 'gRPC' });
+  }, OTEL_TOOLS_TIMEOUT_MS);
+  afterAll(async () => {
+    await collector?.stop();
+    await sluice?.close();
+  });
+
+  const newestHeaders = async (source: OtlpSource) =>
+    recordHeaders((await sluice!.svc.call('GET', `/v1/branches/default/sources/${source.sourceId}/records?limit=1`)).json.records[0]);
+
+  describe(`telemetrygen over OTLP/${transport.name}`, () => {
+    it('sends logs, traces and metrics with the secret as `authorization: Bearer`; every record lands in its table', async (ctx) => {
+      ctx.skip(!tools, skipReason);
+      const source = await otlpSourceWithTables(sluice!.svc, `telemetrygen-${t}`);
+      const service = `tg-${t}`;
+      const sent = await telemetrygenRuns(tools!, { ...transport.telemetrygenTarget(sluice!, source), secret: source.secret, service });
+      await expectRecordsOfEachSignal(sluice!.svc, source, service, sent);
+      transport.headerChecks?.telemetrygen(await newestHeaders(source));
+    }, 120_000);
+
+    it('is refused with a wrong secret: telemetrygen fails, nothing is stored', async (ctx) => {
+      ctx.skip(!tools, skipReason);
+      const source = await otlpSourceWithTables(sluice!.svc, `telemetrygen-${t}-refused`);
+      const wrong = { ...transport.telemetrygenTarget(sluice!, source), secret: `${source.secret}x`, service: 'tg-refused' };
+      await expect(telemetrygenRuns(tools!, wrong)).rejects.toThrow(transport.refusal);
+      const records = await sluice!.svc.call('GET', `/v1/branches/default/sources/${source.sourceId}/records`);
+      expect(records.json.records).toEqual([]);
+    }, 120_000);
+  });
+
+  describe(`the OpenTelemetry Collector's OTLP/${transport.name} exporter`, () => {
+    it('forwards what telemetrygen sent to its otlp receiver, gzipped, with the secret as `authorization: Bearer`; every record lands in its table', async (ctx) => {
+      ctx.skip(!tools, skipReason);
+      const source = await otlpSourceWithTables(sluice!.svc, `collector-${t}`);
+      const receiver = `127.0.0.1:${await freePort()}`;
+      const config = collectorConfig({ receiverGrpc: receiver, ...transport.exporter(sluice!, source) });
+      collector = await CollectorProcess.start(tools!, config, { SLUICE_OTLP_SECRET: source.secret });
+      // telemetrygen speaks gRPC to the Collector's receiver; the Collector speaks the transport to Sluice.
+      const service = `via-collector-${t}`;
+      const sent = await telemetrygenRuns(tools!, { endpoint: receiver, service });
+      await expectRecordsOfEachSignal(sluice!.svc, source, service, sent);
+      transport.headerChecks?.collector(await newestHeaders(source));
+      // The secret travelled as a header: it is in none of the Collector's own log lines.
+      expect(collector.logs()).not.toContain(source.secret);
+    }, 120_000);
+  });
 }

@@ -88,15 +88,21 @@ export interface Finished {
   output: string;
 }
 
-/** Runs telemetrygen to its end (it stops after `--logs/--traces/--metrics` items per worker or `--duration`). */
-export function runTelemetrygen(tools: OtelTools, args: string[], timeoutMs = 60_000): Promise<Finished> {
-  return new Promise((res, rej) => {
-    const child = spawn(tools.telemetrygen, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    noteProcess(child.pid);
-    let output = '';
-    child.stdout!.on('data', (d) => (output = (output + d).slice(-20_000)));
-    child.stderr!.on('data', (d) => (output = (output + d).slice(-20_000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+/** A telemetrygen process: its pid (for /proc readings) and its end. */
+export interface TelemetrygenProcess {
+  pid: number;
+  done: Promise<Finished>;
+}
+
+/** Starts telemetrygen (it stops after `--logs/--traces/--metrics` items per worker or `--duration`); killed after `timeoutMs`. */
+export function startTelemetrygen(tools: OtelTools, args: string[], timeoutMs = 60_000): TelemetrygenProcess {
+  const child = spawn(tools.telemetrygen, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  noteProcess(child.pid);
+  let output = '';
+  child.stdout!.on('data', (d) => (output = (output + d).slice(-20_000)));
+  child.stderr!.on('data', (d) => (output = (output + d).slice(-20_000)));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const done = new Promise<Finished>((res, rej) => {
     child.on('error', rej);
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -104,6 +110,12 @@ export function runTelemetrygen(tools: OtelTools, args: string[], timeoutMs = 60
       res({ code, output });
     });
   });
+  return { pid: child.pid ?? 0, done };
+}
+
+/** Runs telemetrygen to its end. */
+export function runTelemetrygen(tools: OtelTools, args: string[], timeoutMs = 60_000): Promise<Finished> {
+  return startTelemetrygen(tools, args, timeoutMs).done;
 }
 
 /** A Collector in a child process, with its configuration in a folder of its own. */
