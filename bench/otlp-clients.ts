@@ -55,6 +55,8 @@ interface CaseResult {
 const TOKEN = 'bench';
 const SOURCE = 'bench';
 const MB = 1024 * 1024;
+/** Seconds telemetrygen goes on after the measured window. */
+const TAIL_SEC = 3;
 
 export async function otlpClientsBench(options: ClientsOptions): Promise<Record<string, unknown>> {
   const answer = await ensureOtelTools();
@@ -140,7 +142,8 @@ function telemetrygenArgs(endpoint: string, protocol: Protocol, options: Clients
     'logs',
     '--otlp-endpoint', endpoint,
     '--otlp-insecure',
-    '--duration', `${options.warmupSec + options.durationSec}s`,
+    // It runs on past the window, so that the whole window is under load.
+    '--duration', `${options.warmupSec + options.durationSec + TAIL_SEC}s`,
     '--workers', String(options.workers),
     '--batch-size', String(options.batchSize),
     '--rate', '0',
@@ -168,7 +171,7 @@ interface Window {
  * records), the server's and telemetrygen's CPU, the server's memory (sampled every 250 ms).
  */
 async function measure(tools: OtelTools, args: string[], serverPid: number, options: ClientsOptions, count: () => Promise<number>): Promise<Window & { output: string; code: number | null }> {
-  const generator = startTelemetrygen(tools, args, (options.warmupSec + options.durationSec + 120) * 1000);
+  const generator = startTelemetrygen(tools, args, (options.warmupSec + options.durationSec + TAIL_SEC + 120) * 1000);
   await sleep(options.warmupSec * 1000);
   const start = { at: performance.now(), records: await count(), cpu: procCpuSec(serverPid), gen: procCpuSec(generator.pid) };
   let memoryMaxBytes = 0;
@@ -179,6 +182,7 @@ async function measure(tools: OtelTools, args: string[], serverPid: number, opti
   }
   const end = { at: performance.now(), records: await count(), cpu: procCpuSec(serverPid), gen: procCpuSec(generator.pid) };
   const finished = await generator.done;
+  if (end.gen === 0) throw new Error(`telemetrygen ended before the measured window did: ${finished.output.slice(-1500)}`);
   return {
     records: end.records - start.records,
     seconds: (end.at - start.at) / 1000,
@@ -285,7 +289,7 @@ async function collectorCase(tools: OtelTools, protocol: Protocol, options: Clie
       pipelines: { logs: { receivers: ['otlp'], processors: ['batch'], exporters: ['file'] } },
     },
   };
-  const collector = await CollectorProcess.start(tools, config);
+  const collector = await CollectorProcess.start(tools, [config]);
   const problems: string[] = [];
   try {
     const metrics = () => scrape(`http://127.0.0.1:${metricsPort}/metrics`);

@@ -4,6 +4,8 @@
  * refused, and the Collector forwarding what telemetrygen sent to its receiver through its
  * exporter of that transport; every record sent must be a row of its default table.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, type ChildService } from './child-service.js';
 import { CollectorProcess, ensureOtelTools, noteSkipped, OTEL_TOOLS_TIMEOUT_MS, runTelemetrygen, type OtelTools } from './otel-tools.js';
@@ -91,29 +93,32 @@ export async function expectRecordsOfEachSignal(svc: ChildService, source: OtlpS
   for (const point of points) expect(point).toMatchObject({ metric_name: 'orders', metric_type: 'sum' });
 }
 
-export interface CollectorForward {
-  /** host:port of the Collector's otlp receiver (gRPC). */
-  receiverGrpc: string;
-  /** The exporter's type (`otlp_http`, `otlp_grpc`) and its settings. */
-  exporter: string;
-  exporterSettings: Record<string, unknown>;
+/**
+ * The Collector configuration of the README (section "The OpenTelemetry Collector and
+ * telemetrygen"), as written: the tests run it, with `collectorOverrides` merged on top.
+ */
+export function readmeCollectorConfig(): string {
+  const readme = readFileSync(resolve('README.md'), 'utf8');
+  const section = readme.indexOf('### The OpenTelemetry Collector and telemetrygen');
+  if (section < 0) throw new Error('README.md has no section "The OpenTelemetry Collector and telemetrygen"');
+  const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(section));
+  if (!block) throw new Error('the README section has no yaml block');
+  return block[1];
 }
 
 /**
- * A Collector that takes OTLP over gRPC and forwards logs, traces and metrics through the batch
- * processor (a short timeout, so a test waits little) and one exporter. Its own telemetry is off:
- * its metrics listener (:8888 by default) would clash with another Collector on the machine.
+ * What a test changes in the README's configuration: its receiver's ports (free ones), the
+ * exporter's endpoint (the test's server), the exporter every pipeline uses, a short batch
+ * timeout (a test waits less), and no telemetry of its own (its :8888 listener would clash with
+ * another Collector on the machine).
  */
-export function collectorConfig(forward: CollectorForward): object {
-  const pipeline = { receivers: ['otlp'], processors: ['batch'], exporters: [forward.exporter] };
+export function collectorOverrides(o: { receiverGrpc: string; receiverHttp: string; exporter: string; endpoint: string }): object {
+  const pipeline = { exporters: [o.exporter] };
   return {
-    receivers: { otlp: { protocols: { grpc: { endpoint: forward.receiverGrpc } } } },
+    receivers: { otlp: { protocols: { grpc: { endpoint: o.receiverGrpc }, http: { endpoint: o.receiverHttp } } } },
     processors: { batch: { timeout: '200ms' } },
-    exporters: { [forward.exporter]: forward.exporterSettings },
-    service: {
-      telemetry: { metrics: { level: 'none' } },
-      pipelines: { logs: pipeline, traces: pipeline, metrics: pipeline },
-    },
+    exporters: { [o.exporter]: { endpoint: o.endpoint } },
+    service: { telemetry: { metrics: { level: 'none' } }, pipelines: { logs: pipeline, metrics: pipeline, traces: pipeline } },
   };
 }
 
@@ -128,8 +133,9 @@ export interface Transport {
   telemetrygenTarget(sluice: OtlpChild, source: OtlpSource): Pick<TelemetrygenTarget, 'endpoint' | 'http'>;
   /** What telemetrygen prints when Sluice refuses a wrong secret. */
   refusal: RegExp;
-  /** The Collector's exporter to Sluice: its type and settings (the secret as `${env:SLUICE_OTLP_SECRET}`). */
-  exporter(sluice: OtlpChild, source: OtlpSource): Pick<CollectorForward, 'exporter' | 'exporterSettings'>;
+  /** The README configuration's exporter to Sluice over this transport, and its endpoint for a source. */
+  exporter: string;
+  exporterEndpoint(sluice: OtlpChild, source: OtlpSource): string;
   /** More checks on the newest record's headers, by the client that sent it. */
   headerChecks?: { telemetrygen(headers: Record<string, string>): void; collector(headers: Record<string, string>): void };
 }
@@ -180,13 +186,18 @@ export function describeRealClients(file: string, transport: Transport): void {
     }, 120_000);
   });
 
-  describe(`the OpenTelemetry Collector's OTLP/${transport.name} exporter`, () => {
+  describe(`the OpenTelemetry Collector's OTLP/${transport.name} exporter, configured as the README says`, () => {
     it('forwards what telemetrygen sent to its otlp receiver, gzipped, with the secret as `authorization: Bearer`; every record lands in its table', async (ctx) => {
       ctx.skip(!tools, skipReason);
       const source = await otlpSourceWithTables(sluice!.svc, `collector-${t}`);
       const receiver = `127.0.0.1:${await freePort()}`;
-      const config = collectorConfig({ receiverGrpc: receiver, ...transport.exporter(sluice!, source) });
-      collector = await CollectorProcess.start(tools!, config, { SLUICE_OTLP_SECRET: source.secret });
+      const overrides = collectorOverrides({
+        receiverGrpc: receiver,
+        receiverHttp: `127.0.0.1:${await freePort()}`,
+        exporter: transport.exporter,
+        endpoint: transport.exporterEndpoint(sluice!, source),
+      });
+      collector = await CollectorProcess.start(tools!, [readmeCollectorConfig(), overrides], { SLUICE_OTLP_SECRET: source.secret });
       // telemetrygen speaks gRPC to the Collector's receiver; the Collector speaks the transport to Sluice.
       const service = `via-collector-${t}`;
       const sent = await telemetrygenRuns(tools!, { endpoint: receiver, service });

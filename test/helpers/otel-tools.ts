@@ -137,14 +137,19 @@ export class CollectorProcess {
   }
 
   /**
-   * Starts the Collector with `config` (an object: written as JSON, which its YAML provider reads)
-   * and `env` (the config's `${env:NAME}` references) and waits until it says it is ready.
+   * Starts the Collector with `configs` (YAML text, or objects written as JSON, which its YAML
+   * provider reads; the Collector merges them in order: maps deeply, a later list replaces an
+   * earlier one) and `env` (the configs' `${env:NAME}` references), and waits until it says it
+   * is ready.
    */
-  static async start(tools: OtelTools, config: object, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CollectorProcess> {
+  static async start(tools: OtelTools, configs: Array<string | object>, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CollectorProcess> {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-otelcol-'));
-    const file = join(dir, 'config.yaml');
-    writeFileSync(file, JSON.stringify(config, null, 2));
-    const child = spawn(tools.collector, ['--config', file], { env: { PATH: process.env.PATH ?? '', HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = configs.flatMap((config, i) => {
+      const file = join(dir, `config-${i}.yaml`);
+      writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
+      return ['--config', file];
+    });
+    const child = spawn(tools.collector, args, { env: { PATH: process.env.PATH ?? '', HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const collector = new CollectorProcess(child, dir);
     const deadline = Date.now() + timeoutMs;
     while (!collector.output.includes('Everything is ready')) {

@@ -1,6 +1,6 @@
 /**
  * The same two real clients over OTLP/gRPC (`--otlp-grpc-port`): telemetrygen's gRPC exporter, and
- * the OpenTelemetry Collector's `otlp_grpc` exporter (gzip) forwarding what telemetrygen sent to
+ * the OpenTelemetry Collector's `otlp_grpc` exporter (gzip by default; the README's configuration) forwarding what telemetrygen sent to
  * its receiver. Both carry the source's secret as the metadata `authorization: Bearer <secret>`,
  * which alone finds the source; the records land in the default sinks' tables. Skipped with a
  * line when Go is missing (test/helpers/otel-tools.ts).
@@ -11,13 +11,6 @@ describeRealClients('otel-clients-grpc.test.ts', {
   name: 'gRPC',
   telemetrygenTarget: (sluice) => ({ endpoint: sluice.grpcEndpoint! }),
   refusal: /Unauthenticated/i,
-  exporter: (sluice) => ({
-    exporter: 'otlp_grpc',
-    exporterSettings: {
-      endpoint: sluice.grpcEndpoint,
-      tls: { insecure: true },
-      compression: 'gzip',
-      headers: { authorization: 'Bearer ${env:SLUICE_OTLP_SECRET}' },
-    },
-  }),
+  exporter: 'otlp_grpc/sluice',
+  exporterEndpoint: (sluice) => sluice.grpcEndpoint!,
 });

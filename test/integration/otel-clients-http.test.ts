@@ -13,11 +13,9 @@ describeRealClients('otel-clients-http.test.ts', {
   name: 'HTTP',
   telemetrygenTarget: (sluice, source) => ({ endpoint: sluice.httpEndpoint, http: { pathPrefix: source.basePath } }),
   refusal: /404 Not Found/,
-  exporter: (sluice, source) => ({
-    exporter: 'otlp_http',
-    // No compression setting: the exporter's default, gzip, is what is tested.
-    exporterSettings: { endpoint: `http://${sluice.httpEndpoint}${source.basePath}`, headers: { Authorization: 'Bearer ${env:SLUICE_OTLP_SECRET}' } },
-  }),
+  // The README's exporter has no compression setting: its default, gzip, is what is tested.
+  exporter: 'otlp_http/sluice',
+  exporterEndpoint: (sluice, source) => `http://${sluice.httpEndpoint}${source.basePath}`,
   headerChecks: {
     telemetrygen(headers) {
       expect(headers['content-type']).toBe('application/x-protobuf');
