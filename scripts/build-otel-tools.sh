@@ -147,12 +147,12 @@ cp "$work/go.sum.core" "$work/collector/go.sum"
 
 say "building telemetrygen"
 go install "github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$TELEMETRYGEN_VERSION" >&2
-cp "$GOBIN/telemetrygen" "$work/bin/telemetrygen"
+mv "$GOBIN/telemetrygen" "$work/bin/telemetrygen"
 
 # The finished folder appears whole: binaries first, the marker last.
 rm -rf "$dir"
 mkdir -p "$dir/bin"
-cp "$work/bin/otelcol-sluice" "$work/bin/telemetrygen" "$dir/bin/"
+mv "$work/bin/otelcol-sluice" "$work/bin/telemetrygen" "$dir/bin/"
 date -u +%Y-%m-%dT%H:%M:%SZ >"$dir/.complete"
 say "ready in $((SECONDS - started)) s: $dir/bin"
 echo "$dir"
