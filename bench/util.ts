@@ -107,7 +107,7 @@ export interface BenchServer {
 /**
  * `node dist/main.js serve` with `npm start`'s node flags, on a free loopback port, a fresh data
  * directory (`sluice-bench-<name>-*` in the temporary folder), master token `token`, log level
- * warn, and `env` on top; resolves once it is ready.
+ * warn, OTLP/gRPC off, and `env` on top; resolves once it is ready.
  */
 export async function startBenchServer(main: string, name: string, token: string, env: Record<string, string> = {}): Promise<BenchServer> {
   const port = await freePort();
@@ -119,6 +119,8 @@ export async function startBenchServer(main: string, name: string, token: string
     SLUICE_DATA_DIR: dir,
     SLUICE_MASTER_TOKEN: token,
     SLUICE_LOG_LEVEL: 'warn',
+    // No OTLP/gRPC listener unless a bench asks for one (its default port, 4317, may be taken).
+    SLUICE_OTLP_GRPC_PORT: '0',
     ...env,
   });
   const close = async () => {

@@ -5,6 +5,7 @@
  * which alone finds the source; the records land in the default sinks' tables. Skipped with a
  * line when Go is missing (test/helpers/otel-tools.ts).
  */
+import { expect } from 'vitest';
 import { describeRealClients } from '../helpers/otel-client-runs.js';
 
 describeRealClients('otel-clients-grpc.test.ts', {
@@ -13,4 +14,14 @@ describeRealClients('otel-clients-grpc.test.ts', {
   refusal: /Unauthenticated/i,
   exporter: 'otlp_grpc/sluice',
   exporterEndpoint: (sluice) => sluice.grpcEndpoint!,
+  headerChecks: {
+    telemetrygen(headers) {
+      expect(headers['user-agent']).toMatch(/^OTel Go OTLP over gRPC .* grpc-go\//);
+      expect(headers.authorization).toBeUndefined();
+    },
+    collector(headers) {
+      expect(headers['user-agent']).toMatch(/^OpenTelemetry Collector.*\/0\.165\.0 .* grpc-go\//);
+      expect(headers.authorization).toBeUndefined();
+    },
+  },
 });

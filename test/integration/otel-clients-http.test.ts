@@ -20,6 +20,7 @@ describeRealClients('otel-clients-http.test.ts', {
     telemetrygen(headers) {
       expect(headers['content-type']).toBe('application/x-protobuf');
       expect(headers['user-agent']).toMatch(/^OTel Go OTLP over HTTP\/protobuf /);
+      expect(headers.authorization).toBeUndefined();
     },
     collector(headers) {
       expect(headers['content-encoding']).toBe('gzip');
