@@ -258,8 +258,8 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
 async function sluiceHasGrpc(main: string): Promise<boolean> {
   const grpcPort = await freePort();
   const { close } = await startBenchServer(main, 'otlp-grpc-probe', TOKEN, { SLUICE_OTLP_GRPC_PORT: String(grpcPort) });
-  try {
-    return await new Promise<boolean>((res) => {
+  const connects = () =>
+    new Promise<boolean>((res) => {
       const socket = createConnection({ host: '127.0.0.1', port: grpcPort });
       socket.once('connect', () => {
         socket.destroy();
@@ -267,6 +267,14 @@ async function sluiceHasGrpc(main: string): Promise<boolean> {
       });
       socket.once('error', () => res(false));
     });
+  try {
+    // The health check may answer a moment before the gRPC listener is bound.
+    const deadline = performance.now() + 5000;
+    for (;;) {
+      if (await connects()) return true;
+      if (performance.now() > deadline) return false;
+      await sleep(100);
+    }
   } finally {
     await close();
   }
