@@ -110,6 +110,8 @@ export class ChildService {
       SLUICE_MASTER_TOKEN: CHILD_MASTER_TOKEN,
       SLUICE_PUBLIC_API_URL: this.base,
       SLUICE_LOG_LEVEL: 'info',
+      // No OTLP/gRPC listener unless a test asks for one: parallel test files would collide on 4317.
+      SLUICE_OTLP_GRPC_PORT: '0',
       ...this.env,
     };
     const command = [process.execPath, MAIN, 'serve'];
@@ -131,7 +133,7 @@ export class ChildService {
       if (!this.running) throw new Error(`the service exited while starting: ${tail(this.out)}`);
       // Our own process must say it listens: a port picked free a moment ago can have been taken by another
       // test worker's service since, whose health check would answer for ours (ours exits with EADDRINUSE).
-      if (!this.out.includes('"msg":"sluice is ready"', outputFrom)) {
+      if (!this.out.includes('"msg":"sluice is ready', outputFrom)) {
         await sleep(25);
         continue;
       }

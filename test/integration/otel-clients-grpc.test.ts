@@ -1,9 +1,9 @@
 /**
  * The same two real clients over OTLP/gRPC (`--otlp-grpc-port`): telemetrygen's gRPC exporter, and
- * the OpenTelemetry Collector's `otlp_grpc` exporter (gzip by default; the README's configuration) forwarding what telemetrygen sent to
- * its receiver. Both carry the source's secret as the metadata `authorization: Bearer <secret>`,
- * which alone finds the source; the records land in the default sinks' tables. Skipped with a
- * line when Go is missing (test/helpers/otel-tools.ts).
+ * the OpenTelemetry Collector's `otlp_grpc` exporter (gzip; the README's configuration) forwarding
+ * what telemetrygen sent to its receiver. Both carry the source's secret as the metadata
+ * `authorization: Bearer <secret>`, which alone finds the source; the records land in the default
+ * sinks' tables. Skipped with a line when Go is missing (test/helpers/otel-tools.ts).
  */
 import { expect } from 'vitest';
 import { describeRealClients } from '../helpers/otel-client-runs.js';

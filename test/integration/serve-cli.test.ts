@@ -27,7 +27,7 @@ interface Proc {
 
 function serve(env: Record<string, string>, args: string[] = []): Proc {
   let out = '';
-  const child = spawn(process.execPath, [MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', SLUICE_OTLP_GRPC_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
@@ -81,12 +81,52 @@ describe('sluice serve', () => {
     expect(await second.exited).toBe(0);
   });
 
+  it('ends a start that cannot listen or whose data directory is taken with one line; the master token shows on the first start that succeeds', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-fail-'));
+    dirs.push(dataDir);
+    // A port someone else holds.
+    const holder = createServer();
+    await new Promise<void>((res) => holder.listen(0, '127.0.0.1', () => res()));
+    const taken = (holder.address() as { port: number }).port;
+    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_HOST: '127.0.0.1' };
+    const busy = serve({ ...env, SLUICE_PORT: String(taken) });
+    expect(await busy.exited).toBe(1);
+    expect(busy.output().trim().split('\n').at(-1)).toBe(`Cannot start: port ${taken} on 127.0.0.1 (the API) is in use by another process: stop it, or start with another --port (SLUICE_PORT).`);
+    expect(busy.output()).not.toMatch(/EADDRINUSE| {4}at /);
+    holder.close();
+    const token = readFileSync(join(dataDir, 'master-token'), 'utf8').trim();
+    expect(busy.output()).not.toContain(token);
+
+    // The first start that succeeds prints the token the failed one generated.
+    const port = await freePort();
+    const first = serve({ ...env, SLUICE_PORT: String(port) });
+    await ready(port, first);
+    expect(first.output()).toContain(`Master token (saved to ${join(dataDir, 'master-token')}): ${token}`);
+    expect(first.output()).toMatch(/sluice is ready: the API at http:\/\/localhost:\d+, the console at http:\/\/localhost:\d+\/console\/, the API docs at http:\/\/localhost:\d+\/v1\/documentation\/; the master token is in /);
+
+    // A second server on the same data directory is refused, naming the first one's PID.
+    const second = serve({ ...env, SLUICE_PORT: String(await freePort()) });
+    expect(await second.exited).toBe(1);
+    expect(second.output().trim().split('\n').at(-1)).toBe(`Cannot start: the data directory ${dataDir} is in use by another process (PID ${first.child.pid}): stop it, or start this one with another --data-dir (SLUICE_DATA_DIR).`);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    // A killed server leaves its PID behind; the next start takes the directory over, and does not show the token again.
+    const third = serve({ ...env, SLUICE_PORT: String(port) });
+    await ready(port, third);
+    expect(third.output()).not.toContain(token);
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    expect(existsSync(join(dataDir, 'sluice.pid'))).toBe(false);
+  });
+
   it('refuses bad configuration with a clear message', async () => {
+    // A wrong configuration is a usage error: exit code 2, as the client commands have it.
     const bad = serve({ SLUICE_PORT: 'eighty' });
-    expect(await bad.exited).toBe(1);
+    expect(await bad.exited).toBe(2);
     expect(bad.output()).toMatch(/Configuration error: port must be a non-negative integer, got "eighty"/);
     const unknown = serve({}, ['--colour', 'red']);
-    expect(await unknown.exited).toBe(1);
+    expect(await unknown.exited).toBe(2);
     expect(unknown.output()).toMatch(/Unknown option "--colour"/);
   });
 
@@ -94,10 +134,10 @@ describe('sluice serve', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-target-'));
     dirs.push(dataDir);
     const notPostgres = serve({ SLUICE_DATA_DIR: dataDir }, ['--target', 'mysql://u:p@db/x']);
-    expect(await notPostgres.exited).toBe(1);
+    expect(await notPostgres.exited).toBe(2);
     expect(notPostgres.output().trim()).toBe('Configuration error: The target must be a PostgreSQL URL like postgres://user:password@host:5432/database (the DuckDB file is --target-path), got a "mysql:" URL.');
     const both = serve({ SLUICE_DATA_DIR: dataDir, SLUICE_TARGET_PATH: join(dataDir, 't.duckdb') }, ['--target', 'postgres://u@db/x']);
-    expect(await both.exited).toBe(1);
+    expect(await both.exited).toBe(2);
     expect(both.output()).toMatch(/^Configuration error: Choose one target/);
     const port = await freePort();
     const down = serve({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(await freePort()) }, ['--target', `postgres://sluice:s3cret@127.0.0.1:${port}/tables`]);
