@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { otlpTypes } from '../src/sources/otlp/schema.js';
 import { decodeExportRequest } from '../src/sources/otlp/decode.js';
 import { flattenLogs } from '../src/sources/otlp/flatten.js';
 import type { ExportLogsRequest } from '../src/sources/otlp/model.js';
-import { apiCall, freePort, median, round2, ServerProcess, sleep, waitTask, serveNodeFlags } from './util.js';
+import { apiCall, median, round2, sleep, startBenchServer, waitTask } from './util.js';
+import { otlpClientsBench } from './otlp-clients.js';
 
 /**
  * OTLP log ingestion against plain HTTP ingestion of the same records, in the same run:
@@ -23,7 +24,13 @@ import { apiCall, freePort, median, round2, ServerProcess, sleep, waitTask, serv
  * until the sink has every acknowledged record (ingestion may outrun the sink writer; the log
  * holds the difference) and reports the end-to-end rate, records / (load + drain) seconds.
  *
- * `npm run bench -- otlp [--duration 5] [--warmup 1] [--rounds 3] [--connections 50] [--otlp-connections 8] [--batch 512]`
+ * Then the real clients (bench/otlp-clients.ts): telemetrygen against Sluice over OTLP/HTTP and
+ * OTLP/gRPC, beside the OpenTelemetry Collector (otlp -> batch -> file) as the peer baseline, under
+ * `clients` in the results (built by scripts/build-otel-tools.sh; left out with a line without Go).
+ *
+ * `npm run bench -- otlp [--duration 5] [--warmup 1] [--rounds 3] [--connections 50] [--otlp-connections 8] [--batch 512]
+ *   [--clients-duration 20] [--clients-warmup 3] [--clients-rounds 3] [--workers 4] [--batch-size 100] [--drain-timeout 180]
+ *   [--clients-only | --no-clients]`
  */
 export async function otlpBench(args: string[]): Promise<Record<string, unknown>> {
   const opt = (name: string, dflt: number): number => {
@@ -31,6 +38,21 @@ export async function otlpBench(args: string[]): Promise<Record<string, unknown>
     const v = i >= 0 ? Number(args[i + 1]) : NaN;
     return Number.isFinite(v) && v > 0 ? v : dflt;
   };
+  const requests = args.includes('--clients-only') ? { ok: true } : await requestsBench(opt);
+  if (args.includes('--no-clients')) return requests;
+  const clients = await otlpClientsBench({
+    durationSec: opt('--clients-duration', 20),
+    warmupSec: opt('--clients-warmup', 3),
+    rounds: opt('--clients-rounds', 3),
+    workers: opt('--workers', 4),
+    batchSize: opt('--batch-size', 100),
+    drainTimeoutSec: opt('--drain-timeout', 180),
+  });
+  return { ...requests, ok: requests.ok === true && clients.ok !== false, clients };
+}
+
+/** The first part: OTLP requests against plain HTTP requests of the same records, with autocannon. */
+async function requestsBench(opt: (name: string, dflt: number) => number): Promise<Record<string, unknown>> {
   const duration = opt('--duration', 5);
   const warmup = opt('--warmup', 1);
   const rounds = opt('--rounds', 3);
@@ -161,22 +183,10 @@ export function logsRequest(n: number): Buffer {
 }
 
 async function runCase(c: Case, main: string, warmup: number, duration: number): Promise<RunResult> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-otlp-'));
-  const server = new ServerProcess([...serveNodeFlags(), main, 'serve'], {
-    SLUICE_PORT: String(port),
-    SLUICE_OTLP_GRPC_PORT: '0',
-    SLUICE_HOST: '127.0.0.1',
-    SLUICE_DATA_DIR: dir,
-    SLUICE_MASTER_TOKEN: TOKEN,
-    SLUICE_LOG_LEVEL: 'warn',
-    // This bench measures ingestion: no back-pressure from the sinks (429s); the e2e bench has it.
-    SLUICE_MAX_SINK_BACKLOG: '0',
-  });
+  // This bench measures ingestion: no back-pressure from the sinks (429s); the e2e bench has it.
+  const { server, base, close } = await startBenchServer(main, 'otlp', TOKEN, { SLUICE_MAX_SINK_BACKLOG: '0' });
   const problems: string[] = [];
   try {
-    await server.ready(base);
     const path = await setUp(base, c.name);
     const url = base + path;
     const probe = await fetch(url, { method: 'POST', headers: { 'content-type': c.requests[0].contentType }, body: c.requests[0].body });
@@ -223,8 +233,7 @@ async function runCase(c: Case, main: string, warmup: number, duration: number):
   } catch (err) {
     throw new Error(`${c.name}: ${(err as Error).message}${server.exited ? `; the server exited: ${server.lastOutput()}` : ''}`, { cause: err });
   } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   }
 }
 

@@ -1,7 +1,9 @@
 /** Small helpers shared by the benchmarks. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A loopback port that was free a moment ago. */
 export function freePort(): Promise<number> {
@@ -92,6 +94,46 @@ export class ServerProcess {
     }
     return inTime;
   }
+}
+
+/** A server of `startBenchServer`: its process, API base URL and data directory. */
+export interface BenchServer {
+  server: ServerProcess;
+  base: string;
+  /** Stops the process and removes its data directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * `node dist/main.js serve` with `npm start`'s node flags, on a free loopback port, a fresh data
+ * directory (`sluice-bench-<name>-*` in the temporary folder), master token `token`, log level
+ * warn, OTLP/gRPC off, and `env` on top; resolves once it is ready.
+ */
+export async function startBenchServer(main: string, name: string, token: string, env: Record<string, string> = {}): Promise<BenchServer> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dir = mkdtempSync(join(tmpdir(), `sluice-bench-${name}-`));
+  const server = new ServerProcess([...serveNodeFlags(), main, 'serve'], {
+    SLUICE_PORT: String(port),
+    SLUICE_HOST: '127.0.0.1',
+    SLUICE_DATA_DIR: dir,
+    SLUICE_MASTER_TOKEN: token,
+    SLUICE_LOG_LEVEL: 'warn',
+    // No OTLP/gRPC listener unless a bench asks for one (its default port, 4317, may be taken).
+    SLUICE_OTLP_GRPC_PORT: '0',
+    ...env,
+  });
+  const close = async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await server.ready(base);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { server, base, close };
 }
 
 /** Calls the management API with the master token; throws on an error status. */
