@@ -143,7 +143,7 @@ describe('retries', () => {
   });
 
   it('reads a partial answer: the rejected records with their reasons, matched to the records sent', async () => {
-    server = await ScriptedServer.start((req) => ({
+    server = await ScriptedServer.start(() => ({
       status: 200,
       body: { statusCode: 200, message: 'Successfully written 2 of 3 records; 1 rejected.', accepted: 2, rejected: 1, errors: [{ index: 1, message: 'The record is not valid JSON: Unexpected end of JSON input.' }] },
     }));
