@@ -5,7 +5,7 @@
  * one log append per request, backpressure answers, CORS, and the test endpoint's signal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gzipSync } from 'node:zlib';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { otlpTypes } from '../../src/sources/otlp/schema.js';
 import type { IngestRecord } from '../../src/model/record.js';
@@ -177,7 +177,15 @@ describe('OTLP/HTTP endpoint', () => {
     const text = await post(`${otlp.path}/v1/logs`, 'x', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
     expect(JSON.parse(text.bytes.toString())).toMatchObject({ error: 'stream.in.unsupportedMediaType' });
-    expect((await post(`${otlp.path}/v1/logs`, logsProto(1), { ...PROTO_CT, 'content-encoding': 'br' })).status).toBe(415);
+    const br = await post(`${otlp.path}/v1/logs`, JSON.stringify(logsJson(1)), { ...JSON_CT, 'content-encoding': 'br' });
+    expect(br.status).toBe(415);
+    expect(JSON.parse(br.bytes.toString()).message).toMatch(/^Unsupported Content-Encoding "br": use gzip, deflate(, zstd)? or identity/);
+  });
+
+  it('inflates deflate bodies as it does gzip ones', async () => {
+    const res = await post(`${otlp.path}/v1/logs`, deflateSync(logsProto(2)), { ...PROTO_CT, 'content-encoding': 'deflate' });
+    expect(res.status).toBe(200);
+    expect(otlpTypes().logsResponse.decode(res.bytes).partialSuccess ?? null).toBeNull();
   });
 
   it('limits the body after decompression too (413)', async () => {

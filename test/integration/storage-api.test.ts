@@ -169,6 +169,7 @@ describe('tokens', () => {
     ['a bad permission', { json: { bucketPermissions: { 'in.c-events': 'admin' } } }, 400, 'storage.tokens.validation'],
     ['a bad bucket id', { json: { bucketPermissions: { 'in.events': 'read' } } }, 400, 'storage.tokens.validation'],
     ['a zero expiresIn', { json: { expiresIn: 0 } }, 400, 'storage.tokens.validation'],
+    ['an expiresIn past any date', { json: { expiresIn: 6.65e102 } }, 400, 'storage.tokens.validation'],
     ['a bad form boolean', { form: 'canManageBuckets=maybe' }, 400, 'storage.tokens.validation'],
     ['a text body', { body: 'x', contentType: 'text/plain' }, 400, 'storage.tokens.validation'],
     ['an unsupported content type', { body: '<x/>', contentType: 'application/xml' }, 415, 'storage.unsupportedMediaType'],

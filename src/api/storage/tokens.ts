@@ -8,6 +8,9 @@ import { requireManageTokens } from './auth.js';
 import { tokenJson, type TokenJsonContext } from './format.js';
 import { errorResponses, tokenSchema } from './schemas.js';
 
+/** The longest expiry a new token may ask for, in seconds: 100 years. */
+const MAX_EXPIRES_IN = 100 * 365.25 * 24 * 3600;
+
 const TAGS = ['storage tokens'];
 const config = { validationCode: 'storage.tokens.validation' };
 
@@ -24,7 +27,8 @@ const createBody = {
     canManageBuckets: { type: 'boolean' },
     canReadAllFileUploads: { type: 'boolean' },
     componentAccess: { type: 'array', items: { type: 'string', minLength: 1 } },
-    expiresIn: { type: ['integer', 'null'], minimum: 1, description: 'Seconds until the token expires; null or absent = never.' },
+    // At most 100 years: a larger number is no date a token can carry (it was a 500).
+    expiresIn: { type: ['integer', 'null'], minimum: 1, maximum: MAX_EXPIRES_IN, description: 'Seconds until the token expires (at most 100 years); null or absent = never.' },
   },
 } as const;
 

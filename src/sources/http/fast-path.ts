@@ -9,7 +9,7 @@
  *
  * Everything else goes to fastify untouched, before a byte of the body is read: other methods
  * and paths, a query (`?verbose=true`), unknown sources, wrong secrets, disabled sources, bodies
- * without a Content-Length or over the limit, percent-encoded paths, a node shutting down. So
+ * without a Content-Length or over the limit, compressed bodies, percent-encoded paths, a node shutting down. So
  * every error keeps the route's envelope, and the answers of both paths are the same.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -57,6 +57,8 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     if (!PROJECT_ID.test(project) || Number(project) !== projectId || isShuttingDown()) return undefined;
     const target = httpSourceTarget(sources, sourceId, secret);
     if (!target || target.source.disabled) return undefined;
+    // A compressed body is inflated by the route (content-encoding.ts), within its limit.
+    if (req.headers['content-encoding'] !== undefined) return undefined;
     const length = req.headers['content-length'];
     if (length === undefined || !(Number(length) <= maxBodyBytes)) return undefined;
     return target;

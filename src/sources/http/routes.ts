@@ -23,6 +23,7 @@ import { CORS_PREFLIGHT, httpSourceTarget, type IngestParams, INGEST_SERVER, OWN
 import { refusalResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from '../ingest/envelope.js';
 import { batchRoute } from '../kafka-connect/batch-route.js';
 import { ingestRoute, type IngestAnswered } from '../../observability/ingest-requests.js';
+import { contentEncodingOf, decodeBody, ENCODING_HEADERS, type DecodedBody } from '../ingest/content-encoding.js';
 
 export interface IngestApiOptions {
   eventLog: EventLog;
@@ -107,7 +108,17 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   const logAppend = { eventLog, projectId, backlog };
   const appendRecords = (req: FastifyRequest, target: IngestTarget, records: IngestRecord[]) => appendToLog(logAppend, target, records, req.log);
 
-  const recordOf = (req: FastifyRequest, receivedAt: Date, body: Buffer): IngestRecord => httpRecord(req.raw, receivedAt, body);
+  /**
+   * The request's body as stored, inflated when the request says it is encoded (415 for an
+   * unknown encoding, 413 past `maxBytes` after decompression), and the headers its records
+   * leave out (a decoded body's Content-Encoding).
+   */
+  const bodyOf = async (req: FastifyRequest, maxBytes: number): Promise<DecodedBody> => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const encoding = contentEncodingOf(req.headers['content-encoding']);
+    if (encoding === 'identity') return { body: raw };
+    return { body: await decodeBody(raw, encoding, maxBytes), omitHeaders: ENCODING_HEADERS };
+  };
 
   /**
    * The sinks that will not be able to map the record, with the reason: the record through the
@@ -137,8 +148,8 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
 
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret', { config: OWN_CORS, bodyLimit: maxBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
-    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const record = recordOf(req, new Date(), body);
+    const { body, omitHeaders } = await bodyOf(req, maxBodyBytes);
+    const record = httpRecord(req.raw, new Date(), body, omitHeaders);
     const appended = appendRecords(req, target, [record]);
     const verbose = isVerbose(req);
     // Verbose only (the plain answer never maps): checked while the write becomes durable.
@@ -149,7 +160,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   });
 
   // The Kafka Connect HTTP sink's batch endpoint shares this plugin: its prefix, parser, CORS and errors.
-  batchRoute(app, { resolveTarget, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes });
+  batchRoute(app, { resolveTarget, bodyOf, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes });
 
   // CORS preflight of the ingestion URL; no authentication (browsers send no secret-bearing headers).
   app.options('/:projectId/:sourceId/:secret', { config: OWN_CORS, logLevel: 'warn' }, async (_req, reply) => reply.code(200).headers(CORS_PREFLIGHT).send());

@@ -39,8 +39,8 @@ export const RECORD_MESSAGES: AppendMessages = {
 };
 
 /** One HTTP record: the body as received, the canonical headers, the client address. */
-export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer): IngestRecord {
-  return { receivedAt, ip: normalizeIp(req.socket.remoteAddress) ?? '', headers: headersFromRaw(req.rawHeaders), body, signal: '' };
+export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer, omitHeaders?: ReadonlySet<string>): IngestRecord {
+  return { receivedAt, ip: normalizeIp(req.socket.remoteAddress) ?? '', headers: headersFromRaw(req.rawHeaders, omitHeaders), body, signal: '' };
 }
 
 /**
@@ -53,8 +53,8 @@ export function httpRecord(req: IncomingMessage, receivedAt: Date, body: Buffer)
  * the body (Body(path), path columns) as those of a single JSON record, and its `headers` column
  * shows the type the body is read as. The request's other headers are every record's.
  */
-export function batchRecords(req: IncomingMessage, receivedAt: Date, values: readonly Buffer[]): IngestRecord[] {
-  const headers = headersFromRaw(req.rawHeaders);
+export function batchRecords(req: IncomingMessage, receivedAt: Date, values: readonly Buffer[], omitHeaders?: ReadonlySet<string>): IngestRecord[] {
+  const headers = headersFromRaw(req.rawHeaders, omitHeaders);
   if (bodyFormat(headers['Content-Type']) !== 'json') headers['Content-Type'] = 'application/json';
   const ip = normalizeIp(req.socket.remoteAddress) ?? '';
   return values.map((body) => ({ receivedAt, ip, headers, body, signal: '' }));

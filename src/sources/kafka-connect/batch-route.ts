@@ -14,9 +14,12 @@ import { batchResult, refusalResult, type IngestResult } from '../ingest/envelop
 import type { IngestTarget } from '../ingest/sources.js';
 import { OWN_CORS, type IngestParams } from '../ingest/admission.js';
 import { splitBatch } from './split.js';
+import type { DecodedBody } from '../ingest/content-encoding.js';
 
 export interface BatchRouteDeps {
   resolveTarget(req: FastifyRequest<{ Params: IngestParams }>): IngestTarget;
+  /** The body inflated within `maxBytes` (413 past it, 415 for an unknown encoding). */
+  bodyOf(req: FastifyRequest, maxBytes: number): Promise<DecodedBody>;
   answer(reply: FastifyReply, result: IngestResult, verbose: boolean): FastifyReply;
   appendRecords(req: FastifyRequest, target: IngestTarget, records: IngestRecord[]): ReturnType<typeof appendToLog>;
   logAppend: LogAppend;
@@ -25,11 +28,11 @@ export interface BatchRouteDeps {
 }
 
 export function batchRoute(app: FastifyInstance, deps: BatchRouteDeps): void {
-  const { resolveTarget, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes } = deps;
+  const { resolveTarget, bodyOf, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes } = deps;
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret/batch', { config: OWN_CORS, bodyLimit: maxBatchBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
     if (sinksTooFarBehind(logAppend, target)) return answer(reply, refusalResult(429, req.id, projectId, target), true);
-    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const { body, omitHeaders } = await bodyOf(req, maxBatchBodyBytes);
     const batch = splitBatch(body);
     if (batch.records.length === 0) {
       if (batch.rejected.length === 0) throw new ApiError(400, 'emptyBatch', 'The request body holds no records.');
@@ -39,7 +42,7 @@ export function batchRoute(app: FastifyInstance, deps: BatchRouteDeps): void {
       req.log.warn({ sourceId: target.source.sourceId, rejected: batch.rejected.length, first: batch.rejected[0] }, 'batch records rejected');
     }
     // Every record's body is JSON, whatever the request's Content-Type (batchRecords).
-    const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body));
+    const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body), omitHeaders);
     const status = await appendRecords(req, target, records);
     if (status === 503 || status === 429) return answer(reply, refusalResult(status, req.id, projectId, target), true);
     return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));

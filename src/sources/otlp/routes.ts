@@ -33,7 +33,7 @@ import type { IngestSources, IngestTarget } from '../http/index.js';
 import { appendToLog, sinksTooFarBehind, type AppendMessages } from '../ingest/append.js';
 import { CORS_PREFLIGHT, OWN_CORS, PROJECT_ID, secretMatches } from '../ingest/admission.js';
 import { noSourceFound, SINKS_BEHIND } from '../ingest/envelope.js';
-import { inflate, isSupportedEncoding } from './body.js';
+import { inflate } from './body.js';
 import { LOG_FULL, otlpErrors } from './answers.js';
 import { InflightBudget } from './inflight.js';
 import type { IngestAnswered } from '../../observability/ingest-requests.js';
@@ -161,7 +161,6 @@ export const otlpRoutes: FastifyPluginAsync<OtlpApiOptions> = async (app, opts) 
       throw new ApiError(415, 'unsupportedMediaType', `Unsupported Content-Type "${req.headers['content-type'] ?? ''}": use application/x-protobuf or application/json.`);
     }
     const contentEncoding = req.headers['content-encoding'];
-    if (!isSupportedEncoding(contentEncoding)) throw new ApiError(415, 'unsupportedMediaType', `Unsupported Content-Encoding "${contentEncoding}": use gzip or none.`);
 
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     // The request's share of the in-flight budget grows with what it holds: raw, inflated, flattened.
