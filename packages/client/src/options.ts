@@ -134,7 +134,10 @@ function wholeOrInfinity(name: string, value: unknown): number {
 }
 
 function compression(value: unknown): boolean {
-  if (value === undefined || value === 'gzip') return true;
+  if (value === undefined || value === 'gzip') {
+    if (typeof CompressionStream !== 'function') throw new TypeError('compression "gzip" needs CompressionStream, which this platform lacks: pass compression: "none".');
+    return true;
+  }
   if (value === 'none') return false;
   throw new RangeError(`compression must be "gzip" or "none", not ${JSON.stringify(value)}.`);
 }

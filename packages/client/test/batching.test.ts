@@ -237,6 +237,18 @@ describe('options', () => {
     expect(() => createClient({ url, onBatch: 'log' as unknown as () => void })).toThrow(/onBatch must be a function/);
     expect(() => createClient({ url, retry: { giveUpAfterMs: Infinity } })).not.toThrow();
   });
+
+  it('asks for compression "none" on a platform without CompressionStream', () => {
+    const url = 'http://127.0.0.1:1/stream/1/s/x';
+    const platform = globalThis.CompressionStream;
+    try {
+      (globalThis as { CompressionStream?: unknown }).CompressionStream = undefined;
+      expect(() => createClient({ url })).toThrow(/compression "gzip" needs CompressionStream, which this platform lacks: pass compression: "none"/);
+      expect(() => createClient({ url, compression: 'none' })).not.toThrow();
+    } finally {
+      globalThis.CompressionStream = platform;
+    }
+  });
 });
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
