@@ -6,7 +6,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClientClosedError, createClient, InvalidRecordError, type BatchResult } from '@sluice/client';
-import { accepted, ScriptedServer } from './scripted-server.js';
+import { accepted, ScriptedServer, until } from './scripted-server.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -250,11 +250,3 @@ describe('options', () => {
     }
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, QueueFullError } from '@sluice/client';
-import { accepted, ScriptedServer, type SeenRequest } from './scripted-server.js';
+import { accepted, ScriptedServer, type SeenRequest, until } from './scripted-server.js';
 
 let server: ScriptedServer | undefined;
 afterEach(async () => {
@@ -126,11 +126,3 @@ describe('the bounded queue', () => {
     expect(server.seen.reduce((n, r) => n + r.records.length, 0)).toBe(2000);
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -74,3 +74,12 @@ export class ScriptedServer {
     res.end(body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body));
   }
 }
+
+/** Waits until `condition` holds (polling every 5 ms); throws after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
