@@ -3,7 +3,7 @@
  * (`node dist/main.js serve`): records sent through it land in the table once each, gzipped by
  * default and byte for byte; rejected records come back with the server's reasons; a source
  * refused with 429 (its sinks behind) is retried until every record is kept; and the package
- * README's example runs as written.
+ * README's example and the main README's snippet run as written.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -68,7 +68,13 @@ describe('@sluice/client against sluice serve', () => {
   it('lands every record once, gzipped (the default), each stored byte for byte', async () => {
     const url = await source(svc, 'orders');
     const results: BatchResult[] = [];
-    const client = createClient({ url, maxBatchRecords: 100, onBatch: (r) => results.push(r) });
+    // The requests as they leave, to see that they are gzipped.
+    const encodings: Array<string | undefined> = [];
+    const watched = ((input: string, init: RequestInit) => {
+      encodings.push((init.headers as Record<string, string>)['content-encoding']);
+      return fetch(input, init);
+    }) as typeof fetch;
+    const client = createClient({ url, maxBatchRecords: 100, onBatch: (r) => results.push(r), fetch: watched });
     for (let i = 0; i < 1000; i++) await client.sendAsync({ id: `o-${i}`, item: 'café', total: i / 10 });
     const exact = '{"id":"big","n":12345678901234567890,"z":1,"a":2}';
     const pretty = JSON.stringify({ id: 'pretty', lines: ['a', 'b'] }, null, 2);
@@ -77,6 +83,7 @@ describe('@sluice/client against sluice serve', () => {
     const result = await client.close();
     expect(result).toMatchObject({ batches: 11, records: 1002, accepted: 1002, rejected: 0, failedBatches: 0, rejections: [] });
     expect(results.every((r) => r.status === 200 && r.attempts === 1)).toBe(true);
+    expect(encodings).toEqual(Array(11).fill('gzip'));
 
     await rowsIn(svc, 'orders', 1002);
     expect(await sql(svc, 'SELECT count(DISTINCT id) FROM "in.c-client"."orders"')).toEqual([['1002']]);
@@ -130,6 +137,21 @@ describe('@sluice/client against sluice serve', () => {
     expect(run.stdout).toBe('1001 of 1001 records kept\n');
     await rowsIn(svc, 'readme', 1001);
     expect(await sql(svc, `SELECT body FROM "in.c-client"."readme" WHERE id = '1001'`)).toEqual([['{"id":1001,"item":"tea","total":2.9}']]);
+  }, 60_000);
+
+  it("runs the main README's snippet (Client library) with the source's URL in place of its placeholder", async () => {
+    const url = await source(svc, 'snippet');
+    const readme = readFileSync(resolve('README.md'), 'utf8');
+    const code = /### Client library\n[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1];
+    const placeholder = 'http://localhost:8000/stream/1/orders/<secret>';
+    expect(code).toContain(placeholder);
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-client-snippet-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'snippet.mjs'), `${code.replace(placeholder, url)}\nconsole.log(JSON.stringify({ accepted, rejected, rejections }));\n`);
+    const run = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(dir, 'snippet.mjs')], { cwd: resolve('.'), encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ accepted: 1, rejected: 0, rejections: [] });
+    await rowsIn(svc, 'snippet', 1);
   }, 60_000);
 });
 
