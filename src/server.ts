@@ -191,6 +191,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const exports = new ExportService({ tables, jobs: storageJobs, files, dataDir: config.dataDir, retentionMs: config.exportRetentionMs, logger: logger.child({ component: 'exports' }) });
   const sql = new SqlService(tables, {
     timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows, connections: config.sqlConnections, queueSize: config.sqlQueueSize,
+    dialect: config.targetUrl ? 'PostgreSQL' : 'DuckDB',
   });
 
   const tasks = new TaskRunner(metadata, logger.child({ component: 'tasks' }), config.publicApiUrl);

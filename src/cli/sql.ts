@@ -12,15 +12,19 @@ import { renderCsv, renderJson, renderTable, SQL_FORMATS, truncationNote, type S
 export const SQL_USAGE = `Usage: sluice sql "<SELECT ...>" [options]
 
 Runs one read-only statement (SELECT, WITH ... SELECT, VALUES, TABLE) on the tables of a
-running server (POST /v2/storage/sql). Tables are named "<bucket id>"."<table name>", e.g.
+running server (POST /v2/storage/sql). Tables are named "<bucket id>"."<table name>", each
+part in double quotes (ids hold dots and dashes), e.g.
   sluice sql 'SELECT count(*) FROM "in.c-events"."clicks"'
+The SQL is the target's own: DuckDB's (the default target) or PostgreSQL's (--target
+postgres://...); the json format and every error name it. Times are ISO 8601 in UTC.
 
 Options:
   --limit <n>                 rows at most (default and bound: the server's --sql-max-rows)
   --timeout <seconds>         run time at most (default and bound: the server's --sql-timeout)
   --format table|csv|json     table: aligned text columns (default on a terminal);
                               csv: RFC 4180 with a header (default otherwise);
-                              json: the server's answer {columns, rows, rowsCount, truncated, durationMs}
+                              json: the server's answer {columns, rows, rowsCount,
+                              truncated, durationMs, dialect}
   --help                      this message
 
 ${CONNECTION_HELP}`;

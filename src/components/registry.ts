@@ -37,6 +37,11 @@ const KNOWN: Record<string, { name: string; type: ComponentEntry['type'] }> = {
   'keboola.shared-code': { name: 'Shared Code', type: 'other' },
 };
 
+/** The ids of the components jobs can run. */
+export function runnableComponentIds(): string[] {
+  return RUNNABLE.map((c) => c.id);
+}
+
 export function runnableComponent(id: string): ComponentEntry | undefined {
   return RUNNABLE.find((c) => c.id === id);
 }

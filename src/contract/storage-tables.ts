@@ -86,4 +86,6 @@ export interface SqlAnswer {
   /** More rows than the limit were there. */
   truncated: boolean;
   durationMs: number;
+  /** The SQL the target speaks: DuckDB's or PostgreSQL's. */
+  dialect?: 'DuckDB' | 'PostgreSQL';
 }

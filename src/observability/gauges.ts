@@ -71,6 +71,12 @@ export function refreshGauges(metrics: Metrics, from: GaugeSources): void {
     }
     seconds.set(labels, Math.max(seconds.get(labels) ?? 0, age));
   }
+  // The counters of every sink with a writer here have their series, at 0 until something counts.
+  for (const { key: sink } of from.writers()) metrics.knownSink({ ...sinkLabel(sink), branch: String(sink.branchId) });
+  for (const { key: sink } of from.writers()) {
+    const labels = key(sinkLabel(sink));
+    if (!retries.has(labels)) metrics.importRetriesPending.set(sinkLabel(sink), 0);
+  }
   // Failing: 1 when a writer of the sink on this node is failing, 0 for the sinks working here.
   metrics.sinkFailing.reset();
   const failing = new Map<string, number>();

@@ -157,8 +157,31 @@ export class Metrics {
 
   constructor(info: { version: string; target: string; eventLog: string }, options: { defaultMetrics?: boolean } = {}) {
     this.buildInfo.set({ version: info.version, target: info.target, event_log: info.eventLog }, 1);
+    // Series of bounded labels start at 0, so that "nothing is failing" reads 0, not "No data".
+    for (const reason of REFUSAL_REASONS) this.ingestRefused.inc({ reason }, 0);
+    for (const direction of ['taken', 'released']) this.handOvers.inc({ direction }, 0);
     // Event loop lag, heap, GC, handles, CPU: prom-client's standard process metrics.
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * The counters of a sink known on this node start at 0 (called when scraped, for every sink
+   * with a writer here): a dashboard's "failures" and "give-ups" panels read 0 from its start.
+   * Adding 0 to an existing series changes nothing.
+   */
+  knownSink(labels: { source: string; sink: string; branch: string }): void {
+    const sink = { source: labels.source, sink: labels.sink };
+    this.recordsMapped.inc(sink, 0);
+    this.recordsFiltered.inc(sink, 0);
+    for (const reason of FAILURE_KINDS) this.recordsFailed.inc({ ...sink, reason }, 0);
+    this.sinkGiveUps.inc(labels, 0);
+    this.importsFailed.inc(sink, 0);
+  }
+
+  /** The job metrics of a runnable component start at 0 for every final status. */
+  knownComponent(component: string): void {
+    for (const status of FINAL_JOB_STATUSES) this.jobs.inc({ component, status }, 0);
+    this.jobDuration.zero({ component });
   }
 
   /** Called before every scrape: the gauges read from the stores (observability/gauges.ts). */
@@ -177,6 +200,10 @@ export class Metrics {
 
 /** The bounded values of the `reason` label of sluice_sink_records_failed_total. */
 export type FailureKind = 'path_not_found' | 'template' | 'invalid_value' | 'filter' | 'stopped' | 'other';
+const FAILURE_KINDS: readonly FailureKind[] = ['path_not_found', 'template', 'invalid_value', 'filter', 'stopped', 'other'];
+const REFUSAL_REASONS: readonly RefusalReason[] = ['log_full', 'disk_full', 'cluster_unavailable', 'shutdown'];
+/** The statuses sluice_jobs_total counts (queue/events.ts: a job's final status). */
+const FINAL_JOB_STATUSES = ['success', 'error', 'terminated'] as const;
 
 /**
  * The kind of a mapping failure, for a label of bounded values (the reasons themselves name

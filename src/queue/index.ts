@@ -16,6 +16,7 @@ import type { TokenService } from '../storage/tokens.js';
 import { JobRunner } from './job-runner.js';
 import { JobService } from './job-service.js';
 import { WorkerPool } from './worker-pool.js';
+import { runnableComponentIds } from '../components/registry.js';
 
 export interface JobQueue {
   configurations: ConfigurationService;
@@ -41,6 +42,8 @@ export function createJobQueue(deps: {
   const jobs = new JobService(metadata, configurations, config.defaultBranchId, secrets, ids);
   const interrupted = jobs.recoverInterrupted();
   if (interrupted > 0) logger.warn({ interrupted }, 'jobs interrupted by the previous stop were marked as failed');
+  // The job metrics of every runnable component start at 0 (a dashboard reads 0, not "No data").
+  for (const component of runnableComponentIds()) deps.metrics?.knownComponent(component);
   const runner = new JobRunner({ jobs, configurations, events, tables, secrets, tokens, dataDir: config.dataDir, logger, metrics: deps.metrics });
   const pool = new WorkerPool(jobs, runner, config.jobWorkers, logger);
   return { configurations, events, jobs, pool };

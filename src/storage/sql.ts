@@ -11,6 +11,7 @@
 import { DomainError, type ErrorKind } from '../domain-errors.js';
 import { NoQuerySlotError, QuerySlots } from './query-slots.js';
 import type { TableService } from './tables.js';
+import { namesMissingTable, notABucketTable, quotingHint, tablesHint } from './sql-hints.js';
 import { QueryRefusedError, type QueryRelation } from '../ports/target.js';
 import type { SqlAnswer } from '../contract/storage-tables.js';
 
@@ -23,7 +24,11 @@ export interface SqlLimits {
   connections?: number;
   /** Queries that may wait for a connection (default 8); beyond, SQL_BUSY_CODE. */
   queueSize?: number;
+  /** The SQL the target speaks, named in answers and in the errors a query's text causes. */
+  dialect?: SqlDialect;
 }
+
+export type SqlDialect = 'DuckDB' | 'PostgreSQL';
 
 /** The code of the answer when no connection is free (503 with Retry-After). */
 export const SQL_BUSY_CODE = 'storage.sql.busy';
@@ -64,7 +69,7 @@ export class SqlService {
   private readonly slots: QuerySlots;
 
   constructor(
-    private readonly tables: Pick<TableService, 'query'>,
+    private readonly tables: Pick<TableService, 'query' | 'listTables'>,
     private readonly limits: SqlLimits,
   ) {
     this.slots = new QuerySlots(limits.connections ?? 2, limits.queueSize ?? 8);
@@ -77,9 +82,7 @@ export class SqlService {
     const timeoutMs = Math.min(request.timeoutSeconds !== undefined ? request.timeoutSeconds * 1000 : this.limits.timeoutMs, this.limits.timeoutMs);
     const authorize = (relations: readonly QueryRelation[]) => {
       for (const r of relations) {
-        if (r.bucketId === undefined) {
-          throw new DomainError('forbidden', 'storage.sql.forbidden', `The query reads "${r.schema}"."${r.table}", which is not a table of a bucket: a query reads the tables of buckets only. Nothing was executed.`);
-        }
+        if (r.bucketId === undefined) throw new NotABucketTable(r);
         if (!request.canRead(r.bucketId)) {
           throw new DomainError('forbidden', 'storage.sql.forbidden', r.reachable
             ? `On this target a query can reach every bucket (the database user of Sluice may not create the reader roles: README, "Read-only SQL"), and the token cannot read the bucket "${r.bucketId}". Nothing was executed.`
@@ -97,11 +100,19 @@ export class SqlService {
       const work = (async () => this.tables.query(query, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows, authorize }))();
       work.then(release, release);
       const result = await answerBy(work, deadline + ANSWER_GRACE_MS);
-      return { ...result, rowsCount: result.rows.length, durationMs: Date.now() - started };
+      return { ...result, rowsCount: result.rows.length, durationMs: Date.now() - started, ...(this.limits.dialect ? { dialect: this.limits.dialect } : {}) };
     } catch (err) {
+      const readable = async () => (await this.tables.listTables().catch(() => [])).filter((t) => request.canRead(t.bucketId));
+      if (err instanceof NotABucketTable) throw new DomainError('forbidden', 'storage.sql.forbidden', notABucketTable(err.relation, await readable()));
       if (!(err instanceof QueryRefusedError)) throw err;
       const { kind, code } = REFUSALS[err.kind];
-      const message = err.kind === 'timeout' ? `${err.message} (limit ${timeoutMs} ms)` : err.message;
+      let message = err.kind === 'timeout' ? `${err.message} (limit ${timeoutMs} ms)` : err.message;
+      // What the text of the query caused: say which SQL runs here, and how to name a table.
+      if (err.kind === 'invalid') {
+        const hint = quotingHint(query) || (namesMissingTable(message) ? tablesHint(await readable()) : '');
+        const dialect = this.limits.dialect ? ` (${this.limits.dialect} SQL)` : '';
+        if (hint !== '' || dialect !== '') message = `${/[.!?)]$/.test(message) ? message : `${message}.`}${hint}${dialect}`;
+      }
       throw new DomainError(kind, code, message);
     }
   }
@@ -112,6 +123,13 @@ export class SqlService {
       ? `The SQL endpoint is busy: ${size} queries run and ${queueSize} wait (--sql-connections, --sql-queue-size). Nothing was executed; retry in a moment.`
       : `No SQL connection became free within the query's time (${timeoutMs} ms): ${size} queries run (--sql-connections). Nothing was executed; retry in a moment.`;
     return new DomainError('unavailable', SQL_BUSY_CODE, message);
+  }
+}
+
+/** A relation read that is not a table of a bucket (answered with the tables there are). */
+class NotABucketTable extends Error {
+  constructor(readonly relation: QueryRelation) {
+    super(`not a table of a bucket: ${relation.schema}.${relation.table}`);
   }
 }
 

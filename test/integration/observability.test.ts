@@ -108,6 +108,36 @@ describe('metrics after real traffic', () => {
     expect(other.status).toBe(404);
   });
 
+  it('has a series at 0 for every counter of a known sink, component and reason, before anything counts', async () => {
+    await svc.task('POST', `${B()}/sources`, { json: { name: 'Quiet', type: 'http' } });
+    await svc.task('POST', `${B()}/sources/quiet/sinks`, {
+      json: { sinkId: 'calm', name: 'calm', type: 'table', table: { type: 'keboola', tableId: 'in.c-quiet.calm', mapping: { columns: [{ type: 'body', name: 'body' }] } } },
+    });
+    const sink = { source: 'quiet', sink: 'calm' };
+    const text = await svc.until('the new sink\'s series', async () => {
+      const t = await scrape();
+      return hasMetric(t, 'sluice_sink_records_failed_total', sink) ? t : undefined;
+    });
+    const zero: Array<[string, Record<string, string>]> = [
+      ['sluice_sink_records_failed_total', { ...sink, reason: 'template' }],
+      ['sluice_sink_records_failed_total', { ...sink, reason: 'path_not_found' }],
+      ['sluice_sink_records_mapped_total', sink],
+      ['sluice_sink_records_filtered_total', sink],
+      ['sluice_sink_give_ups_total', { ...sink, branch: String(svc.branchId) }],
+      ['sluice_imports_failed_total', sink],
+      ['sluice_import_retries_pending', sink],
+      ['sluice_ingest_refused_total', { reason: 'log_full' }],
+      ['sluice_ingest_refused_total', { reason: 'shutdown' }],
+      ['sluice_cluster_handovers_total', { direction: 'taken' }],
+      ['sluice_jobs_total', { component: 'keboola.ex-generic-v2', status: 'error' }],
+      ['sluice_job_duration_seconds_count', { component: 'keboola.ex-generic-v2' }],
+    ];
+    for (const [name, labels] of zero) {
+      expect({ name, labels, present: hasMetric(text, name, labels) }).toEqual({ name, labels, present: true });
+      expect({ name, labels, value: metricValue(text, name, labels) }).toEqual({ name, labels, value: 0 });
+    }
+  });
+
   it('shows the lag of records a sink has not mapped yet, in records and seconds', async () => {
     await svc.task('POST', `${B()}/sources`, { json: { name: 'Slow', type: 'http' } });
     await svc.task('POST', `${B()}/sources/slow/sinks`, {

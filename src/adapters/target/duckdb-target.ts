@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, linkSync, rmSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
-import { DuckDBInstance, JsonDuckDBValueConverter, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, listValue, StatementType, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { jsonQueryValue } from './duckdb-json-values.js';
 import {
   QueryRefusedError,
   SinkClaimedError,
@@ -466,7 +467,7 @@ export class DuckDbTarget implements Target {
       while (rows.length <= options.maxRows) {
         const chunk = await step(() => result.fetchChunk(), true);
         if (!chunk || chunk.rowCount === 0) break;
-        for (const r of chunk.convertRows(JsonDuckDBValueConverter)) rows.push(r);
+        for (const r of chunk.convertRows(jsonQueryValue)) rows.push(r);
       }
       const truncated = rows.length > options.maxRows;
       return { columns, rows: truncated ? rows.slice(0, options.maxRows) : rows, truncated };

@@ -25,6 +25,7 @@ const answerSchema = {
     rowsCount: { type: 'integer' },
     truncated: { type: 'boolean', description: 'More rows than the limit were there.' },
     durationMs: { type: 'integer' },
+    dialect: { type: 'string', enum: ['DuckDB', 'PostgreSQL'], description: 'The SQL the target speaks.' },
   },
 } as const;
 

@@ -40,7 +40,7 @@ export function SqlBox({ initial }: { initial: string }) {
       <form class="stack" onSubmit={run}>
         <label class="field">
           SQL query
-          <span class="hint" id="sql-hint">One statement that reads (SELECT, WITH, VALUES). Tables are "bucket id"."table". Ctrl+Enter runs it.</span>
+          <span class="hint" id="sql-hint">One statement that reads (SELECT, WITH, VALUES), in the target's SQL (DuckDB or PostgreSQL: the answer names it). Tables are "bucket id"."table", each part in double quotes. Ctrl+Enter runs it.</span>
           <textarea
             aria-describedby="sql-hint"
             spellcheck={false}
@@ -61,7 +61,7 @@ export function SqlBox({ initial }: { initial: string }) {
       {answer && (
         <>
           <p class="muted" role="status">
-            {formatCount(answer.rowsCount)} row{answer.rowsCount === 1 ? '' : 's'} ({answer.durationMs} ms)
+            {formatCount(answer.rowsCount)} row{answer.rowsCount === 1 ? '' : 's'} ({answer.durationMs} ms{answer.dialect ? `, ${answer.dialect} SQL` : ''})
             {answer.truncated && ' — more rows matched than the limit; raise it or narrow the query.'}
           </p>
           <DataTable columns={answer.columns} rows={answer.rows} caption="Query result" />

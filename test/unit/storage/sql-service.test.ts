@@ -22,6 +22,7 @@ function standIn() {
         if (sql === 'fast') return Promise.resolve(ONE_ROW);
         return new Promise((resolve) => running.push({ sql, options, finish: () => resolve(ONE_ROW) }));
       },
+      listTables: () => Promise.resolve([]),
     },
   };
 }
@@ -121,6 +122,7 @@ describe('SqlService bounds', () => {
         if (sql === 'sync') throw new QueryRefusedError('invalid', 'no');
         return Promise.reject(new QueryRefusedError('memory', 'The query needed more memory than the SQL memory limit (1MB) allows.'));
       },
+      listTables: () => Promise.resolve([]),
     }, { timeoutMs: 1000, maxRows: 10, connections: 1, queueSize: 0 });
     for (let i = 0; i < 3; i++) {
       expect(await failure(sql.run({ query: 'sync', canRead }))).toMatchObject({ code: 'storage.sql.invalid' });
@@ -128,5 +130,55 @@ describe('SqlService bounds', () => {
       expect(memory).toMatchObject({ kind: 'invalid', code: 'storage.sql.memoryLimit' });
       expect(memory.message).toContain('SQL memory limit (1MB)');
     }
+  });
+});
+
+describe('SqlService answers that help the next try', () => {
+  const table = (bucketId: string, name: string) => ({ bucketId, name }) as never;
+  const tables = [table('in.c-events', 'raw'), table('in.c-otel', 'logs'), table('in.c-secret', 'keys')];
+  /** A target that reads the relation `read` (found in a bucket or not) or fails with `invalid`. */
+  const target = (read: { schema: string; table: string; bucketId?: string }, invalid?: string) => ({
+    query: async (_sql: string, options: QueryOptions): Promise<QueryResult> => {
+      if (invalid) throw new QueryRefusedError('invalid', invalid);
+      options.authorize([{ ...read }]);
+      return ONE_ROW;
+    },
+    listTables: () => Promise.resolve(tables),
+  });
+  const onlyEventsAndOtel = (bucketId: string) => bucketId !== 'in.c-secret';
+
+  it('names the tables the token can read, quoted, when the query reads no table of a bucket', async () => {
+    const sql = new SqlService(target({ schema: '', table: 'raw' }), { timeoutMs: 1000, maxRows: 10, dialect: 'DuckDB' });
+    const err = await failure(sql.run({ query: 'SELECT * FROM raw', canRead: onlyEventsAndOtel }));
+    expect(err).toMatchObject({ kind: 'forbidden', code: 'storage.sql.forbidden' });
+    expect(err.message).toBe('The query reads "raw", which is not a table of a bucket. Name a table by its bucket and its name, each in double quotes, '
+      + 'as in SELECT * FROM "in.c-events"."raw". Tables the token can read: "in.c-events"."raw", "in.c-otel"."logs". Nothing was executed.');
+  });
+
+  it('says how to quote a bucket written without quotes, and which SQL runs, on a syntax error', async () => {
+    const sql = new SqlService(target({ schema: '', table: 'x' }, 'Parser Error: syntax error at or near "-"'), { timeoutMs: 1000, maxRows: 10, dialect: 'PostgreSQL' });
+    const err = await failure(sql.run({ query: 'SELECT * FROM in.c-events.raw', canRead }));
+    expect(err).toMatchObject({ kind: 'invalid', code: 'storage.sql.invalid' });
+    expect(err.message).toBe('Parser Error: syntax error at or near "-". Bucket and table names hold dots and dashes: write in.c-events.raw as "in.c-events"."raw". (PostgreSQL SQL)');
+    // Quoted names get no hint.
+    const quoted = await failure(sql.run({ query: 'SELECT * FROM "in.c-events"."raw" WHERE', canRead }));
+    expect(quoted.message).toBe('Parser Error: syntax error at or near "-". (PostgreSQL SQL)');
+  });
+
+  it('names the dialect in the answer', async () => {
+    const sql = new SqlService(target({ schema: 'in.c-events', table: 'raw', bucketId: 'in.c-events' }), { timeoutMs: 1000, maxRows: 10, dialect: 'DuckDB' });
+    expect(await sql.run({ query: 'SELECT 1', canRead })).toMatchObject({ dialect: 'DuckDB', rowsCount: 1 });
+  });
+});
+
+describe('SqlService on a table that does not exist (PostgreSQL names it in its error)', () => {
+  it('lists the tables the token can read', async () => {
+    const sql = new SqlService({
+      query: () => Promise.reject(new QueryRefusedError('invalid', 'relation "raw" does not exist')),
+      listTables: () => Promise.resolve([{ bucketId: 'in.c-events', name: 'raw' }] as never),
+    }, { timeoutMs: 1000, maxRows: 10, dialect: 'PostgreSQL' });
+    const err = await failure(sql.run({ query: 'SELECT * FROM raw', canRead }));
+    expect(err.message).toBe('relation "raw" does not exist. Name a table by its bucket and its name, each in double quotes, as in SELECT * FROM "in.c-events"."raw". '
+      + 'Tables the token can read: "in.c-events"."raw". (PostgreSQL SQL)');
   });
 });
