@@ -99,7 +99,7 @@ export function settingsOf(options: ClientOptions): Settings {
     requestTimeoutMs: whole('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs, 1),
     headers: ownHeaders(options.headers),
     onBatch: fn('onBatch', options.onBatch),
-    fetch: fn('fetch', options.fetch) ?? globalThis.fetch.bind(globalThis),
+    fetch: fn('fetch', options.fetch) ?? platformFetch(),
     random: fn('random', options.random) ?? Math.random,
   };
   // A queue smaller than a batch would never fill a batch: the linger time alone would send.
@@ -145,6 +145,11 @@ function compression(value: unknown): boolean {
 function fn<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`${name} must be a function.`);
   return value;
+}
+
+function platformFetch(): typeof fetch {
+  if (typeof globalThis.fetch !== 'function') throw new TypeError('This platform has no fetch: pass options.fetch.');
+  return globalThis.fetch.bind(globalThis);
 }
 
 function ownHeaders(headers: Record<string, string> | undefined): Record<string, string> {

@@ -249,4 +249,16 @@ describe('options', () => {
       globalThis.CompressionStream = platform;
     }
   });
+
+  it('asks for a fetch on a platform without one', () => {
+    const url = 'http://127.0.0.1:1/stream/1/s/x';
+    const platform = globalThis.fetch;
+    try {
+      (globalThis as { fetch?: unknown }).fetch = undefined;
+      expect(() => createClient({ url })).toThrow(/This platform has no fetch: pass options.fetch/);
+      expect(() => createClient({ url, fetch: platform })).not.toThrow();
+    } finally {
+      globalThis.fetch = platform;
+    }
+  });
 });
