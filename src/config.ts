@@ -7,6 +7,7 @@ import { goDurationString, parseByteSize, parseDuration } from './pipeline/units
 import { DEFAULT_LIMITS } from './model/levels.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './model/kafka-topic-names.js';
 import { InvalidKeyError, parseEncryptionKey } from './model/value-cipher.js';
+import { didYouMean } from './model/did-you-mean.js';
 import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '@sluice/jsonnet';
 import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
 
@@ -369,7 +370,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const arg = argv[i];
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const o = OPTIONS.find((x) => x.flag === flag);
-    if (!o) throw new ConfigError(`Unknown option "${arg}" (sluice serve --help lists them). Options: ${OPTIONS.map((x) => x.flag).join(', ')}.`);
+    if (!o) throw new ConfigError(`Unknown option "${flag}" (sluice serve --help lists them).${didYouMean(flag, OPTIONS.map((x) => x.flag))}`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`Option ${flag} needs a value.`);
     given.set(o.key, value);

@@ -1,31 +1,32 @@
 #!/usr/bin/env node
 /** The `sluice` command line: `sluice <command> [options]` (see USAGE). */
 // Each command's modules are loaded when it runs, so that --help, --version, jsonnet or sql do
-// not load the server's (fastify, LMDB, DuckDB, Kafka).
-import { ConfigError, loadConfig, OPTIONS, optionsHelp } from './config.js';
-import { TargetUnavailableError } from './ports/target.js';
+// not load the server's (fastify, LMDB, DuckDB, Kafka), nor the option table (config.ts loads
+// the Jsonnet engine's limits): `sluice --help` and `--version` answer at once.
+import { didYouMean } from './model/did-you-mean.js';
 import { VERSION } from './version.js';
+
+/** The exit code of a wrong command line (unknown command or option, a bad value), as the client commands use. */
+const USAGE_ERROR = 2;
+
+const COMMANDS = ['serve', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets', 'help', 'version'];
 
 const USAGE = `Usage: sluice <command> [options]
 
-Commands (sluice --version prints the version; sluice <command> --help, or sluice help <command>,
-describes one):
-  serve     run the service (management API, storage API) on embedded defaults (sluice serve --help)
-  jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI (sluice jsonnet --help)
-  extractor run the generic extractor: sluice extractor run --data DIR (sluice extractor --help)
-  kafka     start|stop|status a local single-node Kafka broker for development and tests (sluice kafka --help)
-  tables    export <tableId>: export a table of a running server to a CSV or Parquet file
-            (sluice tables export --help)
-  sql       "<SELECT ...>": run a read-only query on the tables of a running server and print
-            the rows as a table, CSV or JSON (sluice sql --help)
+Commands:
+  serve     run the service on embedded defaults (API, ingestion, sinks, jobs, console)
+  sql       "<SELECT ...>": a read-only query on the tables of a running server
+  tables    export <tableId>: a table of a running server to a CSV or Parquet file
+  jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
+  extractor run the generic extractor: sluice extractor run --data DIR
+  kafka     start|stop|status a local single-node Kafka broker for development and tests
   secrets   rotate-key: re-encrypt the stored # values with a new key, the server stopped
-            (sluice secrets --help)
 
-Options of serve (flag, environment variable, default; flags win over variables):
-${optionsHelp()}
+sluice <command> --help (or sluice help <command>) describes a command and its options;
+sluice --version prints the version.
 `;
 
-const SERVE_USAGE = `Usage: sluice serve [options]
+const serveUsage = (optionsHelp: string) => `Usage: sluice serve [options]
 
 Runs the service: the management APIs (Stream /v1, Storage /v2/storage, job queue /jobs),
 ingestion (HTTP, connector batches, OTLP), the sinks, imports, the jobs and the web console
@@ -33,11 +34,11 @@ ingestion (HTTP, connector batches, OTLP), the sinks, imports, the jobs and the 
 Each option is a flag (--flag value or --flag=value) or an environment variable; flags win.
 
 Options (flag, environment variable, default):
-${optionsHelp()}
+${optionsHelp}
 `;
 
 /** --help or -h where a flag may stand (not as the value of the flag before it). */
-function asksForHelp(argv: string[]): boolean {
+function asksForHelp(argv: string[], OPTIONS: ReadonlyArray<{ flag: string }>): boolean {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--help' || arg === '-h') return true;
@@ -47,8 +48,9 @@ function asksForHelp(argv: string[]): boolean {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  if (asksForHelp(argv)) {
-    process.stdout.write(SERVE_USAGE);
+  const { loadConfig, OPTIONS, optionsHelp } = await import('./config.js');
+  if (asksForHelp(argv, OPTIONS)) {
+    process.stdout.write(serveUsage(optionsHelp()));
     return;
   }
   const config = loadConfig(argv);
@@ -119,14 +121,16 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(USAGE);
       return;
     default:
-      process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
-      process.exitCode = 1;
+      process.stderr.write(`Unknown command "${command}".${didYouMean(command, COMMANDS)}\n\n${USAGE}`);
+      process.exitCode = USAGE_ERROR;
   }
 }
 
-main(process.argv.slice(2)).catch((err) => {
+main(process.argv.slice(2)).catch(async (err) => {
+  const [{ ConfigError }, { TargetUnavailableError }] = await Promise.all([import('./config.js'), import('./ports/target.js')]);
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
+    process.exit(USAGE_ERROR);
   } else if (err instanceof TargetUnavailableError) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {

@@ -6,8 +6,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import fastifyStatic from '@fastify/static';
+import { SLUICE_ICON } from './icon.js';
 
 /**
  * dist/console of the project, from src/api/ (tests) as from dist/api/ (the built service);
@@ -29,6 +30,10 @@ export const consoleRoutes: FastifyPluginAsync<{ dir?: string }> = async (app, o
     reply.header('referrer-policy', 'no-referrer');
   });
   app.get('/console', { schema: { tags: ['console'], summary: 'The web console' } }, async (_req, reply) => reply.redirect('/console/', 302));
+  const icon = async (_req: unknown, reply: FastifyReply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(SLUICE_ICON);
+  app.get('/console/favicon.svg', { schema: { hide: true } }, icon);
+  // Browsers ask for it on every page that names no icon (the JSON answers they show).
+  app.get('/favicon.ico', { schema: { hide: true } }, icon);
   if (!built) {
     app.get('/console/*', { schema: { hide: true } }, async (_req, reply) =>
       reply.code(404).type('text/plain; charset=utf-8').send('The console is not built: run "npm run build" (it writes dist/console).\n'),

@@ -4,6 +4,8 @@ import swaggerUi from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
+import { VERSION } from '../version.js';
+import { SLUICE_ICON } from './icon.js';
 
 export interface DocumentationOptions {
   /** The server the document names. */
@@ -21,8 +23,8 @@ const plugin: FastifyPluginAsync<DocumentationOptions> = async (app, { config })
       openapi: '3.0.3',
       info: {
         title: 'Sluice',
-        description: 'Stream management API (/v1) and the Storage API subset (/v2/storage). Authenticate with the X-StorageApi-Token header.',
-        version: '1',
+        description: 'Stream management API (/v1) and the Storage API subset (/v2/storage). Authenticate with the X-StorageApi-Token header. Back to the [web console](/console/).',
+        version: VERSION,
       },
       servers: [{ url: config.publicApiUrl }],
       components: {
@@ -33,7 +35,21 @@ const plugin: FastifyPluginAsync<DocumentationOptions> = async (app, { config })
     transformObject: (document) =>
       'openapiObject' in document ? openApi30Bounds(document.openapiObject) as typeof document.openapiObject : document.swaggerObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/v1/documentation', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/v1/documentation',
+    staticCSP: true,
+    // Swagger UI sets inline styles, and the page is served over plain HTTP too: without these
+    // changes every load logged a CSP violation (and asked the browser to upgrade to https).
+    transformStaticCSP: (header) => header
+      .replace("style-src 'self' https:", "style-src 'self' 'unsafe-inline'")
+      .replace(' validator.swagger.io', '')
+      .replace(' upgrade-insecure-requests;', ''),
+    theme: {
+      title: `Sluice ${VERSION} API`,
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: SLUICE_ICON }],
+    },
+    logo: { type: 'image/svg+xml', content: SLUICE_ICON },
+  });
   app.get('/v1/documentation/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/v1/documentation/openapi.yaml', { schema: { hide: true } }, async (_req, reply) =>
     reply.type('application/yaml').send(app.swagger({ yaml: true })),

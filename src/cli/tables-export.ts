@@ -76,7 +76,7 @@ function progressText(tableId: string, job: StorageJobJson): string {
   if (job.status === 'waiting') return `exporting ${tableId}: waiting to start`;
   const rows = job.progress?.rows ?? 0;
   const total = job.progress?.totalRows;
-  if (total === null || total === undefined) return `exporting ${tableId}: ${formatCount(rows)} rows`;
+  if (total === null || total === undefined) return `exporting ${tableId}: ${formatCount(rows)} row${rows === 1 ? '' : 's'}`;
   const percent = total === 0 ? 100 : Math.floor((rows / total) * 100);
   return `exporting ${tableId}: ${formatCount(rows)} / ${formatCount(total)} rows (${percent} %)`;
 }
@@ -137,7 +137,7 @@ async function exportTable(argv: string[], io: CliIo): Promise<number> {
     }, controller.signal);
     progress.clear();
     const rows = job.results?.totalRowsCount ?? job.progress?.rows ?? 0;
-    io.stderr.write(`exported ${formatCount(rows)} rows of ${tableId} to ${output.label} (${formatBytes(bytes)})\n`);
+    io.stderr.write(`exported ${formatCount(rows)} row${rows === 1 ? '' : 's'} of ${tableId} to ${output.label} (${formatBytes(bytes)})\n`);
     return 0;
   } catch (err) {
     progress.clear();

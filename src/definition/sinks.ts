@@ -73,8 +73,11 @@ export class SinkService {
       // The reference reports a conflict with a create in flight by the sink's full key.
       throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${this.projectId}/${branchId}/${sourceId}/${sinkId}" already exists in the source.`);
     }
-    if (this.store.get(keys.sink(branchId, sourceId, sinkId))) {
-      throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${sinkId}" already exists in the source.`);
+    const existing = this.store.get<Sink>(keys.sink(branchId, sourceId, sinkId));
+    if (existing) {
+      // A deleted sink keeps its id (GET answers 404): say how to get it back.
+      const hint = existing.deleted ? ` It is deleted: PUT .../sources/${sourceId}/sinks/${sinkId}/undelete brings it back (GET .../sinks/deleted lists them), or choose another id.` : '';
+      throw new DomainError('alreadyExists', 'sinkAlreadyExists', `Sink "${sinkId}" already exists in the source.${hint}`);
     }
     const active = this.list(branchId, sourceId, false).length + [...this.pendingCreates].filter((k) => k.startsWith(`sink/${branchId}/${sourceId}/`)).length;
     if (active >= MAX_SINKS_PER_SOURCE) {

@@ -55,7 +55,9 @@ export class SourceService {
     const lock = lockKey(branchId, sourceId);
     const existing = this.store.get<Source>(keys.source(branchId, sourceId));
     if (existing || this.pendingCreates.has(lock)) {
-      throw new DomainError('alreadyExists', 'sourceAlreadyExists', `Source "${sourceId}" already exists in the branch.`);
+      // A deleted source keeps its id (GET answers 404): say how to get it back.
+      const hint = existing?.deleted ? ` It is deleted: PUT .../sources/${sourceId}/undelete brings it back (GET .../sources/deleted lists them), or choose another id.` : '';
+      throw new DomainError('alreadyExists', 'sourceAlreadyExists', `Source "${sourceId}" already exists in the branch.${hint}`);
     }
     if (this.list(branchId, false).length + this.pendingCount(branchId) >= MAX_SOURCES_PER_BRANCH) {
       throw new DomainError('limitReached', 'resourceLimitReached', `Maximum number of sources per branch is ${MAX_SOURCES_PER_BRANCH}.`);

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { MASTER_TOKEN, TestService } from '../helpers/service.js';
+import { VERSION } from '../../src/version.js';
 import { launchBrowser, openPage, screenshot, signIn } from './harness.js';
 
 let svc: TestService;
@@ -33,6 +34,30 @@ describe('the console', () => {
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toBe('Invalid access token');
     expect(errors).toEqual([]);
+    await page.context().close();
+  });
+
+  it('is where a browser opening / lands, with an icon and no failed request; the API docs are Sluice\'s and link back', async () => {
+    const { page, errors } = await openPage(browser);
+    const failed: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${svc.server.address}/`, { waitUntil: 'networkidle' });
+    expect(page.url()).toBe(`${svc.server.address}/console/`);
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toBe('favicon.svg');
+    const icon = await page.request.get(`${svc.server.address}/console/favicon.svg`);
+    expect([icon.status(), icon.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
+    // The JSON answers a browser shows ask for /favicon.ico.
+    expect((await page.request.get(`${svc.server.address}/favicon.ico`)).status()).toBe(200);
+
+    await page.goto(`${svc.server.address}/v1/documentation/`, { waitUntil: 'networkidle' });
+    expect(await page.title()).toBe(`Sluice ${VERSION} API`);
+    expect((await page.locator('.info .version').first().textContent())?.trim()).toBe(VERSION);
+    expect(await page.getByRole('link', { name: 'web console' }).getAttribute('href')).toBe('/console/');
+    // Swagger UI's inline styles are allowed: no CSP violation, and nothing failed to load.
+    expect(errors).toEqual([]);
+    expect(failed).toEqual([]);
     await page.context().close();
   });
 

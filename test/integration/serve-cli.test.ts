@@ -82,11 +82,12 @@ describe('sluice serve', () => {
   });
 
   it('refuses bad configuration with a clear message', async () => {
+    // A wrong configuration is a usage error: exit code 2, as the client commands have it.
     const bad = serve({ SLUICE_PORT: 'eighty' });
-    expect(await bad.exited).toBe(1);
+    expect(await bad.exited).toBe(2);
     expect(bad.output()).toMatch(/Configuration error: port must be a non-negative integer, got "eighty"/);
     const unknown = serve({}, ['--colour', 'red']);
-    expect(await unknown.exited).toBe(1);
+    expect(await unknown.exited).toBe(2);
     expect(unknown.output()).toMatch(/Unknown option "--colour"/);
   });
 
@@ -94,10 +95,10 @@ describe('sluice serve', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-target-'));
     dirs.push(dataDir);
     const notPostgres = serve({ SLUICE_DATA_DIR: dataDir }, ['--target', 'mysql://u:p@db/x']);
-    expect(await notPostgres.exited).toBe(1);
+    expect(await notPostgres.exited).toBe(2);
     expect(notPostgres.output().trim()).toBe('Configuration error: The target must be a PostgreSQL URL like postgres://user:password@host:5432/database (the DuckDB file is --target-path), got a "mysql:" URL.');
     const both = serve({ SLUICE_DATA_DIR: dataDir, SLUICE_TARGET_PATH: join(dataDir, 't.duckdb') }, ['--target', 'postgres://u@db/x']);
-    expect(await both.exited).toBe(1);
+    expect(await both.exited).toBe(2);
     expect(both.output()).toMatch(/^Configuration error: Choose one target/);
     const port = await freePort();
     const down = serve({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(await freePort()) }, ['--target', `postgres://sluice:s3cret@127.0.0.1:${port}/tables`]);

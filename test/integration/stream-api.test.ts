@@ -109,10 +109,26 @@ describe('sources', () => {
     expect((await svc.call('GET', `${B()}/sources/deletable`)).status).toBe(404);
     expect((await svc.call('GET', `${B()}/sources/deleted`)).json.sources.map((s: any) => s.sourceId)).toContain('deletable');
     expect((await internalTokens()).some((t) => t.description === '[_internal] Stream Sink deletable/kept')).toBe(false);
+    // Its id is taken until then, and the conflict says how to get it back.
+    const again = await svc.call('POST', `${B()}/sources`, { json: { name: 'Deletable', type: 'http' } });
+    expect([again.status, again.json.message]).toEqual([409, 'Source "deletable" already exists in the branch. It is deleted: PUT .../sources/deletable/undelete brings it back (GET .../sources/deleted lists them), or choose another id.']);
     await svc.task('PUT', `${B()}/sources/deletable/undelete`);
     expect((await svc.call('GET', `${B()}/sources/deletable`)).status).toBe(200);
     expect((await svc.call('GET', `${B()}/sources/deletable/sinks/kept`)).status).toBe(200);
     expect((await internalTokens()).some((t) => t.description === '[_internal] Stream Sink deletable/kept')).toBe(true);
+  });
+
+  it('answers the re-creation of a deleted sink with how to undelete it, and undeletes it', async () => {
+    await createSource('Sinkhome');
+    await svc.task('POST', `${B()}/sources/sinkhome/sinks`, { json: sinkBody('Gone', 'in.c-sinkhome.gone') });
+    await svc.task('DELETE', `${B()}/sources/sinkhome/sinks/gone`);
+    expect((await svc.call('GET', `${B()}/sources/sinkhome/sinks/gone`)).status).toBe(404);
+    const again = await svc.call('POST', `${B()}/sources/sinkhome/sinks`, { json: sinkBody('Gone', 'in.c-sinkhome.gone') });
+    expect([again.status, again.json.error, again.json.message]).toEqual([409, 'stream.api.sinkAlreadyExists',
+      'Sink "gone" already exists in the source. It is deleted: PUT .../sources/sinkhome/sinks/gone/undelete brings it back (GET .../sinks/deleted lists them), or choose another id.']);
+    expect((await svc.call('GET', `${B()}/sources/sinkhome/sinks/deleted`)).json.sinks.map((s: any) => s.sinkId)).toEqual(['gone']);
+    await svc.task('PUT', `${B()}/sources/sinkhome/sinks/gone/undelete`);
+    expect((await svc.call('GET', `${B()}/sources/sinkhome/sinks/gone`)).status).toBe(200);
   });
 
   it('cascade-deletes a source with its sinks, tables and bucket, so the id can be reused', async () => {

@@ -51,7 +51,9 @@ export const streamApi: FastifyPluginAsync<StreamApiOptions> = async (app, opts)
     allowedHeaders: ['Content-Type', 'X-StorageApi-Token', 'X-KBC-ProjectId'],
   });
 
-  app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/v1', 301));
+  // A browser lands on the console; API clients get the reference's redirect to the banner.
+  app.get('/', { schema: { hide: true } }, async (req, reply) =>
+    ((req.headers.accept ?? '').includes('text/html') ? reply.redirect('/console/', 302) : reply.redirect('/v1', 301)));
   // The body is the reference's, exactly (its clients and conformance compare it): the version
   // travels in a header.
   app.get('/v1', { schema: { tags: ['meta'], summary: 'API index (the version in the X-Sluice-Version header)' } }, async (_req, reply) => {

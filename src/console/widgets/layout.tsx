@@ -23,6 +23,7 @@ export function Layout({ section, children }: { section: string; children: Compo
           ))}
         </nav>
         <div class="who">
+          <a href="/v1/documentation/" title="The OpenAPI documentation of every endpoint">API docs</a>
           <span>{info?.description ?? 'token'}</span>
           {!session.canWrite() && <span class="badge off" title="This token can read, not change">read-only</span>}
           <button type="button" class="small" onClick={() => session.end()}>Sign out</button>

@@ -5,6 +5,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { RecordContext } from '../template-engine.js';
 import { MappingError } from './errors.js';
+import { bodyFormat } from './record-context.js';
 import { goJsonString, stringifyJson } from './json.js';
 import { cachedPath, type BodyPath } from './path.js';
 
@@ -50,6 +51,15 @@ export function compilePathColumn(spec: PathColumnSpec): CompiledPathColumn {
 }
 
 /**
+ * A path that is not in a form body most often was JSON sent as form data (`curl -d` says
+ * application/x-www-form-urlencoded): the message says how the body was read.
+ */
+function formBodyHint(ctx: RecordContext): string {
+  if (ctx.record.signal !== '' || bodyFormat(ctx.header('Content-Type')) !== 'form') return '';
+  return ' (it was read as form data, as its Content-Type "application/x-www-form-urlencoded" says, which curl -d sends; send JSON with the header Content-Type: application/json)';
+}
+
+/**
  * `path`: the value at the path, JSON-encoded (`"value"`, `42`, `{"a":1}`); a string without
  * quotes when rawString; the default when missing; otherwise a `notFound` MappingError.
  * A body that cannot be parsed fails even when there is a default.
@@ -58,7 +68,7 @@ export function renderPath(ctx: RecordContext, col: CompiledPathColumn): string 
   const value = ctx.bodyValue(col.steps);
   if (value === undefined) {
     if (col.fallback !== undefined) return col.fallback;
-    throw new MappingError(`path "${col.path}" not found in the body`, 'notFound');
+    throw new MappingError(`path "${col.path}" not found in the body${formBodyHint(ctx)}`, 'notFound');
   }
   if (col.rawString && typeof value === 'string') return value;
   return stringifyJson(value);

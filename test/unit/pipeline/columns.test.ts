@@ -278,6 +278,13 @@ describe('path column', () => {
     expect(pathError(body, 'my.value.x').reason).toBe('path "my.value.x" not found in the body');
   });
 
+  it('says a body was read as form data when a path is not in it (JSON sent with curl -d)', () => {
+    const e = pathError('{"user":"ann"}', 'user', 'application/x-www-form-urlencoded');
+    expect(e.kind).toBe('notFound');
+    expect(e.reason).toBe('path "user" not found in the body (it was read as form data, as its Content-Type "application/x-www-form-urlencoded" says, '
+      + 'which curl -d sends; send JSON with the header Content-Type: application/json)');
+  });
+
   it('a body that cannot be parsed fails even with a default', () => {
     expect(() => path('{bad', 'a', { defaultValue: 'x' })).toThrow('cannot parse request body: invalid JSON');
     expect(pathError('a=1', 'a', 'text/plain').kind).toBe('unsupportedMediaType');
