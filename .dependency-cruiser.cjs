@@ -19,6 +19,7 @@ const FLOORS = [
   ['domain-errors', 'domain-errors.ts', 'the domain errors every layer throws (api/ and sources/ map them to answers)'],
   ['version', 'version.ts', 'the version'],
   ['logger', 'logger.ts', 'the logger'],
+  ['start-failure', 'start-failure.ts', 'the one-line start failures'],
   ['sync-dir', 'sync-dir.ts', 'fsync of a directory (local level, staging adapter)'],
   ['model', 'model/', 'the shapes of sources, sinks, columns, records and levels; ids; pure checks'],
   ['contract', 'contract/', 'the API contract: the shapes of the APIs\' answers and request bodies, shared with the console'],
@@ -62,10 +63,12 @@ const floorRules = FLOORS.map((floor, i) => ({
   to: { path: '^src/', pathNot: anyOf(FLOORS.slice(0, i + 1)) },
 }));
 
-// A source type's transport files (routes, answers, request bodies); its other files decode and
-// flatten, pure like pipeline/. sources/ingest/ is what every source type's transport shares.
-const SOURCE_TRANSPORT = '(routes|index|answers|body|inflight|batch-route|fast-path)\\.ts$';
-const SOURCE_DECODING = `^src/sources/(?!ingest/)[^/]+/(?!${SOURCE_TRANSPORT})`;
+// A source type's transport files (routes, answers, request bodies, the export an OTLP request
+// goes through whatever its transport: ingest.ts); its other files decode and flatten, pure like
+// pipeline/. sources/ingest/ is what every source type's transport shares; sources/otlp-grpc/ is
+// OTLP's second transport (a listener, admission, status codes), all of it transport.
+const SOURCE_TRANSPORT = '(routes|index|answers|body|inflight|ingest|batch-route|fast-path)\\.ts$';
+const SOURCE_DECODING = `^src/sources/(?!ingest/|otlp-grpc/)[^/]+/(?!${SOURCE_TRANSPORT})`;
 
 module.exports = {
   forbidden: [

@@ -262,6 +262,7 @@ function fmtCounts(c: Record<string, number>, digits = 0): string {
 function serverEnv(dir: string, port: number, postgresUrl: string | undefined, s: Settings): Record<string, string> {
   return {
     SLUICE_PORT: String(port),
+    SLUICE_OTLP_GRPC_PORT: '0',
     SLUICE_HOST: '127.0.0.1',
     SLUICE_DATA_DIR: dir,
     SLUICE_MASTER_TOKEN: TOKEN,

@@ -113,6 +113,7 @@ async function freshnessRun(
   const base = `http://127.0.0.1:${port}`;
   const server = new ServerProcess([...serveNodeFlags(), main, 'serve'], {
     SLUICE_PORT: String(port),
+    SLUICE_OTLP_GRPC_PORT: '0',
     SLUICE_HOST: '127.0.0.1',
     SLUICE_DATA_DIR: join(dir, 'data'),
     SLUICE_MASTER_TOKEN: TOKEN,

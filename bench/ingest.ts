@@ -366,6 +366,7 @@ async function runCase(c: Case, main: string, settings: LoadSettings, extras: Se
       PORT: String(port),
       DIR: dir ?? '',
       SLUICE_PORT: String(port),
+      SLUICE_OTLP_GRPC_PORT: '0',
       SLUICE_HOST: '127.0.0.1',
       SLUICE_DATA_DIR: dir ?? '',
       SLUICE_MASTER_TOKEN: TOKEN,

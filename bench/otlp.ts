@@ -166,6 +166,7 @@ async function runCase(c: Case, main: string, warmup: number, duration: number):
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-otlp-'));
   const server = new ServerProcess([...serveNodeFlags(), main, 'serve'], {
     SLUICE_PORT: String(port),
+    SLUICE_OTLP_GRPC_PORT: '0',
     SLUICE_HOST: '127.0.0.1',
     SLUICE_DATA_DIR: dir,
     SLUICE_MASTER_TOKEN: TOKEN,

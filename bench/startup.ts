@@ -34,7 +34,7 @@ export async function startupBench(args: string[]): Promise<Record<string, unkno
 async function timeToReady(argv: string[], env: Record<string, string>): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, argv, { env: { PATH: process.env.PATH ?? '', PORT: String(port), SLUICE_PORT: String(port), ...env }, stdio: 'ignore' });
+  const child = spawn(process.execPath, argv, { env: { PATH: process.env.PATH ?? '', PORT: String(port), SLUICE_PORT: String(port), SLUICE_OTLP_GRPC_PORT: '0', ...env }, stdio: 'ignore' });
   try {
     for (;;) {
       try {

@@ -34,6 +34,10 @@ export interface Config {
   maxBatchBodyBytes: number;
   /** Largest OTLP request body, compressed and after decompression (default 16 MB; OTLP recommends a cap). */
   otlpMaxBodyBytes: number;
+  /** OTLP over gRPC listens on this port (default 4317, OTLP's); 0: no gRPC listener. Nodes with the ingest role only. */
+  otlpGrpcPort: number;
+  /** The gRPC listener's address (default: the HTTP listener's, `host`). */
+  otlpGrpcHost: string;
   /** Body bytes one mapping proposal (POST .../sinks/infer) reads at most (default 16 MB). */
   inferMaxBytes: number;
   /** The event log keeps records this long (default 7 days) and ... */
@@ -297,6 +301,8 @@ export const OPTIONS: Option[] = [
   option({ flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body, also after decompression', default: '1MB' }),
   option({ flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch', default: '16MB' }),
   option({ flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after decompression', default: '16MB' }),
+  option({ flag: '--otlp-grpc-port', env: 'SLUICE_OTLP_GRPC_PORT', key: 'otlpGrpcPort', parse: port, help: 'OTLP over gRPC listens on this port (nodes with the ingest role); 0: off', default: '4317' }),
+  option({ flag: '--otlp-grpc-host', env: 'SLUICE_OTLP_GRPC_HOST', key: 'otlpGrpcHost', parse: str, help: 'listen address of OTLP over gRPC', default: { text: 'the --host address', value: (c) => c.host! } }),
   option({ flag: '--infer-max-bytes', env: 'SLUICE_INFER_MAX_BYTES', key: 'inferMaxBytes', parse: bytes('infer max bytes'), help: 'record bodies one mapping proposal (POST .../sinks/infer) reads at most; it samples fewer records past it', default: '16MB' }),
   option({ flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records', default: '168h' }),
   option({ flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log', default: '10GB' }),

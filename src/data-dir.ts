@@ -5,9 +5,10 @@
  * umask it was started with, and at start takes group and other rights away from what an older
  * version (or a permissive umask) left there.
  */
-import { chmodSync, existsSync, lstatSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
+import { StartFailure } from './start-failure.js';
 
 /** Group and other get no right on what the process creates (LMDB, DuckDB, slices, jobs' folders: all of it). */
 export const PRIVATE_UMASK = 0o077;
@@ -59,4 +60,48 @@ function restrict(path: string, result: PrivateModes): boolean {
     }
   }
   return stat.isDirectory();
+}
+
+/** The file that says which process holds the data directory. */
+const PID_FILE = 'sluice.pid';
+
+/**
+ * Takes the data directory for this process, or refuses with the PID of the process that has it
+ * (a second server on the same directory would fail later on a database's own lock, with a
+ * message that names neither). A file left by a process that is gone (killed, a crash) is taken
+ * over. Returns the release, which removes the file (at the end of a stop).
+ */
+export function lockDataDir(dataDir: string): () => void {
+  const file = join(dataDir, PID_FILE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return () => {
+        try {
+          if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+        } catch {
+          // Already gone: nothing to release.
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number.parseInt(readFileSync(file, 'utf8'), 10);
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+      throw new StartFailure(`the data directory ${dataDir} is in use by another process (PID ${holder}): stop it, or start this one with another --data-dir (SLUICE_DATA_DIR).`);
+    }
+    // Left by a process that is gone: taken over.
+    unlinkSync(file);
+  }
+  throw new StartFailure(`the data directory ${dataDir} is being taken by another process at this moment; try again.`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -29,8 +29,9 @@ sluice --version prints the version.
 const serveUsage = (optionsHelp: string) => `Usage: sluice serve [options]
 
 Runs the service: the management APIs (Stream /v1, Storage /v2/storage, job queue /jobs),
-ingestion (HTTP, connector batches, OTLP), the sinks, imports, the jobs and the web console
-(/console), on embedded defaults: LMDB, DuckDB and folders under the data directory.
+ingestion (HTTP, connector batches, OTLP over HTTP and gRPC), the sinks, imports, the jobs and
+the web console (/console), on embedded defaults: LMDB, DuckDB and folders under the data
+directory.
 Each option is a flag (--flag value or --flag=value) or an environment variable; flags win.
 
 Options (flag, environment variable, default):
@@ -127,11 +128,13 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch(async (err) => {
-  const [{ ConfigError }, { TargetUnavailableError }] = await Promise.all([import('./config.js'), import('./ports/target.js')]);
+  const [{ ConfigError }, { TargetUnavailableError }, { OtlpGrpcListenError }, { StartFailure }] = await Promise.all([
+    import('./config.js'), import('./ports/target.js'), import('./sources/otlp-grpc/listen-error.js'), import('./start-failure.js'),
+  ]);
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
     process.exit(USAGE_ERROR);
-  } else if (err instanceof TargetUnavailableError) {
+  } else if (err instanceof TargetUnavailableError || err instanceof OtlpGrpcListenError || err instanceof StartFailure) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`${err?.stack ?? err}\n`);

@@ -18,6 +18,7 @@ import type { TemplateEngine } from './pipeline/template-engine.js';
 import type { MappingCache } from './pipeline/mapping-cache.js';
 import type { EventLog } from './ports/event-log.js';
 import type { IngestSources } from './sources/http/index.js';
+import type { InflightBudget } from './sources/otlp/inflight.js';
 import type { StreamRuntime } from './actors/stream-runtime.js';
 import type { MappingFailures } from './levels/mapping-failures.js';
 import type { ConfigurationService } from './storage/configurations/service.js';
@@ -46,6 +47,8 @@ export interface Services {
   /** Back-pressure: refuses a source's records while its sinks are too far behind. */
   backlogGate: BacklogGate;
   ingestSources: IngestSources;
+  /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
+  otlpInflight: InflightBudget;
   runtime: StreamRuntime;
   failures: MappingFailures;
   /** Component configurations and rows (Storage API). */

@@ -17,7 +17,7 @@ import type { MappingErrorKind } from '../pipeline/columns/errors.js';
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const JOB_SECONDS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
-export type IngestRoute = 'record' | 'batch' | 'otlp';
+export type IngestRoute = 'record' | 'batch' | 'otlp' | 'otlp-grpc';
 /** Why ingestion answered 503. */
 export type RefusalReason = 'log_full' | 'disk_full' | 'cluster_unavailable' | 'shutdown';
 
@@ -31,7 +31,7 @@ export class Metrics {
 
   // ---- ingestion (hot path: observability/hot-metrics.ts) ----
   readonly ingestRequests = new HotCounter(
-    'sluice_ingest_requests_total', 'Ingestion requests by route (record, batch, otlp) and status class (2xx, 4xx, 5xx).',
+    'sluice_ingest_requests_total', 'Ingestion requests by route (record, batch, otlp, otlp-grpc) and status: the class (2xx, 4xx, 5xx), or for otlp-grpc the gRPC code\'s name (OK, UNAVAILABLE, ...).',
     ['route', 'status'] as const, this.registry,
   );
   readonly ingestDuration = new HotHistogram(

@@ -11,6 +11,8 @@ import type { EventLog } from '../ports/event-log.js';
 import type { MappingCache } from '../pipeline/mapping-cache.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { IngestSources } from '../sources/http/index.js';
+import type { InflightBudget } from '../sources/otlp/inflight.js';
+import type { SourceQuotas } from '../sources/ingest/quota.js';
 import type { StreamApiOptions } from '../api/stream/index.js';
 import type { StorageApiOptions } from '../api/storage/index.js';
 import type { QueueApiOptions } from '../api/queue/index.js';
@@ -44,6 +46,10 @@ export type AppServices = StreamApiOptions &
     /** Back-pressure: ingestion refuses a source's records (429) while its sinks are too far behind. */
     backlogGate?: BacklogGate;
     ingestSources: IngestSources;
+    /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
+    otlpInflight: InflightBudget;
+    /** Records and bytes per second per source; none: no quota anywhere. */
+    quotas?: SourceQuotas;
     mappings: MappingCache;
     metrics: Metrics;
     /** True from the moment a graceful shutdown starts: ingestion answers 503. */
@@ -203,6 +209,8 @@ async function registerIngestion(app: FastifyInstance, services: AppServices, an
     sources: services.ingestSources,
     mappings: services.mappings,
     config: { projectId: services.config.projectId, maxBodyBytes: services.config.otlpMaxBodyBytes },
+    inflight: services.otlpInflight,
+    quotas: services.quotas,
     isShuttingDown: services.isShuttingDown,
     answered,
   });

@@ -110,6 +110,8 @@ export class ChildService {
       SLUICE_MASTER_TOKEN: CHILD_MASTER_TOKEN,
       SLUICE_PUBLIC_API_URL: this.base,
       SLUICE_LOG_LEVEL: 'info',
+      // No OTLP/gRPC listener unless a test asks for one: parallel test files would collide on 4317.
+      SLUICE_OTLP_GRPC_PORT: '0',
       ...this.env,
     };
     const command = [process.execPath, MAIN, 'serve'];

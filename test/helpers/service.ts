@@ -51,7 +51,8 @@ export class TestService {
 
   private async open(): Promise<void> {
     const config = loadConfig(
-      ['--host', '127.0.0.1', '--port', '0', '--data-dir', this.dataDir, '--master-token', MASTER_TOKEN,
+      // No OTLP/gRPC listener unless a test asks for one: parallel test files would collide on 4317.
+      ['--host', '127.0.0.1', '--port', '0', '--otlp-grpc-port', '0', '--data-dir', this.dataDir, '--master-token', MASTER_TOKEN,
         '--project-id', String(this.env.projectId), '--branch-id', String(this.env.branchId),
         '--public-api-url', 'https://api.test', '--public-ingest-url', 'https://in.test', ...this.env.args],
       {},

@@ -27,7 +27,7 @@ interface Proc {
 
 function serve(env: Record<string, string>, args: string[] = []): Proc {
   let out = '';
-  const child = spawn(process.execPath, [MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', SLUICE_OTLP_GRPC_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
@@ -79,6 +79,45 @@ describe('sluice serve', () => {
     expect(again.status).toBe(200);
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
+  });
+
+  it('ends a start that cannot listen or whose data directory is taken with one line; the master token shows on the first start that succeeds', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-fail-'));
+    dirs.push(dataDir);
+    // A port someone else holds.
+    const holder = createServer();
+    await new Promise<void>((res) => holder.listen(0, '127.0.0.1', () => res()));
+    const taken = (holder.address() as { port: number }).port;
+    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_HOST: '127.0.0.1' };
+    const busy = serve({ ...env, SLUICE_PORT: String(taken) });
+    expect(await busy.exited).toBe(1);
+    expect(busy.output().trim().split('\n').at(-1)).toBe(`Cannot start: port ${taken} on 127.0.0.1 (the API) is in use by another process: stop it, or start with another --port (SLUICE_PORT).`);
+    expect(busy.output()).not.toMatch(/EADDRINUSE| {4}at /);
+    holder.close();
+    const token = readFileSync(join(dataDir, 'master-token'), 'utf8').trim();
+    expect(busy.output()).not.toContain(token);
+
+    // The first start that succeeds prints the token the failed one generated.
+    const port = await freePort();
+    const first = serve({ ...env, SLUICE_PORT: String(port) });
+    await ready(port, first);
+    expect(first.output()).toContain(`Master token (saved to ${join(dataDir, 'master-token')}): ${token}`);
+    expect(first.output()).toMatch(/sluice is ready: the API at http:\/\/localhost:\d+, the console at http:\/\/localhost:\d+\/console\/, the API docs at http:\/\/localhost:\d+\/v1\/documentation\/; the master token is in /);
+
+    // A second server on the same data directory is refused, naming the first one's PID.
+    const second = serve({ ...env, SLUICE_PORT: String(await freePort()) });
+    expect(await second.exited).toBe(1);
+    expect(second.output().trim().split('\n').at(-1)).toBe(`Cannot start: the data directory ${dataDir} is in use by another process (PID ${first.child.pid}): stop it, or start this one with another --data-dir (SLUICE_DATA_DIR).`);
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    // A killed server leaves its PID behind; the next start takes the directory over, and does not show the token again.
+    const third = serve({ ...env, SLUICE_PORT: String(port) });
+    await ready(port, third);
+    expect(third.output()).not.toContain(token);
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    expect(existsSync(join(dataDir, 'sluice.pid'))).toBe(false);
   });
 
   it('refuses bad configuration with a clear message', async () => {

@@ -55,7 +55,7 @@ async function createToken(spec: unknown): Promise<{ id: string; token: string }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sluice-storage-api-'));
-  const config = loadConfig(['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--master-token', MASTER], {});
+  const config = loadConfig(['--host', '127.0.0.1', '--port', '0', '--otlp-grpc-port', '0', '--data-dir', dataDir, '--master-token', MASTER], {});
   server = await startServer(config, pino({ level: 'silent' }));
 
   // Two buckets with data, created the way the stream sinks create them.

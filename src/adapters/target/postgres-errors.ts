@@ -35,3 +35,25 @@ export function dataError(err: unknown, tableId: string): unknown {
   const where = e.where ? ` (${e.where.split('\n').join('; ')})` : '';
   return new Error(`the write to table "${tableId}" failed: ${e.message}${where}; nothing was written`, { cause: err });
 }
+
+/**
+ * What a start is told when PostgreSQL answers but refuses: the login (SQLSTATE class 28: a
+ * wrong password, a user that does not exist, pg_hba) or the database (3D000: it does not
+ * exist). One line that says which part of --target to fix, never the password; undefined for
+ * anything else.
+ */
+export function refusedAtOpen(failure: unknown, where: string, url: URL): TargetUnavailableError | undefined {
+  // The pool's own translation may have wrapped it already.
+  const err = failure instanceof TargetUnavailableError && failure.cause !== undefined ? failure.cause : failure;
+  const code = (err as { code?: string }).code;
+  if (typeof code !== 'string') return undefined;
+  const user = decodeURIComponent(url.username) || 'the default user';
+  if (code.startsWith('28')) {
+    return new TargetUnavailableError(`${where} refused the login of ${url.username ? `user "${user}"` : user}: ${(err as Error).message}. Check the user and password in --target (SLUICE_TARGET).`, { cause: err });
+  }
+  if (code === '3D000') {
+    const database = decodeURIComponent(url.pathname.slice(1));
+    return new TargetUnavailableError(`${where}: ${(err as Error).message}. Create it (createdb -h ${url.hostname} -p ${url.port || 5432} -U ${user} ${database}) or name another database in --target.`, { cause: err });
+  }
+  return undefined;
+}

@@ -32,7 +32,7 @@ import { addColumnsProblem, newTableProblem } from './column-types.js';
 import { CsvRecordCounter, NulReplacer } from './csv-records.js';
 import { csvToParquet } from './parquet.js';
 import { ident, literal, pgName, qualified } from './postgres-names.js';
-import { dataError, translate } from './postgres-errors.js';
+import { dataError, refusedAtOpen, translate } from './postgres-errors.js';
 import { addColumnSql, copySql, createTableSql, readShape, textExpression, upsertSql, upsertTableSql } from './postgres-writes.js';
 import { checkRowLengths, planWrite, targetColumn, type TableShape, type WritePlan } from './write-plan.js';
 import { pgValue, readRelations, typeName } from './postgres-query.js';
@@ -106,7 +106,7 @@ export class PostgresTarget implements Target {
       await target.migrate();
     } catch (err) {
       await target.pool.end().catch(() => undefined);
-      throw translate(err, target.description);
+      throw refusedAtOpen(err, target.description, new URL(url)) ?? translate(err, target.description);
     }
     return target;
   }

@@ -3,9 +3,11 @@
  * before and after appending: the source secret check, whether the answer waits for the durable
  * log write, and the CORS policy of ingestion URLs.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { syncWaitOf } from '../../levels/triggers.js';
 import type { IngestSources, IngestTarget } from './sources.js';
+import { secretMatches } from './secret.js';
+
+export { secretMatches } from './secret.js';
 
 /** The `Server` header of the answers to HTTP records. */
 export const INGEST_SERVER = 'Sluice/Stream/HTTPSource';
@@ -36,17 +38,6 @@ export const CORS_PREFLIGHT = {
   'access-control-expose-headers': '*',
   'access-control-allow-origin': '*',
 };
-
-/** Compares in time independent of where the strings differ (a length mismatch is not a secret). */
-export function secretMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  if (a.length !== b.length) {
-    timingSafeEqual(b, b);
-    return false;
-  }
-  return timingSafeEqual(a, b);
-}
 
 /** Waits for durability if any enabled sink wants it; with no enabled sink the source's own setting decides. */
 export function needsSyncWait(target: IngestTarget): boolean {

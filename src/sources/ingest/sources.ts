@@ -1,11 +1,14 @@
 /**
  * Who may ingest: the ingestion endpoint looks a source up by id on every request and needs
  * its current definition (type, secret, disabled/deleted) and its enabled sinks (for the
- * `sync.wait` decision and the verbose answer).
+ * `sync.wait` decision and the verbose answer). OTLP over gRPC has no path to carry the id: it
+ * finds the source by its secret alone (secrets are random and unique per source).
  */
+import { createHash } from 'node:crypto';
 import type { MetadataReader } from '../../ports/metadata-store.js';
-import type { Sink, Source } from '../../model/definition.js';
-import { keys, readSinks } from '../../definition/repository.js';
+import type { Sink, Source, SourceType } from '../../model/definition.js';
+import { keys, readSinks, readSources } from '../../definition/repository.js';
+import { secretMatches } from './secret.js';
 
 export interface IngestTarget {
   /** The source as stored, possibly disabled; never a deleted one. */
@@ -17,6 +20,11 @@ export interface IngestTarget {
 export interface IngestSources {
   /** The live (not deleted) source with this id in the served branch, or undefined. */
   lookup(sourceId: string): IngestTarget | undefined;
+  /**
+   * The live source of this type whose secret is `secret` (compared in constant time), or
+   * undefined; like lookup() otherwise (a disabled source is found, with no sinks).
+   */
+  lookupBySecret(secret: string, type: SourceType): IngestTarget | undefined;
   /** Definitions changed (a management task finished, a secret was rotated): read them again. */
   invalidate(): void;
 }
@@ -53,6 +61,8 @@ interface CachedSinks {
 export class MetadataIngestSources implements IngestSources {
   private readonly sinks = new Map<string, CachedSinks>();
   private readonly sources = new Map<string, Source>();
+  /** SHA-256 of each live source's secret -> its id; built on the first lookup by secret, dropped by invalidate(). */
+  private bySecret?: Map<string, string>;
   private readonly ttlMs: number;
   private readonly now: () => number;
 
@@ -81,10 +91,30 @@ export class MetadataIngestSources implements IngestSources {
     return { source, enabledSinks: this.enabledSinks(source) };
   }
 
-  /** Forgets every cached sink list (e.g. after a bulk change). */
+  lookupBySecret(secret: string, type: SourceType): IngestTarget | undefined {
+    // The index is keyed by the secret's digest, so finding the entry reveals nothing about a
+    // secret through timing; the stored secret is then compared in constant time. One scan of
+    // the branch's sources per change of definitions: unknown secrets miss the index cheaply.
+    this.bySecret ??= this.secretIndex();
+    const sourceId = this.bySecret.get(secretDigest(secret));
+    const target = sourceId === undefined ? undefined : this.lookup(sourceId);
+    if (!target || target.source.type !== type || !secretMatches(secret, target.source.secret)) return undefined;
+    return target;
+  }
+
+  /** Forgets every cached source, sink list and the secret index (e.g. after a bulk change). */
   invalidate(): void {
     this.sinks.clear();
     this.sources.clear();
+    this.bySecret = undefined;
+  }
+
+  private secretIndex(): Map<string, string> {
+    const index = new Map<string, string>();
+    for (const source of readSources(this.store, this.branchId)) {
+      if (!source.deleted) index.set(secretDigest(source.secret), source.sourceId);
+    }
+    return index;
   }
 
   private enabledSinks(source: Source): Sink[] {
@@ -95,4 +125,8 @@ export class MetadataIngestSources implements IngestSources {
     if (this.ttlMs > 0) this.sinks.set(source.sourceId, { sourceVersion: source.version.number, readAt: now, enabledSinks });
     return enabledSinks;
   }
+}
+
+function secretDigest(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('base64');
 }

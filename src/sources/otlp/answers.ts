@@ -3,19 +3,29 @@
  * encoding: protobuf requests get exactly that; JSON requests (and requests whose encoding is
  * unknown) get its JSON form `{"code", "message"}` together with Sluice's ingestion envelope
  * `{"statusCode", "error": "stream.in.<name>"}`, so both kinds of clients can read it.
- * 429 and 503 carry `Retry-After`, which OTLP exporters honour.
+ * 429 and 503 carry `Retry-After`, which OTLP exporters honour; a quota's 429 carries its own
+ * `Retry-After` and the RateLimit headers.
  */
-import { ApiError, sentence } from '../../http/errors.js';
+import { ApiError, LoggedRefusal, sentence } from '../../http/errors.js';
 import type { ErrorFormatter } from '../../http/error-handler.js';
 import { EventLogFullError } from '../../ports/event-log.js';
 import { encodeRpcStatus, RPC_CODE } from './encode.js';
 import { encodingOf, OtlpDecodeError } from './decode.js';
 import { FlattenLimitError } from './flatten.js';
 import { bodyTooLarge } from './body.js';
+import type { QuotaVerdict } from '../ingest/quota.js';
 
 export const LOG_FULL = 'The event log cannot accept more data at the moment, please retry later.';
 
-function rpcCode(status: number): number {
+/** The source is over its quota: the whole request is refused, nothing stored (a refusal per request: logged at debug). */
+export class QuotaRefusal extends LoggedRefusal {
+  constructor(readonly verdict: Extract<QuotaVerdict, { ok: false }>) {
+    super(429, 'tooManyRequests', verdict.message);
+  }
+}
+
+/** The google.rpc.Code of an OTLP/HTTP error status (the body's `code`). */
+export function rpcCode(status: number): number {
   if (status === 404) return RPC_CODE.NOT_FOUND;
   if (status === 429) return RPC_CODE.RESOURCE_EXHAUSTED;
   if (status === 503) return RPC_CODE.UNAVAILABLE;
@@ -39,6 +49,8 @@ export function otlpErrors(maxBodyBytes: number): ErrorFormatter {
     refusals: { statuses: [429, 503], logMessage: 'OTLP ingestion refused' },
     write(f, req, reply) {
       const code = rpcCode(f.statusCode);
+      // After the error handler's Retry-After: 1, which the quota's own replaces.
+      if (f.error instanceof QuotaRefusal) reply.headers(f.error.verdict.headers);
       if (encodingOf(req.headers['content-type']) === 'protobuf') {
         return reply.code(f.statusCode).type('application/x-protobuf').send(encodeRpcStatus(code, f.message));
       }

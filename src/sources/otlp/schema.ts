@@ -27,6 +27,10 @@ export interface OtlpTypes {
   traceRequest: protobuf.Type;
   traceResponse: protobuf.Type;
   rpcStatus: protobuf.Type;
+  /** The collector services (OTLP/gRPC): each has one method, Export, of the signal's request and response. */
+  logsService: protobuf.Service;
+  metricsService: protobuf.Service;
+  traceService: protobuf.Service;
 }
 
 let types: OtlpTypes | undefined;
@@ -49,6 +53,9 @@ export function otlpTypes(): OtlpTypes {
     traceRequest: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     traceResponse: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
     rpcStatus: root.lookupType('google.rpc.Status'),
+    logsService: root.lookupService('opentelemetry.proto.collector.logs.v1.LogsService'),
+    metricsService: root.lookupService('opentelemetry.proto.collector.metrics.v1.MetricsService'),
+    traceService: root.lookupService('opentelemetry.proto.collector.trace.v1.TraceService'),
   };
   return types;
 }

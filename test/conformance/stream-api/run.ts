@@ -150,6 +150,7 @@ function startChild(port: number, dataDir: string, options: ServiceOptions): Ser
   Object.assign(env, {
     SLUICE_HOST: HOST,
     SLUICE_PORT: String(port),
+    SLUICE_OTLP_GRPC_PORT: '0',
     SLUICE_DATA_DIR: dataDir,
     SLUICE_MASTER_TOKEN: VARS.storageApiToken,
     SLUICE_PROJECT_ID: String(VARS.projectId),

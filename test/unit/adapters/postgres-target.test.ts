@@ -33,6 +33,14 @@ describe('PostgresTarget', () => {
     expect((err as Error).message).not.toContain('s3cret');
   });
 
+  it('says which part of the URL to fix when the server refuses the login or has no such database', async () => {
+    const login = await PostgresTarget.open(`postgres://nobody_here:s3cret@127.0.0.1:${server.port}/postgres`).catch((e: unknown) => e);
+    expect(login).toBeInstanceOf(TargetUnavailableError);
+    expect((login as Error).message).toBe(`PostgreSQL at 127.0.0.1:${server.port}/postgres refused the login of user "nobody_here": role "nobody_here" does not exist. Check the user and password in --target (SLUICE_TARGET).`);
+    const database = await PostgresTarget.open(server.url('no_such_db')).catch((e: unknown) => e);
+    expect((database as Error).message).toBe(`PostgreSQL at 127.0.0.1:${server.port}/no_such_db: database "no_such_db" does not exist. Create it (createdb -h 127.0.0.1 -p ${server.port} -U postgres no_such_db) or name another database in --target.`);
+  });
+
   it('answers TargetUnavailableError while the server is down, and works again once it is back', async () => {
     const target = await PostgresTarget.open(await server.createDatabase('outage'), { connectTimeoutMs: 2000 });
     try {

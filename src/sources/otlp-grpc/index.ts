@@ -1,0 +1,7 @@
+/**
+ * OTLP over gRPC, the OTLP source type's second transport beside OTLP/HTTP (sources/otlp/): a
+ * listener of its own, the collector services, admission by the Bearer secret, the status codes
+ * the OTLP specification prescribes. The export itself is sources/otlp/ingest.ts, shared.
+ */
+export { startOtlpGrpc, type OtlpGrpcListener, type OtlpGrpcOptions } from './server.js';
+export { OtlpGrpcListenError } from './listen-error.js';
