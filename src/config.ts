@@ -8,8 +8,10 @@ import { DEFAULT_LIMITS } from './model/levels.js';
 import { DEFAULT_TOPIC_PREFIX, parseTopicBindings } from './model/kafka-topic-names.js';
 import { InvalidKeyError, parseEncryptionKey } from './model/value-cipher.js';
 import { didYouMean } from './model/did-you-mean.js';
+import type { LogFormat } from './logger.js';
 import { DEFAULT_LIMITS as JSONNET_LIMITS, V8_MAX_ARRAY_LENGTH, V8_MAX_STRING_LENGTH, type LimitOptions } from '@sluice/jsonnet';
 import { TEMPLATE_LIMIT_FLAGS, TEMPLATE_TIMEOUT_MS } from './pipeline/template-engine.js';
+import { QUOTA_FLAGS, QUOTA_MAX } from './pipeline/quota-settings.js';
 
 export interface Config {
   host: string;
@@ -28,6 +30,7 @@ export interface Config {
   /** How many jobs run at once (each in its own worker process). */
   jobWorkers: number;
   logLevel: string;
+  logFormat: LogFormat;
   /** Largest accepted ingestion body (reference default 1 MB). */
   maxBodyBytes: number;
   /** Largest accepted body of a connector batch request (.../batch; default 16 MB). */
@@ -56,6 +59,10 @@ export interface Config {
   renderBudgetMs: number;
   /** Records a source's sinks may be behind the log before its ingestion answers 429 (0: never). */
   maxSinkBacklog: number;
+  /** Records a second a source without a quota of its own may send to this node (0: no quota). */
+  sourceMaxRecordsPerSecond: number;
+  /** Record bytes a second a source without a quota of its own may send to this node (0: no quota). */
+  sourceMaxBytesPerSecond: number;
   /** Heap cap of each render worker thread (V8's maxOldGenerationSizeMb, in bytes here). */
   renderHeapLimitBytes: number;
   /** The common ingestion request is served before fastify routes it (default); false: every request through fastify. */
@@ -188,6 +195,10 @@ const url = (name: string) => (raw: string): string => {
   return raw.replace(/\/+$/, '');
 };
 const str = (raw: string): string => raw;
+const logFormat = (raw: string): LogFormat => {
+  if (raw !== 'pretty' && raw !== 'json') throw new ConfigError(`log format must be pretty or json, got "${raw}".`);
+  return raw;
+};
 const path = (raw: string): string => resolve(raw);
 const duration = (name: string) => (raw: string): number => {
   const ms = parseDuration(raw);
@@ -273,6 +284,18 @@ const rate = (name: string) => (raw: string): number => {
 
 const none = (text: string) => ({ text, value: () => undefined });
 
+/** A quota default: the range the source settings take (0: no quota). */
+const recordsQuota = (name: string) => (raw: string): number => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || n > QUOTA_MAX.recordsPerSecond) throw new ConfigError(`${name} must be a whole number from 0 to ${QUOTA_MAX.recordsPerSecond} (0: no quota), got "${raw}".`);
+  return n;
+};
+const bytesQuota = (name: string) => (raw: string): number => {
+  const n = parseByteSize(raw);
+  if (n === undefined || n > QUOTA_MAX.bytesPerSecond) throw new ConfigError(`${name} must be a size from 0 to 10GB like 512KB or 1MB (bytes a second; 0: no quota), got "${raw}".`);
+  return n;
+};
+
 const positiveDuration = (name: string) => (raw: string): number => {
   const ms = duration(name)(raw);
   if (ms <= 0) throw new ConfigError(`${name} must be longer than 0, got "${raw}".`);
@@ -298,6 +321,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--public-queue-url', env: 'SLUICE_PUBLIC_QUEUE_URL', key: 'publicQueueUrl', parse: url('public queue URL'), help: 'public base URL of the job queue API, written into job URLs', default: { text: 'the API URL', value: (c) => c.publicApiUrl! } }),
   option({ flag: '--job-workers', env: 'SLUICE_JOB_WORKERS', key: 'jobWorkers', parse: int('job workers'), help: 'how many jobs run at once, each in its own process (0 counts as 1)', default: '2' }),
   option({ flag: '--log-level', env: 'SLUICE_LOG_LEVEL', key: 'logLevel', parse: str, help: 'pino log level (trace, debug, info, warn, error, fatal)', default: 'info' }),
+  option({ flag: '--log-format', env: 'SLUICE_LOG_FORMAT', key: 'logFormat', parse: logFormat, help: 'pretty: one readable line per event; json: one JSON object per line (for log collectors)', default: { text: 'pretty on a terminal, json otherwise', value: () => (process.stdout.isTTY ? 'pretty' : 'json') } }),
   option({ flag: '--max-body-size', env: 'SLUICE_MAX_BODY_SIZE', key: 'maxBodyBytes', parse: bytes('max body size'), help: 'largest ingestion request body, also after decompression', default: '1MB' }),
   option({ flag: '--max-batch-body-size', env: 'SLUICE_MAX_BATCH_BODY_SIZE', key: 'maxBatchBodyBytes', parse: bytes('max batch body size'), help: 'largest connector batch request body, POST .../batch', default: '16MB' }),
   option({ flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after decompression', default: '16MB' }),
@@ -311,6 +335,8 @@ export const OPTIONS: Option[] = [
   option({ flag: '--render-thread', env: 'SLUICE_RENDER_THREAD', key: 'renderThread', parse: onOff('render thread'), help: 'on: sinks map records and encode CSV on a worker thread beside ingestion; off: on the event loop', default: 'on' }),
   option({ flag: '--render-budget', env: 'SLUICE_RENDER_BUDGET', key: 'renderBudgetMs', parse: duration('render budget'), help: 'longest a sink may take to map 1 000 records of a batch (a batch of more records has more in proportion): a sink that takes longer writes what it mapped and goes on apart from the other sinks of its source (0: no limit)', default: '250ms' }),
   option({ flag: '--max-sink-backlog', env: 'SLUICE_MAX_SINK_BACKLOG', key: 'maxSinkBacklog', parse: int('max sink backlog'), help: 'records a source\'s sinks may be behind its log before its ingestion answers 429 with Retry-After, until they are within half of it (failing and slow sinks do not count; 0: never)', default: '200000' }),
+  option({ flag: QUOTA_FLAGS.recordsPerSecond, env: 'SLUICE_SOURCE_MAX_RECORDS_PER_SECOND', key: 'sourceMaxRecordsPerSecond', parse: recordsQuota('source max records per second'), help: 'records a second each source may send to this node unless its setting source.quota.recordsPerSecond says otherwise; over it, 429 with Retry-After and RateLimit headers (each node enforces it on its own; 0: no quota)', default: '0' }),
+  option({ flag: QUOTA_FLAGS.bytesPerSecond, env: 'SLUICE_SOURCE_MAX_BYTES_PER_SECOND', key: 'sourceMaxBytesPerSecond', parse: bytesQuota('source max bytes per second'), help: 'record bytes a second (bodies after decompression) each source may send to this node unless its setting source.quota.bytesPerSecond says otherwise (each node enforces it on its own; 0: no quota)', default: '0' }),
   option({ flag: '--render-heap-limit', env: 'SLUICE_RENDER_HEAP_LIMIT', key: 'renderHeapLimitBytes', parse: bytes('render heap limit'), help: 'heap of each render worker thread: a template that needs more ends the thread, and its record is kept as a mapping failure', default: '1GB' }),
   option({ flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it; off: every request through fastify', default: 'on' }),
   option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: goDurationString(DEFAULT_LIMITS.uploadMinIntervalMs) }),

@@ -56,7 +56,7 @@ async function serve(argv: string[]): Promise<void> {
   }
   const config = loadConfig(argv);
   const [{ createLogger }, { startServer }] = await Promise.all([import('./logger.js'), import('./server.js')]);
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   // A promise nobody awaited that failed is a bug, but not a reason to drop every client: what was
   // acknowledged is durable either way, so the service logs it (with its stack) and goes on.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (a bug): logged, the service goes on'));

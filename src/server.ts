@@ -51,6 +51,8 @@ import { BacklogGate } from './actors/backlog-gate.js';
 import { StreamRuntime } from './actors/stream-runtime.js';
 import { PartitionHandOver } from './actors/hand-over.js';
 import { MetadataIngestSources } from './sources/http/index.js';
+import { QuotaBuckets } from './sources/ingest/source-quotas.js';
+import { throttleCounters } from './observability/ingest-requests.js';
 import { buildApp } from './wiring/http-app.js';
 import { startOtlpGrpcListener } from './wiring/otlp-grpc.js';
 import { InflightBudget } from './sources/otlp/inflight.js';
@@ -179,7 +181,7 @@ function outside(dir: string, paths: string[]): string[] {
 }
 
 /** Opens every store of the node, builds the services and the HTTP app, and listens. */
-export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel, config.logFormat)): Promise<RunningServer> {
   const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // One process per data directory: a second one is refused here, naming the first one's PID.
@@ -283,12 +285,16 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     leftMarks,
   });
   const ingestSources = new MetadataIngestSources(metadata, config.defaultBranchId);
+  const quotas = new QuotaBuckets({
+    defaults: { recordsPerSecond: config.sourceMaxRecordsPerSecond, bytesPerSecond: config.sourceMaxBytesPerSecond },
+    counters: throttleCounters(metrics),
+  });
   const queue = createJobQueue({ config, metadata, tables, secrets, tokens, logger, ids, metrics });
   // `#` values saved before they were encrypted are encrypted at the first start with a key (a pass over the configurations and jobs).
   if (secrets.keyId !== undefined && !plainSecretsSealed(metadata)) {
     const sealed = resealStoredSecrets(queue, secrets, 'plain');
     markPlainSecretsSealed(metadata);
-    logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text before encryption were encrypted');
+    if (sealed.encrypted > 0) logger.info({ values: sealed.encrypted, entries: sealed.entries }, '# values saved in plain text before encryption were encrypted');
     if (sealed.unreadable.length > 0) {
       logger.warn({ values: sealed.unreadable.length, first: sealed.unreadable.slice(0, 5) }, '# values that this node\'s key cannot decrypt: jobs that need them fail');
     }
@@ -306,7 +312,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   let shuttingDown = false;
   const services: Services = {
     config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
-    eventLog, backlogGate, ingestSources, runtime, failures, isShuttingDown: () => shuttingDown,
+    eventLog, backlogGate, ingestSources, quotas, runtime, failures, isShuttingDown: () => shuttingDown,
     // One budget for OTLP/HTTP and OTLP/gRPC: memory does not double with a second transport.
     otlpInflight: new InflightBudget(defaultInflightBytes(config.otlpMaxBodyBytes)),
     configurations: queue.configurations, events: queue.events, jobs: queue.jobs,

@@ -19,6 +19,7 @@ import type { MappingCache } from './pipeline/mapping-cache.js';
 import type { EventLog } from './ports/event-log.js';
 import type { IngestSources } from './sources/http/index.js';
 import type { InflightBudget } from './sources/otlp/inflight.js';
+import type { QuotaBuckets } from './sources/ingest/source-quotas.js';
 import type { StreamRuntime } from './actors/stream-runtime.js';
 import type { MappingFailures } from './levels/mapping-failures.js';
 import type { ConfigurationService } from './storage/configurations/service.js';
@@ -49,6 +50,8 @@ export interface Services {
   ingestSources: IngestSources;
   /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
   otlpInflight: InflightBudget;
+  /** Per-source quotas on this node: every ingestion path takes from them; the API shows them. */
+  quotas: QuotaBuckets;
   runtime: StreamRuntime;
   failures: MappingFailures;
   /** Component configurations and rows (Storage API). */

@@ -54,6 +54,21 @@ export interface SourceView extends Lifecycle {
   otlp?: { url?: string; baseUrl: string; secret?: string };
   /** With the Kafka event log: the topic that holds the source's records. */
   kafka?: { topic: string };
+  /** Sluice's own, only when the source has a quota (its settings or the node's defaults). */
+  quota?: SourceQuotaView;
+}
+
+/**
+ * A source's quota on the node that answers (each node enforces it on its own): records and
+ * record bytes a second, and when that node last refused a request of the source over it.
+ */
+export interface SourceQuotaView {
+  /** Absent: no records quota. */
+  recordsPerSecond?: number;
+  /** Absent: no bytes quota. */
+  bytesPerSecond?: number;
+  /** When this node last answered 429 to the source for its quota, if within the last minute. */
+  throttledAt?: string;
 }
 
 /** A sink as the API answers it (sinkView): its mapping's columns as columnView echoes them. */

@@ -153,9 +153,9 @@ export class SinkService {
 
   /** `floors`: as SourceService.patchSettings. */
   patchSettings(branchId: number, sourceId: string, sinkId: string, settings: { key: string; value: unknown }[], changeDescription: string | undefined, by: By, apiUrl: string, floors: readonly SettingFloor[] = []): Task {
-    validatedSettings(this.get(branchId, sourceId, sinkId).config, settings, floors);
+    validatedSettings(this.get(branchId, sourceId, sinkId).config, settings, floors, 'sink');
     return this.change(branchId, sourceId, sinkId, 'api.update.sinkSettings', 'Sink settings have been updated successfully.', apiUrl, by, async (s) => ({
-      next: { ...s, config: validatedSettings(s.config, settings, floors) },
+      next: { ...s, config: validatedSettings(s.config, settings, floors, 'sink') },
       description: changeDescription ?? 'Updated settings.',
     }));
   }

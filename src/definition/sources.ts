@@ -1,7 +1,7 @@
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { TaskRunner, Task } from './tasks.js';
 import { DomainError } from '../domain-errors.js';
-import { patchSettings, SettingsError, type SettingFloor } from '../pipeline/settings.js';
+import { patchSettings, SettingsError, type SettingFloor, type SettingScope } from '../pipeline/settings.js';
 import type { By, SettingValue, Sink, Source } from '../model/definition.js';
 import { keys, padVersion, readSinks, readSources, saveNewVersion, sourceSpec } from './repository.js';
 import { newSourceSecret } from '../model/secret.js';
@@ -252,9 +252,9 @@ export function sourceNotFound(sourceId: string): DomainError {
 }
 
 /** Runs the settings PATCH rules synchronously, mapping failures to domain errors (a protected key: forbidden). */
-export function validatedSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[], floors: readonly SettingFloor[] = []): SettingValue[] {
+export function validatedSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[], floors: readonly SettingFloor[] = [], scope: SettingScope = 'source'): SettingValue[] {
   try {
-    return patchSettings(current, patch, floors);
+    return patchSettings(current, patch, floors, scope);
   } catch (err) {
     if (err instanceof SettingsError) {
       throw err.kind === 'protected' ? new DomainError('forbidden', 'forbidden', err.message) : new DomainError('invalid', 'badRequest', err.message);

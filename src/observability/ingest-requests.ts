@@ -60,3 +60,10 @@ export function grpcAnswerCounter(metrics: Metrics, isShuttingDown: () => boolea
     if (code === UNAVAILABLE && isShuttingDown()) metrics.ingestRefused.inc({ reason: 'shutdown' });
   };
 }
+
+/** The throttled records and bytes of a source (sources/ingest/source-quotas.ts counts into them). */
+export function throttleCounters(metrics: Metrics): { cellsOf(source: string): { records: { value: number }; bytes: { value: number } } } {
+  return {
+    cellsOf: (source) => ({ records: metrics.ingestThrottledRecords.cell({ source }), bytes: metrics.ingestThrottledBytes.cell({ source }) }),
+  };
+}

@@ -46,6 +46,14 @@ export class Metrics {
     'sluice_ingest_bytes_total', 'Body bytes of the records accepted into the event log, per source.',
     ['source'] as const, this.registry,
   );
+  readonly ingestThrottledRecords = new HotCounter(
+    'sluice_ingest_throttled_records_total', 'Records refused (429) because their source was over its quota on this node, per source (from 0 once the source sends under a quota).',
+    ['source'] as const, this.registry,
+  );
+  readonly ingestThrottledBytes = new HotCounter(
+    'sluice_ingest_throttled_bytes_total', 'Record bytes refused (429) because their source was over its quota on this node, per source.',
+    ['source'] as const, this.registry,
+  );
   readonly ingestRefused = new Counter({
     name: 'sluice_ingest_refused_total', help: 'Ingestion requests answered 503, by reason (log_full, disk_full, cluster_unavailable, shutdown).',
     labelNames: ['reason'] as const, registers: [this.registry],

@@ -1,8 +1,8 @@
 /**
  * Settings of sources and sinks: every key the reference exposes, with its type, default,
- * validation rule and whether users may change it. Values are stored per entity as overrides
- * ({key, value}[]); the effective configuration of a sink is defaults, then the source's
- * overrides, then the sink's (later wins).
+ * validation rule and whether users may change it, and Sluice's own keys (the per-source
+ * quotas). Values are stored per entity as overrides ({key, value}[]); the effective
+ * configuration of a sink is defaults, then the source's overrides, then the sink's (later wins).
  */
 import type { SettingValue } from '../model/definition.js';
 import { parseByteSize, parseDuration, formatBytes, formatDuration, goDurationString } from './units.js';
@@ -34,7 +34,23 @@ export interface SettingDefinition {
   rule: Rule;
   /** Value kind for strings that carry a unit. */
   unit?: 'bytes' | 'duration';
+  /** `source`: a key of the source only (sinks neither list nor take it); default: both. */
+  scope?: 'source';
+  /**
+   * Sluice's own key, not the reference's: GET .../settings lists it only when it matters (the
+   * entity sets it, or the node gives it a default of its own) or when asked for every key
+   * (`?all=true`), so that the reference's answer stays the reference's (its clients and the
+   * conformance suite compare the whole list).
+   */
+  own?: true;
 }
+
+/** Whose settings a list or a change is: a sink has no source-only keys. */
+export type SettingScope = 'source' | 'sink';
+
+/** The per-source quota keys (sources/ingest/source-quotas.ts enforces them): 0 is no quota. */
+export const QUOTA_RECORDS_KEY = 'source.quota.recordsPerSecond';
+export const QUOTA_BYTES_KEY = 'source.quota.bytesPerSecond';
 
 const L = 'storage.level.local.';
 const UP = 'storage.level.staging.upload.trigger.';
@@ -71,6 +87,9 @@ const DEFS: Def[] = [
   { key: IMP + 'interval', type: 'string', unit: 'duration', description: 'Duration from the last import to trigger the next import.', defaultValue: '1m0s', protected: false, validation: 'required,minDuration=30s,maxDuration=24h' },
   { key: IMP + 'slicesCount', type: 'int', description: 'Number of slices in the file to trigger file import.', defaultValue: 100, protected: true, validation: 'required,min=1,max=200' },
   { key: IMP + 'expiration', type: 'string', unit: 'duration', description: 'Min remaining expiration to trigger file import.', defaultValue: '30m0s', protected: true, validation: 'required,minDuration=5m,maxDuration=45m' },
+  // Sluice's own: per-source quotas on this node (a token bucket each; README "Per-source quotas").
+  { key: QUOTA_RECORDS_KEY, type: 'int', description: 'Records a second the source may send to this node (each node enforces it on its own); 0 = no quota.', defaultValue: 0, protected: false, validation: 'min=0,max=10000000', scope: 'source', own: true },
+  { key: QUOTA_BYTES_KEY, type: 'string', unit: 'bytes', description: 'Record bytes a second (bodies after decompression) the source may send to this node (each node enforces it on its own); 0B = no quota.', defaultValue: '0B', protected: false, validation: 'maxBytes=10GB', scope: 'source', own: true },
 ];
 
 function parseRule(validation: string | undefined): Rule {
@@ -107,28 +126,52 @@ export interface SettingFloor {
   flag: string;
 }
 
+/** A node's own default of a key (the quota flags): shown as the key's default. */
+export interface SettingDefault {
+  key: string;
+  value: unknown;
+  /** The flag that sets it, named in the key's description. */
+  flag: string;
+}
+
+export interface SettingsViewOptions {
+  /** Whose list: a sink's has no source-only keys (default: a source's). */
+  scope?: SettingScope;
+  /** The node's floors of the interval keys. */
+  floors?: readonly SettingFloor[];
+  /** The node's own defaults (the quota flags), in place of the keys' built-in ones. */
+  defaults?: readonly SettingDefault[];
+  /** Sluice's own keys too when they do not matter (`?all=true`). */
+  all?: boolean;
+}
+
 /**
  * The GET .../settings list: every key sorted, with the entity's own overrides applied. A floor
  * above a key's own minimum is made visible (`serverMinimum` and a sentence in the description),
  * so a value the API accepts is never silently lengthened; a floor below a key's own minimum
  * lowers the minimum the API accepts, and is shown the same way. At the default floors (the
- * keys' minima) the answer is the reference's.
+ * keys' minima), without quotas, the answer is the reference's.
  */
-export function settingsView(overrides: SettingValue[] | undefined, floors: SettingFloor[] = []): SettingView[] {
+export function settingsView(overrides: SettingValue[] | undefined, options: SettingsViewOptions = {}): SettingView[] {
+  const { scope = 'source', floors = [], defaults = [], all = false } = options;
   const own = new Map((overrides ?? []).map((o) => [o.key, o.value]));
   return [...SETTINGS]
+    .filter((d) => (scope === 'source' || d.scope !== 'source') && (!d.own || all || own.has(d.key) || defaults.some((n) => n.key === d.key)))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     .map((d) => {
+      const nodeDefault = defaults.find((n) => n.key === d.key);
+      const defaultValue = nodeDefault ? nodeDefault.value : d.defaultValue;
       const view: SettingView = {
         key: d.key,
         type: d.type,
         description: d.description,
-        value: own.has(d.key) ? own.get(d.key) : d.defaultValue,
-        defaultValue: d.defaultValue,
+        value: own.has(d.key) ? own.get(d.key) : defaultValue,
+        defaultValue,
         overwritten: own.has(d.key),
         protected: d.protected,
         ...(d.validation ? { validation: d.validation } : {}),
       };
+      if (nodeDefault) view.description += ` This node's default: ${typeof defaultValue === 'string' ? defaultValue : JSON.stringify(defaultValue)} (${nodeDefault.flag}).`;
       const floor = floors.find((f) => f.key === d.key);
       const ownMinimum = d.rule.minDuration ? parseDuration(d.rule.minDuration) ?? 0 : 0;
       if (floor && floor.ms > ownMinimum) {
@@ -159,11 +202,14 @@ export class SettingsError extends Error {
 /**
  * Applies a PATCH: `null` resets a key to its default. Throws SettingsError('protected') when
  * a protected key is touched and SettingsError('invalid') listing one line per invalid key,
- * in the reference's validation order. Returns the new overrides.
+ * in the reference's validation order (a source-only key on a sink is invalid). Returns the
+ * new overrides.
  */
-export function patchSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[], floors: readonly SettingFloor[] = []): SettingValue[] {
+export function patchSettings(current: SettingValue[] | undefined, patch: { key: string; value: unknown }[], floors: readonly SettingFloor[] = [], scope: SettingScope = 'source'): SettingValue[] {
   const unknown = patch.filter((p) => !BY_KEY.has(p.key)).map((p) => `"${p.key}"`);
   if (unknown.length > 0) throw new SettingsError('invalid', `- Unknown keys: ${unknown.join(', ')}.`);
+  const sourceOnly = scope === 'sink' ? patch.filter((p) => BY_KEY.get(p.key)!.scope === 'source').map((p) => `"${p.key}"`) : [];
+  if (sourceOnly.length > 0) throw new SettingsError('invalid', `- Settings of the source, not of its sinks: ${sourceOnly.join(', ')}; set them on the source.`);
   const protectedKeys = patch.filter((p) => BY_KEY.get(p.key)!.protected).map((p) => `"${p.key}"`);
   if (protectedKeys.length > 0) throw new SettingsError('protected', `Cannot modify protected keys: ${protectedKeys.join(', ')}.`);
 
@@ -196,6 +242,9 @@ function validateValue(def: SettingDefinition, value: unknown, floor?: SettingFl
       if (typeof value !== 'number' || (def.type === 'int' && !Number.isInteger(value))) {
         return `Invalid ${k} value "${shown}": expected ${def.type}.`;
       }
+      const outOfRange = (def.rule.min !== undefined && value < def.rule.min) || (def.rule.max !== undefined && value > def.rule.max);
+      // Sluice's own keys name the whole range (the reference's messages name the bound passed).
+      if (outOfRange && def.own) return `${k} must be from ${def.rule.min ?? 0} to ${def.rule.max}, got ${shown} (0: no quota).`;
       if (def.rule.min !== undefined && value < def.rule.min) return `${k} must be ${def.rule.min} or greater.`;
       if (def.rule.max !== undefined && value > def.rule.max) return `${k} must be ${def.rule.max} or less.`;
       return undefined;
@@ -211,6 +260,7 @@ function validateValue(def: SettingDefinition, value: unknown, floor?: SettingFl
       if (def.unit === 'bytes') {
         const bytes = parseByteSize(value);
         if (bytes === undefined) return `Invalid ${k} value "${value}": invalid syntax.`;
+        if (def.own && def.rule.maxBytes && bytes > parseByteSize(def.rule.maxBytes)!) return `${k} must be from 0B to ${formatBytes(def.rule.maxBytes)}, got ${value} (0B: no quota).`;
         if (def.rule.minBytes && bytes < parseByteSize(def.rule.minBytes)!) return `${k} must be ${formatBytes(def.rule.minBytes)} or greater.`;
         if (def.rule.maxBytes && bytes > parseByteSize(def.rule.maxBytes)!) return `${k} must be ${formatBytes(def.rule.maxBytes)} or less.`;
       }

@@ -30,6 +30,7 @@ import { observabilityRoutes } from '../api/observability.js';
 import { consoleRoutes } from '../api/console.js';
 import { ingestAnswerCounter, type IngestAnswered } from '../observability/ingest-requests.js';
 import { HttpServers, httpLimits } from '../http/http-server.js';
+import type { QuotaStatus } from '../sources/ingest/source-quotas.js';
 
 /**
  * What the application reads of the node's services (server.ts passes its `Services`): each
@@ -48,8 +49,8 @@ export type AppServices = StreamApiOptions &
     ingestSources: IngestSources;
     /** OTLP request bytes processed at once, over OTLP/HTTP and OTLP/gRPC together. */
     otlpInflight: InflightBudget;
-    /** Records and bytes per second per source; none: no quota anywhere. */
-    quotas?: SourceQuotas;
+    /** Per-source quotas: every ingestion path takes from them, the Stream API shows them (none: no quota). */
+    quotas?: SourceQuotas & QuotaStatus;
     mappings: MappingCache;
     metrics: Metrics;
     /** True from the moment a graceful shutdown starts: ingestion answers 503. */
@@ -72,8 +73,8 @@ export async function buildApp(services: AppServices, servers = new HttpServers(
     // The server answers client errors (timeouts, malformed requests) itself (http-server.ts).
     clientErrorHandler: () => undefined,
     bodyLimit: 4 * 1024 * 1024,
-    // Probes and scrapes come every few seconds: logged at debug instead of info.
-    logController: new ProbesAtDebug(),
+    // Request lines at debug (RequestsAtDebug).
+    logController: new RequestsAtDebug(),
     // Path params may be percent-encoded ids; task ids contain slashes (wildcard route).
     routerOptions: { maxParamLength: 1000 },
     ajv: {
@@ -129,6 +130,7 @@ export async function buildApp(services: AppServices, servers = new HttpServers(
       runtime: services.runtime,
       mappings: services.mappings,
       eventLog: services.eventLog,
+      quotas: services.quotas,
     });
     await app.register(storageApi, {
       prefix: '/v2/storage',
@@ -160,20 +162,18 @@ export async function buildApp(services: AppServices, servers = new HttpServers(
   return app;
 }
 
-/** Health probes and metric scrapes (logged at debug). */
-function isProbe(url: string | undefined): boolean {
-  return url !== undefined && /^\/(health\/|health-check|metrics)/.test(url);
-}
-
-/** fastify's request log lines, at debug for probes and scrapes (at info for every other request). */
-class ProbesAtDebug extends LogController {
-  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-    if (isProbe(request.url)) request.log.debug({ req: request }, 'incoming request');
-    else super.incomingRequest(request, reply);
+/**
+ * fastify's request log lines at debug (with the console open they were two info lines for every
+ * request, hundreds a minute); a request that failed on the server's side (an error, a 5xx)
+ * keeps the level fastify gives it. `--log-level debug` shows them all.
+ */
+class RequestsAtDebug extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (isProbe(request.url) && !error) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    if (!error && reply.statusCode < 500) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
     else super.requestCompleted(error, request, reply);
   }
 }
@@ -189,6 +189,7 @@ function ingestFastPath(services: AppServices, answered: IngestAnswered): Ingest
     isShuttingDown: services.isShuttingDown,
     log: services.logger,
     answered: (status, seconds) => answered('record', status, seconds),
+    quotas: services.quotas,
   });
 }
 
@@ -202,6 +203,7 @@ async function registerIngestion(app: FastifyInstance, services: AppServices, an
     isShuttingDown: services.isShuttingDown,
     mappings: services.mappings,
     answered,
+    quotas: services.quotas,
   });
   await app.register(otlpApi, {
     eventLog: services.eventLog,

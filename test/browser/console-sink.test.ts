@@ -50,14 +50,16 @@ describe('the sink pages', () => {
     await open(page, 'sources/shop/sinks/new');
     await page.getByRole('heading', { name: 'New sink of Shop' }).waitFor(WAIT);
 
-    // Nothing obvious missing goes to the API: the name and the table are asked for here.
+    // Nothing obvious missing goes to the API: the name is asked for here; an empty table id is the default one.
     await page.getByRole('button', { name: 'Create sink' }).click();
     expect(await page.getByText('Enter a name.').isVisible()).toBe(true);
-    expect(await page.getByText('Enter the table id, e.g. in.c-events.raw.').isVisible()).toBe(true);
+    expect(await page.getByText('Enter the table id, e.g. in.c-events.raw.').count()).toBe(0);
 
     await page.getByLabel(/^Name\s*1 to 40/).fill('Orders');
     expect(await page.getByLabel(/^Sink id/).getAttribute('placeholder')).toBe('orders');
-    await page.getByLabel(/^Table id/).fill('in.c-shop.orders');
+    // The default table id and the accepted shape are shown; left empty, the sink writes to it.
+    expect(await page.getByLabel(/^Table id/).getAttribute('placeholder')).toBe('in.c-shop.orders');
+    expect(await page.getByText(/^in\.c-<bucket>\.<table>$/).isVisible()).toBe(true);
     // Three columns to start with (uuid, datetime, body); a path and a template column added.
     await page.getByLabel('Type of the new column').selectOption('path');
     await page.getByRole('button', { name: 'Add column' }).click();

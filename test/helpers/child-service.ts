@@ -133,7 +133,7 @@ export class ChildService {
       if (!this.running) throw new Error(`the service exited while starting: ${tail(this.out)}`);
       // Our own process must say it listens: a port picked free a moment ago can have been taken by another
       // test worker's service since, whose health check would answer for ours (ours exits with EADDRINUSE).
-      if (!this.out.includes('"msg":"sluice is ready"', outputFrom)) {
+      if (!this.out.includes('"msg":"sluice is ready', outputFrom)) {
         await sleep(25);
         continue;
       }

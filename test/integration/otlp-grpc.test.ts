@@ -221,7 +221,7 @@ describe('OTLP/gRPC bad calls against the running service', () => {
 
   it('says where it listens in the start log, and stops cleanly on SIGTERM', async () => {
     expect(svc.output()).toMatch(new RegExp(`"address":"127\\.0\\.0\\.1:${grpcPort}","msg":"OTLP/gRPC listening"`));
-    expect(svc.output()).toMatch(new RegExp(`"otlpGrpcAddress":"127\\.0\\.0\\.1:${grpcPort}"[^\\n]*"msg":"sluice is ready"`));
+    expect(svc.output()).toMatch(new RegExp(`"otlpGrpcAddress":"127\\.0\\.0\\.1:${grpcPort}"[^\\n]*"msg":"sluice is ready`));
     expect(await svc.stop()).toEqual({ code: 0, signal: null });
     expect(svc.output()).toMatch(/"msg":"sluice stopped"/);
   });

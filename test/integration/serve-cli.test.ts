@@ -111,10 +111,16 @@ describe('sluice serve', () => {
     first.child.kill('SIGKILL');
     await first.exited;
 
+    // Not a terminal: JSON lines; no line per request at info.
+    expect(first.output()).toContain('"msg":"sluice is ready: the API at');
+    expect(first.output()).not.toMatch(/incoming request|request completed/);
+
     // A killed server leaves its PID behind; the next start takes the directory over, and does not show the token again.
-    const third = serve({ ...env, SLUICE_PORT: String(port) });
+    const third = serve({ ...env, SLUICE_PORT: String(port) }, ['--log-format', 'pretty']);
     await ready(port, third);
     expect(third.output()).not.toContain(token);
+    expect(third.output()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: sluice is ready: the API at http:\/\/localhost:\d+, /m);
+    expect(third.output()).toMatch(/^ {4}console: "http:\/\/localhost:\d+\/console\/"$/m);
     third.child.kill('SIGTERM');
     expect(await third.exited).toBe(0);
     expect(existsSync(join(dataDir, 'sluice.pid'))).toBe(false);

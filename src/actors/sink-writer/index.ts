@@ -77,9 +77,9 @@ interface Settle {
 /** What a reprocess did (records written again, those still failing): the API contract's. */
 export type { ReprocessResult };
 
-/** Settings as a file snapshot: every user-changeable key with its effective value. */
+/** Settings as a file snapshot: every user-changeable key of sinks with its effective value (a source's quota is not the file's). */
 export function fileSettings(source: Source, sink: Sink): NewFile['settings'] {
-  return SETTINGS.filter((d) => !d.protected).map((d) => ({ key: d.key, value: effectiveSetting(d.key, source.config, sink.config) }));
+  return SETTINGS.filter((d) => !d.protected && d.scope !== 'source').map((d) => ({ key: d.key, value: effectiveSetting(d.key, source.config, sink.config) }));
 }
 
 /**

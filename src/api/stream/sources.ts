@@ -14,6 +14,7 @@ import { byToken, sourceView, versionView, type SourceViewConfig } from './views
 import { looseObject, sourceCreateSchema, sourceUpdateSchema, taskResponse } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, parseVersionNumber, versionsPage, type PagingQuery } from './params.js';
 import type { SourcesAnswer } from '../../contract/stream-sources.js';
+import type { QuotaStatus } from '../../sources/ingest/source-quotas.js';
 
 type BranchParams = { branchId: string };
 type SourceParams = BranchParams & { sourceId: string };
@@ -30,10 +31,12 @@ export interface SourceRoutesOptions {
   /** The ingestion lookup: a rotated secret stops working at once. */
   ingestSources: Pick<IngestSources, 'invalidate'>;
   config: SourceViewConfig & Pick<Config, 'publicApiUrl'>;
+  /** The sources' quotas on this node, shown in their views (none: no quota shown). */
+  quotas?: QuotaStatus;
 }
 
 /** Sources: create, list, get, update, delete, undelete, disable, enable, secret, versions. */
-export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app, { project, sources, sinks, ingestSources, config }) => {
+export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app, { project, sources, sinks, ingestSources, config, quotas }) => {
   const api = config.publicApiUrl;
   const by = (req: Parameters<typeof requireToken>[0]) => byToken(requireToken(req));
   /**
@@ -41,7 +44,7 @@ export const sourceRoutes: FastifyPluginAsync<SourceRoutesOptions> = async (app,
    * A deleted source has no sinks to judge by: only bucket managers see its secret.
    */
   const view = (token: Token, s: Source) =>
-    sourceView(s, config, seesAllBuckets(token) || (!s.deleted && showsSourceSecret(token, sinks.list(s.branchId, s.sourceId, false))));
+    sourceView(s, config, seesAllBuckets(token) || (!s.deleted && showsSourceSecret(token, sinks.list(s.branchId, s.sourceId, false))), s.deleted ? undefined : quotas?.quotaOf(s));
 
   app.post<{ Params: BranchParams; Body: SourceCreate }>('/branches/:branchId/sources', {
     schema: { tags, summary: 'Create a source (asynchronous task)', body: sourceCreateSchema, response: taskResponse },

@@ -11,6 +11,7 @@ import { showsSourceSecret } from './source-scopes.js';
 import { requireToken } from '../auth.js';
 import { looseObject } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, type PagingQuery } from './params.js';
+import type { QuotaStatus } from '../../sources/ingest/source-quotas.js';
 import type { AggregatedSourcesAnswer, SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics.js';
 
 type SourceParams = { branchId: string; sourceId: string };
@@ -25,10 +26,12 @@ export interface StatisticsRoutesOptions {
   failures: Pick<MappingFailures, 'count'>;
   runtime: Pick<StreamRuntime, 'settled' | 'started' | 'failingOf'>;
   config: SourceViewConfig;
+  /** The sources' quotas on this node, shown in their views (none: no quota shown). */
+  quotas?: QuotaStatus;
 }
 
 /** Statistics of sinks (total, files, clear) and the aggregation endpoint of the UI. */
-export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = async (app, { project, sources, sinks, statistics, failures, runtime, config }) => {
+export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = async (app, { project, sources, sinks, statistics, failures, runtime, config, quotas }) => {
 
   app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/total', {
     schema: { tags, summary: 'Record counts and sizes of a sink, in total and per storage level', response: { 200: looseObject('SinkStatisticsTotalResult') } },
@@ -105,7 +108,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
       sources: items.map((source) => {
         const sourceSinks = sinks.list(branchId, source.sourceId, false);
         return {
-          ...sourceView(source, config, showsSourceSecret(token, sourceSinks)),
+          ...sourceView(source, config, showsSourceSecret(token, sourceSinks), quotas?.quotaOf(source)),
           sinks: sourceSinks.map((sink) => ({
             ...sinkView(sink),
             statistics: {

@@ -3,7 +3,7 @@ import type { At, By, Column, Sink, SinkMapping, Source, Version } from '../../m
 import type { Token } from '../../storage/token-model.js';
 import { kafkaTopicName } from '../../model/kafka-topic-names.js';
 import { maskCredentialHeaders } from '../../pipeline/headers.js';
-import type { Lifecycle, SinkView, SourceView } from '../../contract/stream-sources.js';
+import type { Lifecycle, SinkView, SourceQuotaView, SourceView } from '../../contract/stream-sources.js';
 import type { RawRecord } from '../../contract/failures.js';
 
 /** The `by` block of versions and timestamps: who called the API. */
@@ -38,11 +38,12 @@ function lifecycle(e: Source | Sink): Lifecycle {
 export type SourceViewConfig = Pick<Config, 'publicIngestUrl' | 'kafkaBrokers' | 'kafkaTopicPrefix' | 'kafkaTopics'>;
 
 /**
- * A source as the API answers it. Without `withSecret` (a token that may not write to every
+ * A source as the API answers it, with its quota on this node when it has one (`quota`:
+ * sources/ingest/source-quotas.ts). Without `withSecret` (a token that may not write to every
  * bucket the source's sinks fill: source-scopes.ts) the fields that carry the ingestion secret
  * are left out: `http.url`, `otlp.url` and `otlp.secret` (`otlp.baseUrl` stays).
  */
-export function sourceView(s: Source, config: SourceViewConfig, withSecret: boolean): SourceView {
+export function sourceView(s: Source, config: SourceViewConfig, withSecret: boolean, quota?: SourceQuotaView): SourceView {
   const base = `${config.publicIngestUrl}`;
   const otlpBase = `${base}/otlp/${s.projectId}/${s.sourceId}`;
   const transport =
@@ -60,6 +61,8 @@ export function sourceView(s: Source, config: SourceViewConfig, withSecret: bool
     // With the Kafka event log: the topic that holds the source's records (producers may write to it).
     ...(config.kafkaBrokers ? { kafka: { topic: kafkaTopicName({ prefix: config.kafkaTopicPrefix, bindings: config.kafkaTopics }, s.projectId, s.branchId, s.sourceId) } } : {}),
     ...lifecycle(s),
+    // Sluice's own, only for a source with a quota (so that the reference's answer stays its own).
+    ...(quota ? { quota } : {}),
   };
 }
 

@@ -74,10 +74,16 @@ function initialDraft(sink: SinkView | undefined): Draft {
 
 
 /** Client-side checks of what is obviously missing; the API judges the rest. */
-function check(d: Draft): Errors {
+/** The table a new sink writes to when its table id is left empty: in.c-<source>.<sink>. */
+export function defaultTableId(sourceId: string, d: Pick<Draft, 'sinkId' | 'name'>): string {
+  return `in.c-${sourceId}.${d.sinkId.trim() || normalizeId(d.name) || 'events'}`;
+}
+
+function check(d: Draft, creating: boolean): Errors {
   const errors: Errors = { column: {} };
   if (d.name.trim() === '') errors.name = 'Enter a name.';
-  if (d.tableId.trim() === '') errors.tableId = 'Enter the table id, e.g. in.c-events.raw.';
+  // A new sink's empty table id is the default (defaultTableId); an existing sink keeps one.
+  if (!creating && d.tableId.trim() === '') errors.tableId = 'Enter the table id, e.g. in.c-events.raw.';
   if (d.columns.length === 0) errors.columns = 'A sink needs at least one column.';
   const seen = new Set<string>();
   for (const c of d.columns) {
@@ -155,7 +161,7 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
   const submit = async (event: Event) => {
     event.preventDefault();
     if (readOnly) return;
-    const found = check(draft);
+    const found = check(draft, creating);
     setErrors(found);
     setSaved(undefined);
     if (hasErrors(found)) return;
@@ -172,7 +178,7 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
             name: draft.name,
             description: draft.description,
             type: 'table',
-            table: { type: 'keboola', tableId: draft.tableId.trim(), mapping },
+            table: { type: 'keboola', tableId: draft.tableId.trim() || defaultTableId(source.sourceId, draft), mapping },
             ...signals,
           } satisfies SinkCreate,
         });
@@ -229,11 +235,12 @@ export function SinkEditor({ source, sink, onSaved }: { source: SourceView; sink
       <label class="field">
         Table id
         <span class="hint">
-          <code>bucket.table</code>, e.g. <code>in.c-events.raw</code>. A missing table is created with the columns below; an existing
+          <code>in.c-&lt;bucket&gt;.&lt;table&gt;</code> (or <code>out.c-…</code>), e.g. <code>in.c-events.raw</code>
+          {creating && <>; empty: <code>{defaultTableId(source.sourceId, draft)}</code></>}. A missing table is created with the columns below; an existing
           table gets those it lacks and keeps the others, but a column's type and the table's primary key cannot change.
         </span>
         <input name="tableId" value={draft.tableId} readOnly={readOnly} maxLength={256} autoComplete="off" spellcheck={false}
-          placeholder={creating ? `in.c-${source.sourceId}.${draft.sinkId.trim() || normalizeId(draft.name) || 'events'}` : undefined}
+          placeholder={creating ? defaultTableId(source.sourceId, draft) : undefined}
           aria-invalid={errors.tableId ? true : undefined} onInput={(e) => set({ tableId: text(e) })} />
         <ErrorText error={errors.tableId} />
       </label>

@@ -2,7 +2,8 @@
  * The Settings tab of a source (GET .../settings): every key with its value, default, whether the
  * source overrides it, and for a token that may write, a change of the keys users may change
  * (PATCH .../settings answers a task; `null` resets a key). The sinks inherit these values
- * unless they override them (the sink editor shows and changes a sink's own).
+ * unless they override them (the sink editor shows and changes a sink's own). Asked with
+ * `?all=true`, so that Sluice's own keys (the source's quota) are there to set.
  */
 import { useState } from 'preact/hooks';
 import { api, runTask } from '../api';
@@ -20,7 +21,7 @@ export function show(value: unknown): string {
 }
 
 export function SourceSettings({ sourceId }: { sourceId: string }) {
-  const { data, error, reload } = useLoad(() => api<SettingsAnswer>('GET', `${sourcePath(sourceId)}/settings`), [sourceId], 5000);
+  const { data, error, reload } = useLoad(() => api<SettingsAnswer>('GET', `${sourcePath(sourceId)}/settings?all=true`), [sourceId], 5000);
   const [all, setAll] = useState(false);
   const canWrite = session.canWrite();
   const shown = data?.settings.filter((s) => all || !s.protected || s.overwritten) ?? [];
@@ -33,6 +34,7 @@ export function SourceSettings({ sourceId }: { sourceId: string }) {
       <h2>Settings</h2>
       <p class="hint">
         A sink uses the default, then the source's value, then its own. Protected keys cannot be changed.
+        The source's quota (source.quota.*: records and bytes a second on each node, 0 for none) is the source's only.
       </p>
       <label class="src-check">
         <input type="checkbox" checked={all} onChange={(e) => setAll((e.target as HTMLInputElement).checked)} />

@@ -9,9 +9,9 @@ import type { Route } from '../router';
 import { go, href } from '../router';
 import { api, runTask } from '../api';
 import { useLoad } from '../widgets/load';
-import { ActionButton, CopyButton, ErrorText, Field, Loading, Time, WriteOnly, formatCount } from '../widgets/common';
+import { ActionButton, CopyButton, ErrorText, Field, Loading, Time, WriteOnly, formatBytes, formatCount } from '../widgets/common';
 import { LAST_HOUR_HINT, recordsInLastHour, seg, sourcePath, waitForTask } from './source-model';
-import type { DefaultSinksAnswer, SinksAnswer, SinkView, SourceView } from '../../contract/stream-sources';
+import type { DefaultSinksAnswer, SinksAnswer, SinkView, SourceQuotaView, SourceView } from '../../contract/stream-sources';
 import type { SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics';
 import { SourceVersions } from './source-versions';
 import { SourceSettings } from './source-settings';
@@ -31,6 +31,7 @@ export function SourcePage({ sourceId, tab }: { sourceId: string; tab?: string; 
       <div class="src-title">
         <h1>{source?.name ?? sourceId}</h1>
         {source && <StateBadge entity={source} />}
+        {source && <QuotaBadges quota={source.quota} />}
       </div>
       <nav class="tabs" aria-label="Source">
         {TABS.map((t) => (
@@ -49,6 +50,35 @@ export function SourcePage({ sourceId, tab }: { sourceId: string; tab?: string; 
 
 export function StateBadge({ entity }: { entity: { disabled?: unknown } }) {
   return entity.disabled ? <span class="badge off">disabled</span> : <span class="badge on">enabled</span>;
+}
+
+/** "100 records/s, 1.0 MB/s": a source's quota as its badge and details say it. */
+export function quotaText(quota: SourceQuotaView): string {
+  const parts: string[] = [];
+  if (quota.recordsPerSecond !== undefined) parts.push(`${formatCount(quota.recordsPerSecond)} records/s`);
+  if (quota.bytesPerSecond !== undefined) parts.push(`${formatBytes(quota.bytesPerSecond)}/s`);
+  return parts.join(', ');
+}
+
+/**
+ * A source's quota (the API shows one only where it applies), and "throttled" when the node
+ * that answered refused the source's requests over it within the last minute.
+ */
+export function QuotaBadges({ quota }: { quota: SourceQuotaView | undefined }) {
+  if (!quota) return null;
+  const text = quotaText(quota);
+  return (
+    <>
+      {' '}
+      <span class="badge" title={`Quota on each node: ${text}; requests over it are answered 429.`}>quota {text}</span>
+      {quota.throttledAt && (
+        <>
+          {' '}
+          <span class="badge off" title={`Requests over the quota were answered 429 within the last minute (last: ${quota.throttledAt}).`}>throttled</span>
+        </>
+      )}
+    </>
+  );
 }
 
 function who(by: { tokenDesc?: string; userName?: string } | undefined): string {
@@ -74,6 +104,12 @@ function Overview({ source, reload }: { source: SourceView; reload: () => Promis
             <dd>
               <StateBadge entity={source} />
               {source.disabled && <span class="muted"> since <Time iso={source.disabled.at} />{source.disabled.reason ? ` (${source.disabled.reason})` : ''}</span>}
+            </dd>
+            <dt>Quota</dt>
+            <dd>
+              {source.quota
+                ? <>{quotaText(source.quota)} <span class="muted">on each node (settings: source.quota.*)</span>{source.quota.throttledAt && <span class="muted">; throttled <Time iso={source.quota.throttledAt} /></span>}</>
+                : <span class="muted">none</span>}
             </dd>
             <dt>Created</dt>
             <dd><Time iso={source.created.at} /> <span class="muted">by {who(source.created.by)}</span></dd>

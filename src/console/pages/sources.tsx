@@ -15,7 +15,7 @@ import { ActionButton, ErrorText, Field, Loading, Time, WriteOnly, formatCount }
 import { SOURCE_LAST_HOUR_HINT, recordsInLastHour, seg } from './source-model';
 import type { AggregatedSourcesAnswer } from '../../contract/statistics';
 import type { SourcesAnswer } from '../../contract/stream-sources';
-import { SourcePage } from './source';
+import { QuotaBadges, SourcePage } from './source';
 import { SinkPage } from './sink';
 
 export function SourcesPage({ route }: { route: Route }) {
@@ -61,7 +61,10 @@ function SourceList() {
                     <td>{s.sinks?.length ?? 0}</td>
                     <td>{formatCount((s.sinks ?? []).reduce((n, k) => n + (k.statistics?.total?.recordsCount ?? 0), 0))}</td>
                     <td>{formatCount((s.sinks ?? []).reduce((n, k) => n + recordsInLastHour(k.statistics?.files, now), 0))}</td>
-                    <td>{s.disabled ? <span class="badge off">disabled</span> : <span class="badge on">enabled</span>}</td>
+                    <td>
+                      {s.disabled ? <span class="badge off">disabled</span> : <span class="badge on">enabled</span>}
+                      <QuotaBadges quota={s.quota} />
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -9,8 +9,10 @@
  *
  * Everything else goes to fastify untouched, before a byte of the body is read: other methods
  * and paths, a query (`?verbose=true`), unknown sources, wrong secrets, disabled sources, bodies
- * without a Content-Length or over the limit, compressed bodies, percent-encoded paths, a node shutting down. So
- * every error keeps the route's envelope, and the answers of both paths are the same.
+ * without a Content-Length or over the limit, compressed bodies, percent-encoded paths, a node
+ * shutting down. So every error keeps the route's envelope, and the answers of both paths are
+ * the same. A source over its quota is answered here (429 with the quota's headers, as the
+ * route answers it).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BacklogGate } from '../../actors/backlog-gate.js';
@@ -18,8 +20,9 @@ import type { EventLog } from '../../ports/event-log.js';
 import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from '../ingest/admission.js';
 import { appendToLog, httpRecord, type AppendLog } from '../ingest/append.js';
 import { RETRY_AFTER } from '../../http/errors.js';
-import { applicationErrorMessage, exceptionId, refusalResult } from '../ingest/envelope.js';
+import { applicationErrorMessage, exceptionId, QUOTA_CORS, refusalResult } from '../ingest/envelope.js';
 import type { IngestSources, IngestTarget } from '../ingest/sources.js';
+import { NO_QUOTAS, type QuotaHeaders, type SourceQuotas } from '../ingest/quota.js';
 
 export interface IngestFastPathOptions {
   eventLog: EventLog;
@@ -32,6 +35,8 @@ export interface IngestFastPathOptions {
   log: AppendLog;
   /** Called with the status and the seconds to the answer of every request the fast path answers (the metrics). */
   answered?: (status: number, seconds: number) => void;
+  /** Per-source quotas (sources/ingest/source-quotas.ts); none: no quota. */
+  quotas?: SourceQuotas;
 }
 
 /** Handles the request and returns true, or returns false having touched nothing. */
@@ -43,6 +48,7 @@ const ignore = (): void => undefined;
 
 export function createIngestFastPath(options: IngestFastPathOptions): IngestFastPath {
   const { eventLog, backlog, sources, projectId, maxBodyBytes, isShuttingDown, log, answered } = options;
+  const quotas = options.quotas ?? NO_QUOTAS;
   const logAppend = { eventLog, projectId, backlog };
   let requests = 0;
 
@@ -64,18 +70,26 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     return target;
   };
 
-  const answer = (res: ServerResponse, status: 200 | 202 | 429 | 503, target: IngestTarget, requestId: string, started: number): void => {
+  /**
+   * `quota`: the source's RateLimit headers (a source with a quota), with Retry-After and the
+   * quota's sentence when the quota refused the request.
+   */
+  const answer = (res: ServerResponse, status: 200 | 202 | 429 | 503, target: IngestTarget, requestId: string, started: number, quota?: { headers?: QuotaHeaders; message?: string }): void => {
     if (res.destroyed) return;
     if (status === 503 || status === 429) {
-      const body = JSON.stringify(refusalResult(status, requestId, projectId, target));
+      const body = JSON.stringify(refusalResult(status, requestId, projectId, target, quota?.message));
       res.writeHead(status, {
         server: SERVER,
         'access-control-allow-origin': '*',
         'retry-after': RETRY_AFTER,
+        ...(quota?.headers && { ...quota.headers, ...QUOTA_CORS }),
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
       });
       res.end(body);
+    } else if (quota?.headers) {
+      res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', ...quota.headers, ...QUOTA_CORS, 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
+      res.end(OK);
     } else {
       res.writeHead(status, { server: SERVER, 'access-control-allow-origin': '*', 'content-type': 'text/plain; charset=utf-8', 'content-length': 2 });
       res.end(OK);
@@ -110,13 +124,16 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
       // The client sent what Content-Length announced (the HTTP parser holds it to that).
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
       let status: ReturnType<typeof appendToLog>;
+      const verdict = quotas.take(target, 1, body.length);
+      if (!verdict.ok) return answer(res, 429, target, requestId, started, verdict);
       try {
         status = appendToLog(logAppend, target, [httpRecord(req, new Date(), body)], log);
       } catch (err) {
         return failed(res, err, requestId, started);
       }
-      if (typeof status === 'number') answer(res, status, target, requestId, started);
-      else status.then((s) => answer(res, s, target, requestId, started), (err: unknown) => failed(res, err, requestId, started));
+      const quota = verdict.headers && verdict;
+      if (typeof status === 'number') answer(res, status, target, requestId, started, quota);
+      else status.then((s) => answer(res, s, target, requestId, started, quota), (err: unknown) => failed(res, err, requestId, started));
     });
     // An aborted request (the client went away mid-body) is never appended: 'end' does not
     // come, and its 'error' (ECONNRESET) concerns nobody else.

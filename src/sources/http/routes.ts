@@ -20,9 +20,10 @@ import { ApiError } from '../../http/errors.js';
 import { answerErrorsWith, renderError } from '../../http/error-handler.js';
 import type { IngestSources, IngestTarget } from '../ingest/sources.js';
 import { CORS_PREFLIGHT, httpSourceTarget, type IngestParams, INGEST_SERVER, OWN_CORS, PROJECT_ID } from '../ingest/admission.js';
-import { refusalResult, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from '../ingest/envelope.js';
+import { refusalResult, withQuota, ingestErrors, noSourceFound, ROUTE_NOT_FOUND, SHUTTING_DOWN, successResult, type IngestResult } from '../ingest/envelope.js';
 import { batchRoute } from '../kafka-connect/batch-route.js';
 import { ingestRoute, type IngestAnswered } from '../../observability/ingest-requests.js';
+import { NO_QUOTAS, type SourceQuotas } from '../ingest/quota.js';
 import { contentEncodingOf, decodeBody, ENCODING_HEADERS, type DecodedBody } from '../ingest/content-encoding.js';
 
 export interface IngestApiOptions {
@@ -48,6 +49,8 @@ export interface IngestApiOptions {
    * does not check.
    */
   mappings?: Pick<MappingCache, 'get'>;
+  /** Per-source quotas (sources/ingest/source-quotas.ts); none: no quota. */
+  quotas?: SourceQuotas;
 }
 
 /** Go's strconv.ParseBool true values. */
@@ -61,6 +64,7 @@ function isVerbose(req: FastifyRequest): boolean {
 /** The ingestion routes; registered under the prefix /stream by `ingestApi`. */
 export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, opts) => {
   const { eventLog, backlog, sources, mappings, isShuttingDown } = opts;
+  const quotas = opts.quotas ?? NO_QUOTAS;
   const { projectId, maxBodyBytes, maxBatchBodyBytes } = opts.config;
 
   // Any content type is one record's raw bytes; nothing is parsed here.
@@ -88,7 +92,8 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   app.setNotFoundHandler(routeNotFound);
 
   const answer = (reply: FastifyReply, result: IngestResult, verbose: boolean): FastifyReply => {
-    if (result.statusCode >= 500 || result.statusCode === 429) reply.header('retry-after', RETRY_AFTER);
+    // A quota refusal set its own Retry-After (when the request fits again).
+    if ((result.statusCode >= 500 || result.statusCode === 429) && !reply.hasHeader('retry-after')) reply.header('retry-after', RETRY_AFTER);
     if (verbose || result.statusCode >= 400) return reply.code(result.statusCode).type('application/json; charset=utf-8').send(result);
     return reply.code(result.statusCode).type('text/plain; charset=utf-8').send('OK');
   };
@@ -150,8 +155,12 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
     const target = resolveTarget(req);
     const { body, omitHeaders } = await bodyOf(req, maxBodyBytes);
     const record = httpRecord(req.raw, new Date(), body, omitHeaders);
-    const appended = appendRecords(req, target, [record]);
     const verbose = isVerbose(req);
+    // The quota is asked before the append (quota.ts); a record the log then refuses (503) has
+    // used its share of it: rare, and on the quota's side.
+    const quota = withQuota(reply, quotas.take(target, 1, body.length));
+    if (quota) return answer(reply, refusalResult(429, req.id, projectId, target, quota), verbose);
+    const appended = appendRecords(req, target, [record]);
     // Verbose only (the plain answer never maps): checked while the write becomes durable.
     const notMapped = verbose && appended !== 503 && appended !== 429 ? notMappedBy(req, target, record) : undefined;
     const status = await appended;
@@ -160,7 +169,7 @@ export const ingestRoutes: FastifyPluginAsync<IngestApiOptions> = async (app, op
   });
 
   // The Kafka Connect HTTP sink's batch endpoint shares this plugin: its prefix, parser, CORS and errors.
-  batchRoute(app, { resolveTarget, bodyOf, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes });
+  batchRoute(app, { resolveTarget, bodyOf, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes, quotas });
 
   // CORS preflight of the ingestion URL; no authentication (browsers send no secret-bearing headers).
   app.options('/:projectId/:sourceId/:secret', { config: OWN_CORS, logLevel: 'warn' }, async (_req, reply) => reply.code(200).headers(CORS_PREFLIGHT).send());

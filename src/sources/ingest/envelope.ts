@@ -8,6 +8,7 @@ import { ApiError, sentence } from '../../http/errors.js';
 import { applicationErrorMessage, type ErrorFormatter } from '../../http/error-handler.js';
 import { EventLogFullError } from '../../ports/event-log.js';
 import type { IngestTarget } from './sources.js';
+import type { QuotaVerdict } from './quota.js';
 
 const PREFIX = 'stream.in.';
 
@@ -133,9 +134,13 @@ const REFUSALS = {
   503: { name: 'logFull', message: LOG_FULL },
 } as const;
 
-/** The answer to a request appendToLog refused (429 or 503). */
-export function refusalResult(statusCode: 429 | 503, requestId: string, projectId: number, target: IngestTarget): IngestResult {
-  const { name, message } = REFUSALS[statusCode];
+/**
+ * The answer to a request appendToLog refused (429 or 503), or the source's quota refused
+ * (429, `message`: the quota's sentence, quota.ts).
+ */
+export function refusalResult(statusCode: 429 | 503, requestId: string, projectId: number, target: IngestTarget, quotaMessage?: string): IngestResult {
+  const { name } = REFUSALS[statusCode];
+  const message = quotaMessage ?? REFUSALS[statusCode].message;
   const n = target.enabledSinks.length;
   const error = PREFIX + name;
   return {
@@ -153,6 +158,18 @@ export function refusalResult(statusCode: 429 | 503, requestId: string, projectI
       sinks: target.enabledSinks.map((s) => ({ sinkId: s.sinkId, statusCode, error, message })),
     }],
   };
+}
+
+/** Lets a browser client read the quota's headers (ingestion answers allow any origin). */
+export const QUOTA_CORS = { 'access-control-expose-headers': 'retry-after, ratelimit, ratelimit-policy' } as const;
+
+/**
+ * Puts the quota's headers on a fastify answer (RateLimit on a success, with Retry-After on a
+ * refusal) and returns the refusal's message, or undefined when the request may go on.
+ */
+export function withQuota(reply: { headers(values: Record<string, string>): unknown }, verdict: QuotaVerdict): string | undefined {
+  if (verdict.headers) reply.headers({ ...verdict.headers, ...QUOTA_CORS });
+  return verdict.ok ? undefined : verdict.message;
 }
 
 /** At most this many rejected records are described in a batch answer; the count covers all. */

@@ -10,10 +10,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { IngestRecord } from '../../model/record.js';
 import { ApiError } from '../../http/errors.js';
 import { batchRecords, sinksTooFarBehind, type appendToLog, type LogAppend } from '../ingest/append.js';
-import { batchResult, refusalResult, type IngestResult } from '../ingest/envelope.js';
+import { batchResult, refusalResult, withQuota, type IngestResult } from '../ingest/envelope.js';
 import type { IngestTarget } from '../ingest/sources.js';
 import { OWN_CORS, type IngestParams } from '../ingest/admission.js';
 import { splitBatch } from './split.js';
+import type { SourceQuotas } from '../ingest/quota.js';
 import type { DecodedBody } from '../ingest/content-encoding.js';
 
 export interface BatchRouteDeps {
@@ -25,10 +26,11 @@ export interface BatchRouteDeps {
   logAppend: LogAppend;
   projectId: number;
   maxBatchBodyBytes: number;
+  quotas: SourceQuotas;
 }
 
 export function batchRoute(app: FastifyInstance, deps: BatchRouteDeps): void {
-  const { resolveTarget, bodyOf, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes } = deps;
+  const { resolveTarget, bodyOf, answer, appendRecords, logAppend, projectId, maxBatchBodyBytes, quotas } = deps;
   app.post<{ Params: IngestParams }>('/:projectId/:sourceId/:secret/batch', { config: OWN_CORS, bodyLimit: maxBatchBodyBytes, logLevel: 'warn' }, async (req, reply) => {
     const target = resolveTarget(req);
     if (sinksTooFarBehind(logAppend, target)) return answer(reply, refusalResult(429, req.id, projectId, target), true);
@@ -43,6 +45,11 @@ export function batchRoute(app: FastifyInstance, deps: BatchRouteDeps): void {
     }
     // Every record's body is JSON, whatever the request's Content-Type (batchRecords).
     const records = batchRecords(req.raw, new Date(), batch.records.map((r) => r.body), omitHeaders);
+    // The records as stored: bodies after decompression.
+    let bytes = 0;
+    for (const r of records) bytes += r.body.length;
+    const quota = withQuota(reply, quotas.take(target, records.length, bytes));
+    if (quota) return answer(reply, refusalResult(429, req.id, projectId, target, quota), true);
     const status = await appendRecords(req, target, records);
     if (status === 503 || status === 429) return answer(reply, refusalResult(status, req.id, projectId, target), true);
     return reply.code(status).type('application/json; charset=utf-8').send(batchResult(status, batch));

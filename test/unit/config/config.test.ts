@@ -38,6 +38,19 @@ describe('sluice serve options', () => {
     expect(() => loadConfig(['--max-sink-backlog', 'many'], {})).toThrow('max sink backlog must be a non-negative integer, got "many".');
   });
 
+  it('give sources no quota unless a node-wide default is set, within the range of the source settings', () => {
+    const plain = loadConfig([], {});
+    expect([plain.sourceMaxRecordsPerSecond, plain.sourceMaxBytesPerSecond]).toEqual([0, 0]);
+    const set = loadConfig(['--source-max-records-per-second', '500'], { SLUICE_SOURCE_MAX_BYTES_PER_SECOND: '2MB' });
+    expect([set.sourceMaxRecordsPerSecond, set.sourceMaxBytesPerSecond]).toEqual([500, 2 * 1024 ** 2]);
+    expect(() => loadConfig(['--source-max-records-per-second', '-1'], {}))
+      .toThrow('source max records per second must be a whole number from 0 to 10000000 (0: no quota), got "-1".');
+    expect(() => loadConfig(['--source-max-records-per-second', '2.5'], {})).toThrow(/whole number from 0 to 10000000/);
+    expect(() => loadConfig(['--source-max-records-per-second', '10000001'], {})).toThrow(/whole number from 0 to 10000000/);
+    expect(() => loadConfig([], { SLUICE_SOURCE_MAX_BYTES_PER_SECOND: '11GB' }))
+      .toThrow('source max bytes per second must be a size from 0 to 10GB like 512KB or 1MB (bytes a second; 0: no quota), got "11GB".');
+  });
+
   it('serve plain ingestion requests before fastify unless told otherwise', () => {
     expect(loadConfig([], {}).ingestFastPath).toBe(true);
     expect(loadConfig(['--ingest-fast-path', 'off'], {}).ingestFastPath).toBe(false);

@@ -32,11 +32,11 @@ describe('trigger floors', () => {
 
   it('leave the settings answer as the reference\'s at the default floors', () => {
     const plain = settingsView(undefined);
-    expect(settingsView(undefined, triggerFloors(DEFAULT_LIMITS))).toEqual(plain);
+    expect(settingsView(undefined, { floors: triggerFloors(DEFAULT_LIMITS) })).toEqual(plain);
   });
 
   it('show a floor raised above a minimum, on that key only', () => {
-    const view = settingsView([{ key: IMPORT_INTERVAL, value: '30s' }], triggerFloors({ ...DEFAULT_LIMITS, importMinIntervalMs: 60_000 }));
+    const view = settingsView([{ key: IMPORT_INTERVAL, value: '30s' }], { floors: triggerFloors({ ...DEFAULT_LIMITS, importMinIntervalMs: 60_000 }) });
     const imp = view.find((v) => v.key === IMPORT_INTERVAL)!;
     expect(imp.serverMinimum).toBe('1m0s');
     expect(imp.value).toBe('30s');
@@ -46,7 +46,7 @@ describe('trigger floors', () => {
 
   it('lowered below a key\'s minimum by the operator, let the API accept shorter intervals and say so (rows within seconds)', () => {
     const floors = triggerFloors({ ...DEFAULT_LIMITS, importMinIntervalMs: 1_000 });
-    const imp = settingsView(undefined, floors).find((v) => v.key === IMPORT_INTERVAL)!;
+    const imp = settingsView(undefined, { floors }).find((v) => v.key === IMPORT_INTERVAL)!;
     expect(imp.serverMinimum).toBe('1s');
     expect(imp.validation).toBe('required,minDuration=1s,maxDuration=24h');
     expect(imp.description).toBe('Duration from the last import to trigger the next import. This server accepts intervals down to 1s (--import-min-interval).');
