@@ -2,7 +2,7 @@
  * The client library (@sluice/client, packages/client) against the real process
  * (`node dist/main.js serve`): records sent through it land in the table once each, gzipped by
  * default and byte for byte; rejected records come back with the server's reasons; a source
- * refused with 429 (its sinks behind) is retried until every record is kept; and the package
+ * refused with 429 (its sinks behind, or its quota spent) is retried until every record is kept; and the package
  * README's example and the main README's snippet run as written.
  */
 import { execFile } from 'node:child_process';
@@ -110,6 +110,22 @@ describe('@sluice/client against sluice serve', () => {
     expect(whole.map((r) => [r.batch, r.index, r.record])).toEqual([[2, 0, '{"id":tru}'], [2, 1, 'not json'], [2, 2, '[1,]']]);
     expect(whole[0].reason).toMatch(/^The server answered 400: stream\.in\.invalidBatch: No valid record in the batch \(3 rejected\)/);
     await rowsIn(svc, 'mixed', 2);
+  }, 60_000);
+
+  it("retries the 429 of a source's quota (Retry-After) until every record is kept, at the quota's pace", async () => {
+    const url = await source(svc, 'quota');
+    await svc.task('PATCH', '/v1/branches/default/sources/quota/settings', { settings: [{ key: 'source.quota.recordsPerSecond', value: 200 }] });
+    const client = createClient({ url, maxBatchRecords: 100 });
+    const t0 = Date.now();
+    for (let i = 0; i < 1000; i++) client.send({ id: `q-${i}` });
+    const result = await client.close();
+    const seconds = (Date.now() - t0) / 1000;
+    expect(result).toMatchObject({ batches: 10, records: 1000, accepted: 1000, rejected: 0 });
+    expect(client.stats().retries['429']).toBeGreaterThan(0);
+    // A full bucket (200) at once, the other 800 at 200 a second: about 4 s, never much less.
+    expect(seconds).toBeGreaterThan(3);
+    await rowsIn(svc, 'quota', 1000);
+    expect(await sql(svc, 'SELECT count(DISTINCT id) FROM "in.c-client"."quota"')).toEqual([['1000']]);
   }, 60_000);
 
   it('a wrong secret is final: every record rejected with noSourceFound, no retry', async () => {
