@@ -153,6 +153,13 @@ module.exports = {
       to: { path: '^src/' },
     },
     {
+      name: 'client-uses-only-the-platform',
+      comment: 'The client library (packages/client, for Node and browsers) has no dependency: it imports only its own files, never a Node module or an npm package (fetch, CompressionStream and timers are globals of both platforms; its build type-checks against the browser\'s).',
+      severity: 'error',
+      from: { path: '^packages/client/src/' },
+      to: { pathNot: '^packages/client/src/' },
+    },
+    {
       name: 'packages-public-api',
       comment: 'The app and the other packages use a package only through its public API (packages/<name>/src/index.ts), never a file inside it.',
       severity: 'error',

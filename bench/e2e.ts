@@ -10,7 +10,10 @@
  * records, on either batch path:
  *
  *  - otlp:  POST {otlp.url}/v1/logs, protobuf ExportLogsServiceRequest, 512 log records each;
- *  - batch: POST {http.url}/batch, NDJSON of 500 records (the same records, flattened).
+ *  - batch: POST {http.url}/batch, NDJSON of 500 records (the same records, flattened), sent
+ *    through the client library @sluice/client (records one by one, batched, retried by it;
+ *    `--client-gzip` gzips its batches), or with `--batch-sender raw` as the OTLP path is sent:
+ *    the prepared body POSTed again and again (bench/e2e-feed.ts).
  *
  * The answers are checked (200, and for OTLP an empty body: no partial success), the tables
  * counted (COUNT(*) through POST /v2/storage/sql) until each holds every acknowledged record;
@@ -24,7 +27,8 @@
  *
  * `npm run bench -- e2e [--target duckdb|postgres|duckdb,postgres] [--paths otlp,batch]
  *   [--records 768000] [--duration <s>] [--connections 8] [--rounds 1] [--profile]
- *   [--profile-records 256000] [--keep-profiles <dir>] [--import-min-interval <duration>] [--drain-timeout 180]`
+ *   [--profile-records 256000] [--keep-profiles <dir>] [--import-min-interval <duration>] [--drain-timeout 180]
+ *   [--batch-sender client|raw] [--client-gzip]`
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,6 +39,7 @@ import { startTestPostgres, type TestPostgres } from '../test/helpers/postgres.j
 import { otlpBody, ndjsonBody, PATH_COLUMNS, TEMPLATE_COLUMNS, type BatchPath } from './e2e-data.js';
 import { groupQuery, type BaselineOptions, type BaselineResult } from './e2e-baseline.js';
 import { foldProfiles, perRecord } from './profile-stages.js';
+import { feedRaw, feedWithClient } from './e2e-feed.js';
 import { apiCall, freePort, median, mainThreadCpuSec, procCpuSec, residentBytes, round2, ServerProcess, serveNodeFlags, sleep, waitTask } from './util.js';
 
 type TargetName = 'duckdb' | 'postgres';
@@ -47,10 +52,16 @@ interface Settings {
   drainTimeoutSec: number;
   /** Where to copy the `.cpuprofile` files of profiled runs (one folder per case), to read them in a tool. */
   keepProfiles?: string;
+  /** The batch path's sender: the client library (default), or the prepared body POSTed again and again. */
+  batchSender: 'client' | 'raw';
+  /** The client library gzips its batches. */
+  clientGzip: boolean;
 }
 
 interface SluiceRun {
   acknowledged: number;
+  /** The load generator's CPU (this process's) while it sent: what the sender costs a record. */
+  senderCpuSec: number;
   /** Answers 429 and 503 (back-pressure) the clients waited out and sent again, by status. */
   refusedAnswers: Record<string, number>;
   /**
@@ -101,12 +112,15 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
       'keep-profiles': { type: 'string' },
       'import-min-interval': { type: 'string' },
       'drain-timeout': { type: 'string', default: '180' },
+      'batch-sender': { type: 'string', default: 'client' },
+      'client-gzip': { type: 'boolean', default: false },
     },
   });
   const targets = values.target.split(',') as TargetName[];
   const paths = values.paths.split(',') as BatchPath[];
   for (const t of targets) if (t !== 'duckdb' && t !== 'postgres') throw new Error(`--target: duckdb or postgres, not ${t}`);
   for (const p of paths) if (p !== 'otlp' && p !== 'batch') throw new Error(`--paths: otlp or batch, not ${p}`);
+  if (values['batch-sender'] !== 'client' && values['batch-sender'] !== 'raw') throw new Error(`--batch-sender: client or raw, not ${values['batch-sender']}`);
   const settings: Settings = {
     records: Number(values.records),
     duration: values.duration === undefined ? undefined : Number(values.duration),
@@ -114,6 +128,8 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
     importMinInterval: values['import-min-interval'],
     drainTimeoutSec: Number(values['drain-timeout']),
     keepProfiles: values['keep-profiles'],
+    batchSender: values['batch-sender'],
+    clientGzip: values['client-gzip'],
   };
   const rounds = Number(values.rounds);
   const main = resolve('dist/main.js');
@@ -123,7 +139,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
   for (const p of paths) writeFileSync(join(work, `${p}.body`), bodies[p]);
   process.stdout.write(
     `e2e: targets ${targets.join(', ')}, paths ${paths.join(', ')}; ${settings.duration ? `${settings.duration} s of load` : `${settings.records} records`} per case, ` +
-      `${settings.connections} connections; otlp ${BATCH.otlp} records = ${bodies.otlp.length} bytes a request, batch ${BATCH.batch} records = ${bodies.batch.length} bytes; ` +
+      `${settings.connections} connections; batch sender ${settings.batchSender}${settings.batchSender === 'client' ? ` (gzip ${settings.clientGzip ? 'on' : 'off'})` : ''}; otlp ${BATCH.otlp} records = ${bodies.otlp.length} bytes a request, batch ${BATCH.batch} records = ${bodies.batch.length} bytes; ` +
       `import floor ${settings.importMinInterval ?? "the server's default"}; ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`,
   );
 
@@ -207,6 +223,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
           caughtUpSecAfterLoad: Object.fromEntries(Object.keys(SINKS).map((k) => [k, round2(median(runs.map((r) => r.caughtUpSec[k])))])),
           serverCpuMicrosPerRecord: round2(median(runs.map((r) => (r.serverCpuSec / r.acknowledged) * 1e6))),
           mainThreadCpuMicrosPerRecord: round2(median(runs.map((r) => (r.mainThreadCpuSec / r.acknowledged) * 1e6))),
+          senderCpuMicrosPerRecord: round2(median(runs.map((r) => (r.senderCpuSec / r.acknowledged) * 1e6))),
           mappedSecAfterLoad: Object.fromEntries(Object.keys(SINKS).map((k) => [k, round2(median(runs.map((r) => r.mappedSec[k])))])),
           perRound: { e2e: e2e.map(Math.round), baseline: base.map(Math.round) },
         };
@@ -235,7 +252,7 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
   }
   const ok = problems.length === 0;
   if (!ok) process.stdout.write(`PROBLEMS:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
-  return { ok, rounds, connections: settings.connections, recordsPerCase: settings.duration ? undefined : settings.records, durationSec: settings.duration, importMinInterval: settings.importMinInterval ?? 'default', ...results, problems };
+  return { ok, rounds, connections: settings.connections, batchSender: settings.batchSender, clientGzip: settings.clientGzip, recordsPerCase: settings.duration ? undefined : settings.records, durationSec: settings.duration, importMinInterval: settings.importMinInterval ?? 'default', ...results, problems };
 }
 
 function fmtCounts(c: Record<string, number>, digits = 0): string {
@@ -306,11 +323,15 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
     if (probe.status !== 200) throw new Error(`probe answered ${probe.status}: ${probeText.slice(0, 300)}`);
     if (path === 'otlp' && probeText.length !== 0) throw new Error(`probe answered a partial success: ${probeText.slice(0, 300)}`);
     if (path === 'batch' && (JSON.parse(probeText) as { accepted?: number }).accepted !== BATCH.batch) throw new Error(`probe answered ${probeText.slice(0, 300)}`);
-    const res = await feed(url, contentType, body, path, s.connections, s.duration ? { duration: s.duration } : { amount: Math.max(0, Math.ceil(s.records / BATCH[path]) - 1) });
+    const sender0 = process.cpuUsage();
+    const until = s.duration ? { duration: s.duration } : { amount: Math.max(0, Math.ceil(s.records / BATCH[path]) - 1) };
+    const res = path === 'batch' && s.batchSender === 'client'
+      ? await feedWithClient(url, body.toString('utf8').split('\n').filter((line) => line !== ''), s.connections, until, s.clientGzip)
+      : await feedRaw(url, contentType, body, path, BATCH[path], s.connections, until);
     const loadSec = (performance.now() - t0) / 1000;
-    const good = res.accepted;
+    const senderCpu = process.cpuUsage(sender0);
     problems.push(...res.problems);
-    const acknowledged = (1 + good) * BATCH[path];
+    const acknowledged = BATCH[path] + res.acceptedRecords;
     const sinkIds = Object.keys(SINKS);
     const mappedAtStop = Object.fromEntries(await Promise.all(sinkIds.map(async (k) => [k, await mapped(base, k)] as const)));
     const rowsAtStop = Object.fromEntries(await Promise.all(sinkIds.map(async (k) => [k, await tableRows(base, k)] as const)));
@@ -358,7 +379,7 @@ async function sluiceRun(main: string, path: BatchPath, body: Buffer, dir: strin
       // Whether it stays flat over a long load: the own memory at each minute of the run.
       eachMinuteMb: rss.filter((_, i) => i % 60 === 0).map((r) => mb(r.anon)),
     };
-    return { acknowledged, loadSec, totalSec, refusedAnswers: res.refused, memory, mappedAtStop, rowsAtStop, rowsAtEnd, caughtUpSec, mappedSec, serverCpuSec, mainThreadCpuSec: mainCpuSec, serverLifeCpuSec, groups, problems };
+    return { acknowledged, loadSec, totalSec, senderCpuSec: (senderCpu.user + senderCpu.system) / 1e6, refusedAnswers: res.refused, memory, mappedAtStop, rowsAtStop, rowsAtEnd, caughtUpSec, mappedSec, serverCpuSec, mainThreadCpuSec: mainCpuSec, serverLifeCpuSec, groups, problems };
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}${server.exited ? `; the server exited: ${server.describeExit()}` : ''}`, { cause: err });
   } finally {
@@ -401,45 +422,4 @@ async function baselineRun(path: BatchPath, bodyFile: string, dir: string, postg
     maxBuffer: 64 << 20,
   });
   return JSON.parse(stdout.trim().split('\n').pop()!) as BaselineResult;
-}
-
-/**
- * Batched clients as exporters and connectors behave: `connections` of them, each sending the
- * body again and again, and on a 429 or 503 sending the same request again after its
- * Retry-After (back-pressure, README "Ingestion and the record's path"). Until `amount`
- * requests were accepted, or for `duration` seconds. Any other answer is a problem.
- */
-async function feed(
-  url: string,
-  contentType: string,
-  body: Buffer,
-  path: BatchPath,
-  connections: number,
-  until: { amount: number } | { duration: number },
-): Promise<{ accepted: number; refused: Record<string, number>; problems: string[] }> {
-  const deadline = 'duration' in until ? performance.now() + until.duration * 1000 : Infinity;
-  const amount = 'amount' in until ? until.amount : Infinity;
-  let started = 0;
-  let accepted = 0;
-  const refused: Record<string, number> = {};
-  const problems: string[] = [];
-  const client = async (): Promise<void> => {
-    while (started < amount && performance.now() < deadline && problems.length === 0) {
-      started++;
-      for (;;) {
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body, signal: AbortSignal.timeout(60_000) });
-        const text = Buffer.from(await res.arrayBuffer()).toString('latin1');
-        if (res.status === 429 || res.status === 503) {
-          refused[res.status] = (refused[res.status] ?? 0) + 1;
-          await sleep(1000 * Number(res.headers.get('retry-after') ?? 1));
-          continue;
-        }
-        if (res.status !== 200 || (path === 'otlp' && text.length !== 0)) problems.push(`answer ${res.status}: ${text.slice(0, 300)}`);
-        else accepted++;
-        break;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, client));
-  return { accepted, refused, problems };
 }

@@ -11,6 +11,7 @@ import { otlpBench } from './otlp.js';
 import { importBench } from './import.js';
 import { e2eBench } from './e2e.js';
 import { freshnessBench } from './freshness.js';
+import { clientBench } from './client.js';
 
 const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown>>> = {
   startup: startupBench,
@@ -22,6 +23,7 @@ const BENCHES: Record<string, (args: string[]) => Promise<Record<string, unknown
   import: importBench,
   e2e: e2eBench,
   freshness: freshnessBench,
+  client: clientBench,
 };
 
 const [name, ...args] = process.argv.slice(2);

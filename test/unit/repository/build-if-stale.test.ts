@@ -74,6 +74,7 @@ describe('scanInputs', () => {
     const packageInputs = (name: string) => ['src', 'bin', 'package.json', 'tsconfig.build.json'].map((input) => `packages/${name}/${input}`);
     expect(INPUTS).toEqual([
       'src',
+      ...packageInputs('client'),
       ...packageInputs('generic-extractor'),
       ...packageInputs('jsonnet'),
       'scripts/build-console.mjs',

@@ -41,6 +41,10 @@ const FILES: Record<string, string> = {
   'src/sources/otlp/routes.ts': "import { rows } from '../../pipeline/rows.js';\nexport const route = rows;",
   // A folder nobody placed.
   'src/newthing/x.ts': "import { LIMIT } from '../model/limits.js';\nexport const x = LIMIT;",
+  // The client library reaching for a Node module (browsers have none), and its own files (allowed).
+  'packages/client/src/zip.ts': "import { gzipSync } from 'node:zlib';\nexport const zip = gzipSync;",
+  'packages/client/src/index.ts': "import { records } from './records.js';\nexport const all = records;",
+  'packages/client/src/records.ts': 'export const records = [];',
 };
 
 let dir: string;
@@ -56,7 +60,7 @@ beforeAll(() => {
   const bin = join(PROJECT_ROOT, 'node_modules/.bin/depcruise');
   let out: string;
   try {
-    out = execFileSync(bin, ['src', '--config', join(PROJECT_ROOT, '.dependency-cruiser.cjs'), '--output-type', 'json'], { cwd: dir, encoding: 'utf8' });
+    out = execFileSync(bin, ['src', 'packages', '--config', join(PROJECT_ROOT, '.dependency-cruiser.cjs'), '--output-type', 'json'], { cwd: dir, encoding: 'utf8' });
   } catch (err) {
     // depcruise exits non-zero when it finds errors; its JSON is still on stdout.
     out = (err as { stdout: string }).stdout;
@@ -104,6 +108,11 @@ describe('the layer rule (.dependency-cruiser.cjs)', () => {
 
   it('asks a new folder for its floor', () => {
     expect(rulesBroken('src/newthing/x.ts')).toEqual(['every-module-has-a-floor']);
+  });
+
+  it('keeps the client library on the platform: no Node module, no package', () => {
+    expect(rulesBroken('packages/client/src/zip.ts')).toEqual(['client-uses-only-the-platform']);
+    expect(rulesBroken('packages/client/src/index.ts')).toEqual([]);
   });
 
   it('passes what the rule allows', () => {
