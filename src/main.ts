@@ -9,14 +9,17 @@ import { VERSION } from './version.js';
 /** The exit code of a wrong command line (unknown command or option, a bad value), as the client commands use. */
 const USAGE_ERROR = 2;
 
-const COMMANDS = ['serve', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets', 'help', 'version'];
+const COMMANDS = ['serve', 'status', 'sources', 'sinks', 'tables', 'sql', 'jsonnet', 'extractor', 'kafka', 'secrets', 'help', 'version'];
 
 const USAGE = `Usage: sluice <command> [options]
 
 Commands:
   serve     run the service on embedded defaults (API, ingestion, sinks, jobs, console)
+  status    a running server at a glance: readiness, sources, sinks, lags, failures
+  sources   list | get <sourceId>: the sources of a running server
+  sinks     list <sourceId> | get <sourceId> <sinkId>: the sinks of a source
+  tables    list | get <tableId> | export <tableId>: the tables, one to a CSV or Parquet file
   sql       "<SELECT ...>": a read-only query on the tables of a running server
-  tables    export <tableId>: a table of a running server to a CSV or Parquet file
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
   extractor run the generic extractor: sluice extractor run --data DIR
   kafka     start|stop|status a local single-node Kafka broker for development and tests
@@ -99,6 +102,15 @@ async function main(argv: string[]): Promise<void> {
       return;
     case 'tables':
       process.exitCode = await (await import('./cli/tables-export.js')).runTablesCli(rest);
+      return;
+    case 'sources':
+      process.exitCode = await (await import('./cli/resources.js')).runSourcesCli(rest);
+      return;
+    case 'sinks':
+      process.exitCode = await (await import('./cli/resources.js')).runSinksCli(rest);
+      return;
+    case 'status':
+      process.exitCode = await (await import('./cli/status.js')).runStatusCli(rest);
       return;
     case 'sql':
       process.exitCode = await (await import('./cli/sql.js')).runSqlCli(rest);

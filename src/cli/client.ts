@@ -65,6 +65,7 @@ export function resolveConnection(flags: { url?: string; token?: string; 'data-d
 interface StorageErrorBody {
   error?: unknown;
   code?: unknown;
+  message?: unknown;
 }
 
 /** What fetch's "fetch failed" TypeError wraps: a system error, or several (one per address). */
@@ -95,6 +96,12 @@ export class StorageClient {
     } catch {
       throw new CliError(`the server at ${this.url} answered ${method} ${path} with something that is not JSON (HTTP ${res.status})`);
     }
+  }
+
+  /** A GET with the token whatever its status (readiness answers 503 with what is not ready; /metrics may ask for its own token). */
+  async answer(path: string): Promise<{ status: number; text: string; headers: Headers }> {
+    const res = await this.fetch(path, { method: 'GET', headers: { 'X-StorageApi-Token': this.connection.token } });
+    return { status: res.status, text: await res.text(), headers: res.headers };
   }
 
   /**
@@ -129,6 +136,10 @@ async function errorOf(res: Response): Promise<CliError> {
     body = JSON.parse(text) as StorageErrorBody;
   } catch {
     body = undefined;
+  }
+  // The Stream API's envelope: {statusCode, error: "stream.api.<code>", message}.
+  if (body && typeof body.message === 'string' && typeof body.error === 'string') {
+    return new CliError(`${body.message} (${body.error}, HTTP ${res.status})`);
   }
   if (body && typeof body.error === 'string') {
     const code = typeof body.code === 'string' ? `${body.code}, ` : '';

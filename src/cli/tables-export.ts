@@ -12,12 +12,15 @@ import { openOutput } from './output-file.js';
 import { ProgressLine } from './progress-line.js';
 import { waitForJob } from './storage-job.js';
 import type { StorageFileJson, StorageJobJson } from '../contract/storage-jobs.js';
+import { runTablesListCli, TABLES_LIST_USAGE } from './resources.js';
 
 export const TABLES_USAGE = `Usage: sluice tables <command> [options]
 
 Commands:
+${TABLES_LIST_USAGE}
   export    export a table of a running server into a file (sluice tables export --help)
-`;
+
+${CONNECTION_HELP}`;
 
 export const TABLES_EXPORT_USAGE = `Usage: sluice tables export <tableId> [options]
 
@@ -65,6 +68,7 @@ export async function runTablesCli(argv: string[], io: CliIo = process): Promise
     io.stdout.write(TABLES_USAGE);
     return 0;
   }
+  if (command === 'list' || command === 'get') return runTablesListCli(command, rest, io, TABLES_USAGE);
   if (command !== 'export') {
     io.stderr.write(`sluice: unknown tables command "${command}"\n\n${TABLES_USAGE}`);
     return 2;

@@ -103,7 +103,7 @@ describe('sluice --help and each command', () => {
     const [help, bare] = await Promise.all([sluice(['--help']), sluice([])]);
     expect(help.code).toBe(0);
     expect(bare).toEqual(help);
-    for (const command of ['serve', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
+    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
     expect(help.stdout).not.toContain('--port');
     expect(help.stdout.split('\n').length).toBeLessThan(20);
   });
@@ -127,6 +127,10 @@ describe('sluice --help and each command', () => {
       [['sql', '--help'], 'Usage: sluice sql'],
       [['secrets', '--help'], 'Usage: sluice secrets rotate-key'],
       [['secrets', 'rotate-key', '--help'], 'Usage: sluice secrets rotate-key'],
+      [['sources', '--help'], 'Usage: sluice sources'],
+      [['sinks', '--help'], 'Usage: sluice sinks'],
+      [['status', '--help'], 'Usage: sluice status'],
+      [['tables', '--help'], 'Usage: sluice tables'],
     ];
     const runs = await Promise.all(cases.map(([args]) => sluice(args)));
     runs.forEach((r, i) => {
