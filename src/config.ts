@@ -53,6 +53,7 @@ export interface Config {
   logMinFreeDiskBytes: number;
   /** How often slices and files are checked against their triggers (reference 1 s). */
   checkIntervalMs: number;
+  statisticsHistoryIntervalMs: number;
   /** Sinks render rows on a worker thread (default); false renders on the event loop. */
   renderThread: boolean;
   /** How long a sink's mapping of 1 000 records of a batch may run before the rest waits and the sink renders apart from its source's other sinks. */
@@ -195,6 +196,11 @@ const url = (name: string) => (raw: string): string => {
   return raw.replace(/\/+$/, '');
 };
 const str = (raw: string): string => raw;
+const atLeast100ms = (name: string) => (raw: string): number => {
+  const ms = duration(name)(raw);
+  if (ms < 100) throw new ConfigError(`${name} must be at least 100ms, got "${raw}".`);
+  return ms;
+};
 const logFormat = (raw: string): LogFormat => {
   if (raw !== 'pretty' && raw !== 'json') throw new ConfigError(`log format must be pretty or json, got "${raw}".`);
   return raw;
@@ -342,6 +348,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: goDurationString(DEFAULT_LIMITS.uploadMinIntervalMs) }),
   option({ flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (the import interval setting\'s own minimum; the reference fixes 60s)', default: goDurationString(DEFAULT_LIMITS.importMinIntervalMs) }),
   // After the floors: its default follows a lowered import floor, so that 1s triggers are checked often enough for rows within seconds.
+  option({ flag: '--statistics-history-interval', env: 'SLUICE_STATISTICS_HISTORY_INTERVAL', key: 'statisticsHistoryIntervalMs', parse: atLeast100ms('statistics history interval'), help: "how often the sinks' totals are sampled for their 6 hours of history (the console's charts)", default: '30s' }),
   option({ flag: '--check-interval', env: 'SLUICE_CHECK_INTERVAL', key: 'checkIntervalMs', parse: duration('check interval'), help: 'how often upload and import triggers are checked', default: { text: '1s, or a fifth of --import-min-interval below 5s, at least 100ms', value: (c) => Math.max(100, Math.min(1_000, Math.round(c.importMinIntervalMs! / 5))) } }),
   option({ flag: '--retry-base', env: 'SLUICE_RETRY_BASE', key: 'retryBaseMs', parse: duration('retry base'), help: 'first retry delay of failed uploads and imports (then x4, up to 3h)', default: '2m' }),
   option({ flag: '--sink-retry-base', env: 'SLUICE_SINK_RETRY_BASE', key: 'sinkRetryBaseMs', parse: duration('sink retry base'), help: 'first retry delay of a sink\'s failed write (then x2; after 5 attempts, about 15x this, the sink is failing and is tried again after 30x, doubling up to 300x)', default: '2s' }),

@@ -20,6 +20,7 @@ import { MeteredEventLog } from './observability/metered-event-log.js';
 import { refreshGauges } from './observability/gauges.js';
 import { VERSION } from './version.js';
 import { lockDataDir, makePrivate } from './data-dir.js';
+import { historyKey, StatisticsHistory } from './levels/statistics-history.js';
 import { StartFailure } from './start-failure.js';
 import { startMetricsListener } from './observability/metrics-listener.js';
 import { Project } from './storage/project.js';
@@ -309,9 +310,22 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     ingestSources.invalidate();
     void runtime.reconcile();
   });
+  // The sinks' totals every 30 s of the last hours, for the console's charts (GET .../statistics/history).
+  const statisticsHistory = new StatisticsHistory(function* () {
+    const branchId = config.defaultBranchId;
+    for (const source of sources.list(branchId, false)) {
+      for (const sink of sinks.list(branchId, source.sourceId, false)) {
+        const key = { branchId, sourceId: source.sourceId, sinkId: sink.sinkId };
+        const total = statistics.sinkTotal(branchId, source.sourceId, sink.sinkId);
+        yield [historyKey(branchId, source.sourceId, sink.sinkId), {
+          received: total.total?.recordsCount ?? 0, imported: total.levels.target?.recordsCount ?? 0, failed: failures.count(key),
+        }] as const;
+      }
+    }
+  }, { intervalMs: config.statisticsHistoryIntervalMs, onError: (err) => logger.warn({ err }, 'a sample of the statistics history failed; the next one is taken as usual') });
   let shuttingDown = false;
   const services: Services = {
-    config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, templates, mappings,
+    config, logger, metadata, project, tokens, tables, tasks, sources, sinks, statistics, statisticsHistory, templates, mappings,
     eventLog, backlogGate, ingestSources, quotas, runtime, failures, isShuttingDown: () => shuttingDown,
     // One budget for OTLP/HTTP and OTLP/gRPC: memory does not double with a second transport.
     otlpInflight: new InflightBudget(defaultInflightBytes(config.otlpMaxBodyBytes)),
@@ -333,6 +347,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   // Roles (README "Cluster mode"); a node without --kafka has them all.
   if (config.roles.has('sink')) runtime.start();
   if (config.roles.has('jobs')) queue.pool.start();
+  if (config.roles.has('api')) statisticsHistory.start();
   // Both listeners with the same timeouts, and one connection cap for the two (they share the descriptors).
   const servers = new HttpServers(httpLimits(config), logger);
   const app = await buildApp(services, servers);
@@ -346,6 +361,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     closing ??= (async () => {
       shuttingDown = true;
       clearInterval(filePurge);
+      statisticsHistory.stop();
       // Both ingestion listeners drain their running requests and calls at once.
       await Promise.all([app.close(), otlpGrpc?.close()]);
       await exports.drain();

@@ -14,6 +14,7 @@ import type { TaskRunner } from './definition/tasks.js';
 import type { SourceService } from './definition/sources.js';
 import type { SinkService } from './definition/sinks.js';
 import type { StatisticsService } from './levels/statistics.js';
+import type { StatisticsHistory } from './levels/statistics-history.js';
 import type { TemplateEngine } from './pipeline/template-engine.js';
 import type { MappingCache } from './pipeline/mapping-cache.js';
 import type { EventLog } from './ports/event-log.js';
@@ -42,6 +43,8 @@ export interface Services {
   sources: SourceService;
   sinks: SinkService;
   statistics: StatisticsService;
+  /** The sinks' statistics of the last hours, sampled by this node (GET .../statistics/history). */
+  statisticsHistory: StatisticsHistory;
   templates: TemplateEngine;
   mappings: MappingCache;
   eventLog: EventLog;

@@ -68,3 +68,13 @@ export interface AggregatedSourcesAnswer {
   page: Page;
   sources: (SourceView & { sinks: AggregatedSink[] })[];
 }
+
+/**
+ * GET .../sinks/{sinkId}/statistics/history (Sluice's): samples of the sink's totals every
+ * `intervalSeconds` over the last hours, oldest first, kept in the memory of the node that
+ * answers (a restart starts a new history).
+ */
+export interface SinkStatisticsHistoryAnswer {
+  intervalSeconds: number;
+  points: { t: number; received: number; imported: number; failed: number }[];
+}

@@ -126,6 +126,7 @@ export async function buildApp(services: AppServices, servers = new HttpServers(
       metadata: services.metadata,
       tasks: services.tasks,
       statistics: services.statistics,
+      statisticsHistory: services.statisticsHistory,
       failures: services.failures,
       runtime: services.runtime,
       mappings: services.mappings,

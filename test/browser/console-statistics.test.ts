@@ -16,7 +16,7 @@ import { seedStoredFiles } from '../helpers/stored-files.js';
 import { launchBrowser, openPage, screenshot, signIn } from './harness.js';
 import { parsePrometheus, sinkLag } from '../../src/console/pages/sink-statistics-metrics.js';
 
-const FAST = ['--check-interval', '100ms', '--upload-min-interval', '200ms', '--import-min-interval', '300ms', '--retry-base', '300ms'];
+const FAST = ['--check-interval', '100ms', '--upload-min-interval', '200ms', '--import-min-interval', '300ms', '--retry-base', '300ms', '--statistics-history-interval', '500ms'];
 const WAIT = { timeout: 20_000 };
 
 let svc: TestService;
@@ -126,6 +126,24 @@ describe('a sink\'s statistics and mapping failures in the console', () => {
     expect(await page.getByRole('complementary', { name: 'Rates' }).textContent()).toMatch(/Received[\d.,]+\/s/);
     await screenshot(page, 'statistics');
     expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('starts a new visit with the server\'s history of the sink, not an empty chart', async () => {
+    const history = await svc.call('GET', `/v1/branches/${svc.branchId}/sources/shop/sinks/events/statistics/history`);
+    expect(history.json.intervalSeconds).toBe(0.5);
+    const points = history.json.points as { received: number }[];
+    expect(points.length).toBeGreaterThanOrEqual(6);
+    expect(points.at(-1)!.received).toBe(3);
+    const fresh = await openPage(browser);
+    await signIn(fresh.page, svc.server.address, MASTER_TOKEN);
+    await fresh.page.goto(`${svc.server.address}/console/${STATS}`);
+    await chartPoints(fresh.page, 1);
+    // Within 4 s of the first point: a poll every 2.5 s makes at most three of them, the history all.
+    const summary = fresh.page.locator('figure.chart .chart-summary').first();
+    const count = async () => Number(/\((\d+) points?\)/.exec((await summary.textContent()) ?? '')?.[1] ?? 0);
+    await expect.poll(count, { timeout: 4000, interval: 100 }).toBeGreaterThanOrEqual(points.length);
+    expect(fresh.errors).toEqual([]);
+    await fresh.page.context().close();
   }, 60_000);
 
   it('lists a record the mapping cannot take, with its reason and raw body', async () => {

@@ -12,7 +12,8 @@ import { requireToken } from '../auth.js';
 import { looseObject } from './schemas.js';
 import { pagingQuerySchema, parseBool, parseLimit, type PagingQuery } from './params.js';
 import type { QuotaStatus } from '../../sources/ingest/source-quotas.js';
-import type { AggregatedSourcesAnswer, SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics.js';
+import type { AggregatedSourcesAnswer, SinkFilesAnswer, SinkStatisticsHistoryAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics.js';
+import type { StatisticsHistory } from '../../levels/statistics-history.js';
 
 type SourceParams = { branchId: string; sourceId: string };
 type SinkParams = SourceParams & { sinkId: string };
@@ -28,10 +29,23 @@ export interface StatisticsRoutesOptions {
   config: SourceViewConfig;
   /** The sources' quotas on this node, shown in their views (none: no quota shown). */
   quotas?: QuotaStatus;
+  /** The sinks' recent statistics on this node (GET .../statistics/history; none: an empty history). */
+  statisticsHistory?: Pick<StatisticsHistory, 'points' | 'clear' | 'intervalMs'>;
 }
 
 /** Statistics of sinks (total, files, clear) and the aggregation endpoint of the UI. */
-export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = async (app, { project, sources, sinks, statistics, failures, runtime, config, quotas }) => {
+export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = async (app, { project, sources, sinks, statistics, failures, runtime, config, quotas, statisticsHistory }) => {
+
+  app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/history', {
+    schema: { tags, summary: 'Samples of the sink\'s totals over the last hours, kept by the node that answers (Sluice\'s addition)', response: { 200: looseObject('SinkStatisticsHistory') } },
+  }, async (req): Promise<SinkStatisticsHistoryAnswer> => {
+    const branchId = project.resolveBranch(req.params.branchId);
+    sinks.get(branchId, req.params.sourceId, req.params.sinkId);
+    return {
+      intervalSeconds: (statisticsHistory?.intervalMs ?? 30_000) / 1000,
+      points: [...(statisticsHistory?.points(branchId, req.params.sourceId, req.params.sinkId) ?? [])],
+    };
+  });
 
   app.get<{ Params: SinkParams }>('/branches/:branchId/sources/:sourceId/sinks/:sinkId/statistics/total', {
     schema: { tags, summary: 'Record counts and sizes of a sink, in total and per storage level', response: { 200: looseObject('SinkStatisticsTotalResult') } },
@@ -80,6 +94,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
     // What finished tasks changed is applied first (a sink just created has its writing file).
     await runtime.settled();
     statistics.clear(branchId, req.params.sourceId, req.params.sinkId);
+    statisticsHistory?.clear(branchId, req.params.sourceId, req.params.sinkId);
     return reply.status(200).send();
   });
 
@@ -90,6 +105,7 @@ export const statisticsRoutes: FastifyPluginAsync<StatisticsRoutesOptions> = asy
     sources.get(branchId, req.params.sourceId);
     await runtime.settled();
     statistics.clear(branchId, req.params.sourceId);
+    statisticsHistory?.clear(branchId, req.params.sourceId);
     return reply.status(200).send();
   });
 

@@ -1,8 +1,9 @@
 /**
  * A sink's statistics (#/sources/<s>/sinks/<k>/statistics), live: polled every 2.5 s.
  * Cards of records and bytes per level (statistics/total, with mappingFailures.count while
- * there are failed records, and filtered.count once the sink's filter skipped any), charts over the time the page has been open (the API has totals,
- * not history: each poll adds a point here) with the rates of the last polls beside them, the
+ * there are failed records, and filtered.count once the sink's filter skipped any), charts of the
+ * last hours (the server's samples, statistics/history, then each poll of this visit adds a
+ * point) with the rates of the last polls beside them, the
  * lag from GET /metrics, the files with their states (statistics/files) and the failed imports
  * (?failedFiles=true), and "Clear statistics" for the master token.
  */
@@ -15,7 +16,7 @@ import { useLoad } from '../widgets/load';
 import { ActionButton, ErrorText, Loading, Time, WriteOnly, formatBytes, formatCount } from '../widgets/common';
 import { Chart, type ChartSeries } from '../widgets/chart';
 import { readLag, type LagReading } from './sink-statistics-metrics';
-import type { FileStatistics, Level, SinkFilesAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics';
+import type { FileStatistics, Level, SinkFilesAnswer, SinkStatisticsHistoryAnswer, SinkStatisticsTotalAnswer } from '../../contract/statistics';
 
 interface Snapshot {
   at: number;
@@ -37,8 +38,8 @@ export interface Point {
 }
 
 const POLL_MS = 2500;
-/** About 50 minutes of polls; the oldest points go first. */
-const MAX_POINTS = 1200;
+/** The server's 6 hours of samples (720) and about 50 minutes of polls; the oldest points go first. */
+const MAX_POINTS = 1920;
 /** Rates are computed over the polls of the last 30 s. */
 const RATE_WINDOW_S = 30;
 const FILES_SHOWN = 50;
@@ -110,6 +111,16 @@ export function SinkStatistics({ sourceId, sinkId }: { sourceId: string; sinkId:
   useEffect(() => {
     setPoints([]);
     metricsProtected.current = false;
+    // The last hours from the server (its samples every 30 s), before the points of this visit.
+    let current = true;
+    api<SinkStatisticsHistoryAnswer>('GET', `${base}/history`).then((history) => {
+      if (!current) return;
+      const past: Point[] = history.points.map((p) => ({ ...p, lagRecords: null, lagSeconds: null }));
+      setPoints((live) => [...past.filter((p) => live.length === 0 || p.t < live[0].t), ...live].slice(-MAX_POINTS));
+    }, () => undefined);
+    return () => {
+      current = false;
+    };
   }, [sourceId, sinkId]);
 
   useEffect(() => {
