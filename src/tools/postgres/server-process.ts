@@ -9,6 +9,13 @@
  * trust every local user of the machine could log in as a superuser, and a PostgreSQL superuser
  * runs programs as the server's user (COPY ... TO PROGRAM).
  *
+ * Under root the server runs as nobody (binaries.ts), and its folder is usually in Sluice's data
+ * directory, which `sluice serve` keeps at mode 0700: nobody cannot walk the path to it, and
+ * PostgreSQL opens some files by their full path (pg_control at every checkpoint: a server that
+ * lost the path PANICs). On Linux the server is therefore started in its data directory and given
+ * `/proc/self/cwd` as that directory: every process of it reaches its files through its own
+ * working folder, whatever the modes of the folders above.
+ *
  * Readiness is read from the server's own postmaster.pid (its last line says "ready" once it
  * accepts connections, as pg_ctl reads it), so this module needs no PostgreSQL client.
  */
@@ -86,14 +93,15 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
 
   const bin = await postgresBinaries();
   mkdirSync(dir, { recursive: true });
-  const closed = closedToNobody(join(dir, DATA));
-  if (closed) {
-    throw new Error(
-      `As root the server runs as nobody, which cannot enter ${closed.folder} (mode ${closed.mode}): ` +
-      'give a --dir that everyone can reach (e.g. /var/tmp/sluice-postgres), or run as another user than root.',
-    );
+  if (!viaWorkingFolder()) {
+    const closed = closedToNobody(join(dir, DATA));
+    if (closed) {
+      throw new Error(
+        `As root the server runs as nobody, which cannot enter ${closed.folder} (mode ${closed.mode}): ` +
+        'give a --dir that everyone can reach (e.g. /var/tmp/sluice-postgres), or run as another user than root.',
+      );
+    }
   }
-  if (runsAsNobody()) chownSync(dir, serverUser().uid!, serverUser().gid!);
   const password = current.state?.password ?? randomBytes(18).toString('base64url');
   if (!existsSync(join(dir, DATA, 'PG_VERSION'))) await initialise(bin, dir, password, log);
   else if (!current.state) await setPassword(bin, dir, password, log);
@@ -101,12 +109,12 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
   const port = await choosePort(options.port, current.state?.port);
   const out = openSync(join(dir, LOG), 'a', 0o600);
   const child = spawn(bin.postgres, [
-    '-D', join(dir, DATA),
+    '-D', dataArgument(dir, DATA),
     '-p', String(port),
     '-c', `listen_addresses=${POSTGRES_HOST}`,
     // TCP on the loopback only: no socket file whose path could exceed the 107 bytes of a socket address.
     '-c', 'unix_socket_directories=',
-  ], { ...serverUser(), cwd: dir, detached: true, stdio: ['ignore', out, out] });
+  ], { ...serverUser(), cwd: join(dir, DATA), detached: true, stdio: ['ignore', out, out] });
   closeSync(out);
   if (child.pid === undefined) throw new Error(`${bin.postgres} could not be started.`);
   let exited: string | undefined;
@@ -162,34 +170,53 @@ export function postgresUrl(password: string, port: number): string {
 }
 
 /**
- * initdb into a folder of its own, the database `sluice` made in single-user mode (no client
- * needed), then renamed into place: a start that fails half-way leaves no half-made data
- * directory behind for the next one to trip on.
+ * initdb into a folder of its own, then, in single-user mode (no client needed), the database
+ * `sluice` and the password; then renamed into place: a start that fails half-way leaves no
+ * half-made data directory behind for the next one to trip on. initdb's pg_hba.conf (trust) is
+ * replaced before any server listens.
  */
 async function initialise(bin: PostgresBinaries, dir: string, password: string, log: (line: string) => void): Promise<void> {
-  const making = join(dir, `${DATA}.initdb`);
-  const passwordFile = join(dir, 'initdb.password');
-  rmSync(making, { recursive: true, force: true });
+  const making = `${DATA}.initdb`;
+  rmSync(join(dir, making), { recursive: true, force: true });
+  mkdirSync(join(dir, making), { mode: 0o700 });
+  const user = serverUser();
+  if (user.uid !== undefined) chownSync(join(dir, making), user.uid, user.gid!);
   log(`initdb into ${join(dir, DATA)} (binaries: ${bin.origin})`);
-  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
-  try {
-    if (runsAsNobody()) chownSync(passwordFile, serverUser().uid!, serverUser().gid!);
-    await run(bin.initdb, [
-      '-D', making, '-U', POSTGRES_USER, `--pwfile=${passwordFile}`,
-      '--auth-host=scram-sha-256', '--auth-local=scram-sha-256',
-      '-E', 'UTF8', '--locale=C',
-    ], dir);
-  } finally {
-    rmSync(passwordFile, { force: true });
-  }
-  await run(bin.postgres, ['--single', '-D', making, '-c', 'unix_socket_directories=', 'postgres'], dir, `CREATE DATABASE ${POSTGRES_DATABASE};\n`);
-  renameSync(making, join(dir, DATA));
+  await run(bin.initdb, ['-D', dataArgument(dir, making), '-U', POSTGRES_USER, '--auth=trust', '-E', 'UTF8', '--locale=C'], join(dir, making));
+  // Writing over initdb's file keeps its owner (nobody under root) and its mode.
+  writeFileSync(join(dir, making, 'pg_hba.conf'), PG_HBA);
+  await single(bin, dir, making, `CREATE DATABASE ${POSTGRES_DATABASE};\n${alterPassword(password)}`);
+  renameSync(join(dir, making), join(dir, DATA));
 }
 
-/** A data directory whose postgres.json was lost: its user gets the new password (single-user mode). */
+/** Who may connect: TCP from 127.0.0.1 with the password; nothing else (no socket, no other host). */
+const PG_HBA = `# Written by sluice postgres start: TCP on the loopback only, with the password of postgres.json.
+# TYPE  DATABASE  USER  ADDRESS        METHOD
+host    all       all   127.0.0.1/32   scram-sha-256
+`;
+
+/** The password is base64url: no quote to escape. */
+const alterPassword = (password: string) => `ALTER ROLE ${POSTGRES_USER} PASSWORD '${password}';\n`;
+
+/** A data directory whose postgres.json was lost: its user gets the new password. */
 async function setPassword(bin: PostgresBinaries, dir: string, password: string, log: (line: string) => void): Promise<void> {
   log(`${join(dir, STATE_FILE)} is missing: setting a new password for the user ${POSTGRES_USER}`);
-  await run(bin.postgres, ['--single', '-D', join(dir, DATA), '-c', 'unix_socket_directories=', 'postgres'], dir, `ALTER ROLE ${POSTGRES_USER} PASSWORD '${password}';\n`);
+  await single(bin, dir, DATA, alterPassword(password));
+}
+
+/** Statements (one a line) in single-user mode on the data directory `dir/data`, the server stopped. */
+function single(bin: PostgresBinaries, dir: string, data: string, statements: string): Promise<void> {
+  return run(bin.postgres, ['--single', '-D', dataArgument(dir, data), '-c', 'unix_socket_directories=', 'postgres'], join(dir, data), statements);
+}
+
+/** Under root on Linux, see the header: the data directory through the working folder. */
+function viaWorkingFolder(): boolean {
+  return runsAsNobody() && process.platform === 'linux';
+}
+
+/** The -D of a process started in `dir/data`. */
+function dataArgument(dir: string, data: string): string {
+  return viaWorkingFolder() ? '/proc/self/cwd' : join(dir, data);
 }
 
 function run(command: string, args: string[], cwd: string, input?: string): Promise<void> {
