@@ -81,7 +81,7 @@ function reachableCopy(found: PostgresBinaries): PostgresBinaries {
       rmSync(own, { recursive: true, force: true }); // another worker was first
     }
   }
-  return { initdb: join(shared, 'bin', 'initdb'), postgres: join(shared, 'bin', 'postgres'), origin: `${name} ${version} (copied to ${shared})` };
+  return { initdb: join(shared, 'bin', 'initdb'), postgres: join(shared, 'bin', 'postgres'), origin: `${name} ${version}, copied to ${shared}` };
 }
 
 /**

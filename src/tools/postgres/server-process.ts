@@ -22,8 +22,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { endProcess, freePort, isAlive, isFree, sleep } from '../background-process.js';
 import { closedToNobody, postgresBinaries, runsAsNobody, serverUser, type PostgresBinaries } from './binaries.js';
 
 const STATE_FILE = 'postgres.json';
@@ -151,15 +151,7 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
 export async function stopPostgres(dir: string, graceMs = 60_000): Promise<boolean> {
   const { running, state } = postgresStatus(dir);
   if (!state || state.pid === 0) return false;
-  if (running) {
-    process.kill(state.pid, 'SIGINT');
-    const deadline = Date.now() + graceMs;
-    while (isAlive(state.pid) && Date.now() < deadline) await sleep(100);
-    if (isAlive(state.pid)) {
-      process.kill(state.pid, 'SIGQUIT');
-      while (isAlive(state.pid)) await sleep(50);
-    }
-  }
+  if (running) await endProcess(state.pid, 'SIGINT', graceMs, 'SIGQUIT');
   // The state stays (pid 0): the next start takes the same port and password again.
   writeState(dir, { ...state, pid: 0 });
   return running;
@@ -236,30 +228,11 @@ function run(command: string, args: string[], cwd: string, input?: string): Prom
 /** The last port if free (a stable URL), else 5432 if free, else a free one; an asked port must be free. */
 async function choosePort(wanted: number | undefined, last: number | undefined): Promise<number> {
   if (wanted !== undefined) {
-    if (!(await isFree(wanted))) throw new Error(`Port ${wanted} on ${POSTGRES_HOST} is in use by another process: choose another --port.`);
+    if (!(await isFree(POSTGRES_HOST, wanted))) throw new Error(`Port ${wanted} on ${POSTGRES_HOST} is in use by another process: choose another --port.`);
     return wanted;
   }
-  for (const port of [last, DEFAULT_POSTGRES_PORT]) if (port !== undefined && (await isFree(port))) return port;
-  return freePort();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, POSTGRES_HOST, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolvePromise(port));
-    });
-  });
-}
-
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const srv = createServer();
-    srv.on('error', () => resolvePromise(false));
-    srv.listen(port, POSTGRES_HOST, () => srv.close(() => resolvePromise(true)));
-  });
+  for (const port of [last, DEFAULT_POSTGRES_PORT]) if (port !== undefined && (await isFree(POSTGRES_HOST, port))) return port;
+  return freePort(POSTGRES_HOST);
 }
 
 /** postmaster.pid: pid, data directory, start time, port, socket folder, listen address, shared memory key, status. */
@@ -303,15 +276,6 @@ function writeState(dir: string, state: PostgresState): void {
   renameSync(`${file}.tmp`, file);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function logTail(dir: string): string {
   try {
     const text = readFileSync(join(dir, LOG), 'utf8').trim();
@@ -320,5 +284,3 @@ function logTail(dir: string): string {
     return '';
   }
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
