@@ -47,7 +47,7 @@ const FLOORS = [
   ['data-dir', 'data-dir.ts', 'the data directory'],
   ['server', 'server.ts', 'a node, started'],
   ['cli', 'cli/', 'the command line'],
-  ['tools', 'tools/', 'development tools main.ts runs (the Kafka broker launcher)'],
+  ['tools', 'tools/', 'development tools main.ts runs (the Kafka broker and PostgreSQL launchers)'],
   ['main', 'main.ts', 'the entry'],
 ];
 
@@ -124,7 +124,7 @@ module.exports = {
     },
     {
       name: 'tools-stand-alone',
-      comment: 'The development tools (tools/: the Kafka broker launcher) are run by main.ts and the tests; they import nothing else of the project.',
+      comment: 'The development tools (tools/: the Kafka broker and PostgreSQL launchers) are run by main.ts and the tests; they import nothing else of the project.',
       severity: 'error',
       from: { path: '^src/tools/' },
       to: { path: '^src/', pathNot: '^src/tools/' },

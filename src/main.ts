@@ -9,7 +9,7 @@ import { VERSION } from './version.js';
 /** The exit code of a wrong command line (unknown command or option, a bad value), as the client commands use. */
 const USAGE_ERROR = 2;
 
-const COMMANDS = ['serve', 'status', 'sources', 'sinks', 'tables', 'sql', 'jsonnet', 'extractor', 'kafka', 'secrets', 'help', 'version'];
+const COMMANDS = ['serve', 'status', 'sources', 'sinks', 'tables', 'sql', 'jsonnet', 'extractor', 'kafka', 'postgres', 'secrets', 'help', 'version'];
 
 const USAGE = `Usage: sluice <command> [options]
 
@@ -23,6 +23,7 @@ Commands:
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
   extractor run the generic extractor: sluice extractor run --data DIR
   kafka     start|stop|status a local single-node Kafka broker for development and tests
+  postgres  start|stop|status a local PostgreSQL server for development (prints --target)
   secrets   rotate-key: re-encrypt the stored # values with a new key, the server stopped
 
 sluice <command> --help (or sluice help <command>) describes a command and its options;
@@ -93,6 +94,9 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest);
     case 'kafka':
       process.exitCode = await (await import('./tools/kafka-broker/cli.js')).runKafkaCli(rest);
+      return;
+    case 'postgres':
+      process.exitCode = await (await import('./tools/postgres/cli.js')).runPostgresCli(rest);
       return;
     case 'jsonnet':
       process.exitCode = await (await import('@sluice/jsonnet')).runJsonnetCli(rest, process);

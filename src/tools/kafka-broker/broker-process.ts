@@ -6,10 +6,10 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
+import { endProcess, freePort, isAlive, isFree, sleep } from '../background-process.js';
 import { log4jProperties, newClusterId, serverProperties, type BrokerPorts } from './broker-config.js';
 import { DEFAULT_KAFKA_VERSION, ensureDistribution, type KafkaDistribution } from './distribution.js';
 
@@ -109,15 +109,7 @@ export async function startBroker(options: BrokerOptions): Promise<BrokerState> 
 export async function stopBroker(dir: string, graceMs = 20_000): Promise<boolean> {
   const { running, state } = brokerStatus(dir);
   if (!state || state.pid === 0) return false;
-  if (running) {
-    process.kill(state.pid, 'SIGTERM');
-    const deadline = Date.now() + graceMs;
-    while (isAlive(state.pid) && Date.now() < deadline) await sleep(100);
-    if (isAlive(state.pid)) {
-      process.kill(state.pid, 'SIGKILL');
-      while (isAlive(state.pid)) await sleep(50);
-    }
-  }
+  if (running) await endProcess(state.pid, 'SIGTERM', graceMs, 'SIGKILL');
   // The state stays (pid 0): the next start takes the same ports again if they are free.
   writeFileSync(join(dir, STATE_FILE), JSON.stringify({ ...state, pid: 0 }, null, 2) + '\n');
   return running;
@@ -162,25 +154,6 @@ async function choosePorts(host: string, wanted: number | undefined, last: Broke
   return { port, controllerPort };
 }
 
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, host, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function isFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.on('error', () => resolve(false));
-    srv.listen(port, host, () => srv.close(() => resolve(true)));
-  });
-}
-
 /** Ready means: the broker answers a metadata request with itself as controller, and group requests. */
 async function waitReady(state: BrokerState, timeoutMs: number, exited: () => string | undefined = () => undefined): Promise<void> {
   const kafka = new Kafka({ clientId: 'sluice-kafka-cli', brokers: [state.bootstrap], logLevel: logLevel.NOTHING, connectionTimeout: 1000, retry: { retries: 0 } });
@@ -215,15 +188,6 @@ function readState(dir: string): BrokerState | undefined {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Alive and running kafka.Kafka: a reused pid of another program is never signalled. */
 function isKafkaProcess(pid: number): boolean {
   if (!isAlive(pid)) return false;
@@ -247,5 +211,3 @@ function logTail(dir: string): string {
   }
   return parts.join('\n');
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
