@@ -68,6 +68,7 @@ export interface Config {
   renderHeapLimitBytes: number;
   /** The common ingestion request is served before fastify routes it (default); false: every request through fastify. */
   ingestFastPath: boolean;
+  adoptTarget: boolean;
   /** A slice younger than this is not uploaded (reference 10 s). */
   uploadMinIntervalMs: number;
   /** A file younger than this is not imported (reference 60 s). */
@@ -344,6 +345,7 @@ export const OPTIONS: Option[] = [
   option({ flag: QUOTA_FLAGS.recordsPerSecond, env: 'SLUICE_SOURCE_MAX_RECORDS_PER_SECOND', key: 'sourceMaxRecordsPerSecond', parse: recordsQuota('source max records per second'), help: 'records a second each source may send to this node unless its setting source.quota.recordsPerSecond says otherwise; over it, 429 with Retry-After and RateLimit headers (each node enforces it on its own; 0: no quota)', default: '0' }),
   option({ flag: QUOTA_FLAGS.bytesPerSecond, env: 'SLUICE_SOURCE_MAX_BYTES_PER_SECOND', key: 'sourceMaxBytesPerSecond', parse: bytesQuota('source max bytes per second'), help: 'record bytes a second (bodies after decompression) each source may send to this node unless its setting source.quota.bytesPerSecond says otherwise (each node enforces it on its own; 0: no quota)', default: '0' }),
   option({ flag: '--render-heap-limit', env: 'SLUICE_RENDER_HEAP_LIMIT', key: 'renderHeapLimitBytes', parse: bytes('render heap limit'), help: 'heap of each render worker thread: a template that needs more ends the thread, and its record is kept as a mapping failure', default: '1GB' }),
+  option({ flag: '--adopt-target', env: 'SLUICE_ADOPT_TARGET', key: 'adoptTarget', parse: onOff('adopt target'), help: 'on: a data directory created for another target moves to this one (its sinks\' tables are created here); off: such a start is refused', default: 'off' }),
   option({ flag: '--ingest-fast-path', env: 'SLUICE_INGEST_FAST_PATH', key: 'ingestFastPath', parse: onOff('ingest fast path'), help: 'on: a plain ingestion POST is answered before fastify routes it; off: every request through fastify', default: 'on' }),
   option({ flag: '--upload-min-interval', env: 'SLUICE_UPLOAD_MIN_INTERVAL', key: 'uploadMinIntervalMs', parse: duration('upload min interval'), help: 'minimum age of a slice before upload (the upload interval setting\'s own minimum; the reference fixes 10s)', default: goDurationString(DEFAULT_LIMITS.uploadMinIntervalMs) }),
   option({ flag: '--import-min-interval', env: 'SLUICE_IMPORT_MIN_INTERVAL', key: 'importMinIntervalMs', parse: duration('import min interval'), help: 'minimum age of a file before import (the import interval setting\'s own minimum; the reference fixes 60s)', default: goDurationString(DEFAULT_LIMITS.importMinIntervalMs) }),

@@ -105,3 +105,44 @@ function isAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** The file that says which target the data directory's sinks write to. */
+const TARGET_FILE = 'target.json';
+
+/** A target as the data directory remembers it: its kind and, for PostgreSQL, where (never a password). */
+export interface TargetIdentity {
+  kind: 'duckdb' | 'postgres';
+  /** PostgreSQL: host:port/database. DuckDB: the file (not compared: a moved data directory moves it). */
+  where: string;
+}
+
+/**
+ * Checks that the data directory's sinks write to the target this start names. Its sinks, their
+ * positions and the rows already imported belong to the target it was created with: started with
+ * another one, the sinks would look enabled while their tables do not exist there, and every
+ * import would fail. So a different target is refused, unless `adopt` says to move to it: then
+ * the new target is recorded and the caller creates the sinks' tables in it ("adopted").
+ * A data directory from before this check records its current target ("new").
+ */
+export function checkTargetOfDataDir(dataDir: string, current: TargetIdentity, adopt: boolean): 'same' | 'new' | 'adopted' {
+  const file = join(dataDir, TARGET_FILE);
+  const write = () => writeFileSync(file, `${JSON.stringify(current)}\n`, { mode: 0o600 });
+  if (!existsSync(file)) {
+    write();
+    return 'new';
+  }
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as TargetIdentity;
+  const same = recorded.kind === current.kind && (current.kind === 'duckdb' || recorded.where === current.where);
+  if (same) return 'same';
+  if (!adopt) {
+    throw new StartFailure(`the data directory ${dataDir} was created for ${describe(recorded)}, and this start names ${describe(current)}. `
+      + `Its sinks' tables and the rows imported so far are in the other one. Start with the same target, use another --data-dir, `
+      + `or add --adopt-target on to move to the new one: its sinks' tables are created there and new records land there (the rows imported before stay where they are).`);
+  }
+  write();
+  return 'adopted';
+}
+
+function describe(target: TargetIdentity): string {
+  return target.kind === 'duckdb' ? `the DuckDB target (${target.where})` : `the PostgreSQL target ${target.where}`;
+}

@@ -19,7 +19,7 @@ import { Metrics } from './observability/metrics.js';
 import { MeteredEventLog } from './observability/metered-event-log.js';
 import { refreshGauges } from './observability/gauges.js';
 import { VERSION } from './version.js';
-import { lockDataDir, makePrivate } from './data-dir.js';
+import { checkTargetOfDataDir, lockDataDir, makePrivate, type TargetIdentity } from './data-dir.js';
 import { historyKey, StatisticsHistory } from './levels/statistics-history.js';
 import { StartFailure } from './start-failure.js';
 import { startMetricsListener } from './observability/metrics-listener.js';
@@ -147,6 +147,26 @@ function resolveMasterToken(config: Config): { secret: string; generated: boolea
   return { secret, generated: true };
 }
 
+/** The target this start names, as the data directory records it (no password). */
+function targetIdentity(config: Config): TargetIdentity {
+  if (!config.targetUrl) return { kind: 'duckdb', where: config.targetPath };
+  const url = new URL(config.targetUrl);
+  return { kind: 'postgres', where: `${url.hostname}:${url.port || 5432}${url.pathname}` };
+}
+
+/** --adopt-target on: the sinks' tables are created in the new target (their rows stay in the old one). */
+async function adoptTarget(config: Config, sources: SourceService, sinks: SinkService, lifecycle: SinkLifecycle, logger: Logger): Promise<void> {
+  const branchId = config.defaultBranchId;
+  let created = 0;
+  for (const source of sources.list(branchId, false)) {
+    for (const sink of sinks.list(branchId, source.sourceId, false)) {
+      await lifecycle.ensureTable(sink);
+      created++;
+    }
+  }
+  logger.warn({ sinks: created }, 'the data directory moved to this target (--adopt-target on): its sinks\' tables were created here; the rows imported before stay in the previous target');
+}
+
 /** A listener that cannot bind, as one line with the flag to change. */
 function listenFailure(err: unknown, what: string, host: string, port: number, flag: string): unknown {
   const code = (err as NodeJS.ErrnoException).code;
@@ -195,6 +215,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const metrics = new Metrics({ version: VERSION, target: config.targetUrl ? 'postgres' : 'duckdb', eventLog: config.kafkaBrokers ? 'kafka' : 'lmdb' });
   // The target first: a database that cannot be reached ends the start at once, with one line.
   const target = await openTarget(config, logger);
+  // The data directory's sinks write to the target it was created with: another one is refused (or adopted).
+  let targetOfDataDir: ReturnType<typeof checkTargetOfDataDir>;
+  try {
+    targetOfDataDir = checkTargetOfDataDir(config.dataDir, targetIdentity(config), config.adoptTarget);
+  } catch (err) {
+    await target.close();
+    throw err;
+  }
   // This process in a cluster: its metadata changes, partition-group membership and hand-over marks carry it.
   const nodeId = randomUUID();
   const metadata = await openMetadataStore(config, logger, nodeId, KEY_SPACES);
@@ -243,6 +271,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     (await validateMapping(columns, templates)) ?? (filter ? await checkFilter(filter, templates) : undefined);
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
+  if (targetOfDataDir === 'adopted') await adoptTarget(config, sources, sinks, lifecycle, logger);
   // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.
   const handOver = config.kafkaBrokers
     ? new PartitionHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { metrics })

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 const MAIN = resolve('dist/main.js');
 const dirs: string[] = [];
@@ -153,4 +154,52 @@ describe('sluice serve', () => {
     expect(lines[0]).toMatch(new RegExp(`^Cannot start: PostgreSQL at 127\\.0\\.0\\.1:${port}/tables is not reachable: .*ECONNREFUSED`));
     expect(down.output()).not.toContain('s3cret');
   });
+});
+
+describe('a data directory and its target', () => {
+  let pg: TestPostgres;
+  beforeAll(async () => {
+    pg = await startTestPostgres();
+  }, POSTGRES_START_TIMEOUT_MS);
+  afterAll(async () => pg?.stop());
+
+  it('refuses a start with another target than the data directory was made for, and moves to it with --adopt-target on', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-adopt-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1', SLUICE_MASTER_TOKEN: 'adopt-master-token' };
+    const api = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${port}${path}`, {
+      method, headers: { 'X-StorageApi-Token': 'adopt-master-token', ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    // A DuckDB walk-through: a source and a sink with its table.
+    const duck = serve(env);
+    await ready(port, duck);
+    expect((await api('POST', '/v1/branches/default/sources', { sourceId: 'events', name: 'events', type: 'http' })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api('POST', '/v1/branches/default/sources/events/sinks', { sinkId: 'raw', name: 'raw', type: 'table', table: { type: 'keboola', tableId: 'in.c-events.raw', mapping: { columns: [{ type: 'body', name: 'body' }] } } })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    duck.child.kill('SIGTERM');
+    expect(await duck.exited).toBe(0);
+
+    // The same data directory with PostgreSQL: refused in one line, nothing started.
+    const url = await pg.createDatabase('adopt');
+    const refused = serve(env, ['--target', url]);
+    expect(await refused.exited).toBe(1);
+    const where = new URL(url);
+    expect(refused.output().trim().split('\n').at(-1)).toBe(`Cannot start: the data directory ${dataDir} was created for the DuckDB target (${join(dataDir, 'tables.duckdb')}), `
+      + `and this start names the PostgreSQL target ${where.hostname}:${where.port}${where.pathname}. Its sinks' tables and the rows imported so far are in the other one. `
+      + 'Start with the same target, use another --data-dir, or add --adopt-target on to move to the new one: its sinks\' tables are created there and new records land there (the rows imported before stay where they are).');
+
+    // Adopted: the sink's table exists in PostgreSQL, and the next start needs no flag.
+    const adopted = serve(env, ['--target', url, '--adopt-target', 'on']);
+    await ready(port, adopted);
+    expect(adopted.output()).toContain("its sinks' tables were created here");
+    expect((await api('GET', '/v2/storage/tables/in.c-events.raw')).status).toBe(200);
+    adopted.child.kill('SIGTERM');
+    expect(await adopted.exited).toBe(0);
+    const again = serve(env, ['--target', url]);
+    await ready(port, again);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+  }, 120_000);
 });
