@@ -80,7 +80,8 @@ export function searchJobs(jobs: Job[], query: SearchQuery): Job[] {
   const q = normaliseQuery(query);
   const predicates: ((j: Job) => boolean)[] = [];
   for (const [key, values] of Object.entries(q)) {
-    const field = EQUALS[key];
+    // Own keys only: `__proto__` (a query key like any other) must not find Object.prototype.
+    const field = Object.hasOwn(EQUALS, key) ? EQUALS[key] : undefined;
     if (field) {
       const wanted = new Set(values);
       // branchId "null" means the main branch.
@@ -109,7 +110,7 @@ export function searchJobs(jobs: Job[], query: SearchQuery): Job[] {
   if (durationTo !== undefined) predicates.push((j) => durationSeconds(j) <= Number(durationTo));
 
   const sortBy = single(q, 'sortBy') ?? 'id';
-  const sortKey = SORTABLE[sortBy];
+  const sortKey = Object.hasOwn(SORTABLE, sortBy) ? SORTABLE[sortBy] : undefined;
   if (!sortKey) throw new QueueError('invalid', `Invalid "sortBy": "${sortBy}". Use one of ${Object.keys(SORTABLE).join(', ')}.`);
   const sortOrder = single(q, 'sortOrder') ?? 'desc';
   if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new QueueError('invalid', `Invalid "sortOrder": "${sortOrder}". Use "asc" or "desc".`);

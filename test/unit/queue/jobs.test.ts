@@ -91,5 +91,10 @@ describe('search', () => {
     expect(searchJobs(jobs, { branchId: 'null' })).toHaveLength(3);
     expect(() => searchJobs(jobs, { sortBy: 'colour' })).toThrow(/Invalid "sortBy"/);
     expect(() => searchJobs(jobs, { createdTimeFrom: 'yesterday-ish' })).toThrow(/not a date/);
+    // Keys named like Object.prototype's are unknown keys, not its members (the fuzz found a 500).
+    const proto = JSON.parse('{"__proto__": "/x", "constructor": "y", "toString": "z"}') as Record<string, string>;
+    expect(searchJobs(jobs, proto).map((j) => j.id)).toEqual(['3', '2', '1']);
+    expect(() => searchJobs(jobs, { sortBy: '__proto__' })).toThrow(/Invalid "sortBy"/);
+    expect(() => searchJobs(jobs, { sortBy: 'toString' })).toThrow(/Invalid "sortBy"/);
   });
 });
