@@ -9,7 +9,6 @@ import { VERSION } from './version.js';
 /** The exit code of a wrong command line (unknown command or option, a bad value), as the client commands use. */
 const USAGE_ERROR = 2;
 
-const COMMANDS = ['serve', 'status', 'sources', 'sinks', 'tables', 'sql', 'jsonnet', 'extractor', 'kafka', 'postgres', 'secrets', 'help', 'version'];
 
 const USAGE = `Usage: sluice <command> [options]
 
@@ -87,41 +86,29 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/** The commands other than serve: each loads its module when it runs, and resolves to the exit code. */
+const RUNNERS: Readonly<Record<string, (args: string[]) => Promise<number>>> = {
+  kafka: async (args) => (await import('./tools/kafka-broker/cli.js')).runKafkaCli(args),
+  postgres: async (args) => (await import('./tools/postgres/cli.js')).runPostgresCli(args),
+  jsonnet: async (args) => (await import('@sluice/jsonnet')).runJsonnetCli(args, process),
+  extractor: async (args) => (await import('@sluice/generic-extractor')).runExtractorCli(args),
+  tables: async (args) => (await import('./cli/tables-export.js')).runTablesCli(args),
+  sources: async (args) => (await import('./cli/resources.js')).runSourcesCli(args),
+  sinks: async (args) => (await import('./cli/resources.js')).runSinksCli(args),
+  status: async (args) => (await import('./cli/status.js')).runStatusCli(args),
+  sql: async (args) => (await import('./cli/sql.js')).runSqlCli(args),
+  secrets: async (args) => (await import('./cli/secrets.js')).runSecretsCli(args),
+};
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  if (command !== undefined && Object.hasOwn(RUNNERS, command)) {
+    process.exitCode = await RUNNERS[command](rest);
+    return;
+  }
   switch (command) {
     case 'serve':
       return serve(rest);
-    case 'kafka':
-      process.exitCode = await (await import('./tools/kafka-broker/cli.js')).runKafkaCli(rest);
-      return;
-    case 'postgres':
-      process.exitCode = await (await import('./tools/postgres/cli.js')).runPostgresCli(rest);
-      return;
-    case 'jsonnet':
-      process.exitCode = await (await import('@sluice/jsonnet')).runJsonnetCli(rest, process);
-      return;
-    case 'extractor':
-      process.exitCode = await (await import('@sluice/generic-extractor')).runExtractorCli(rest);
-      return;
-    case 'tables':
-      process.exitCode = await (await import('./cli/tables-export.js')).runTablesCli(rest);
-      return;
-    case 'sources':
-      process.exitCode = await (await import('./cli/resources.js')).runSourcesCli(rest);
-      return;
-    case 'sinks':
-      process.exitCode = await (await import('./cli/resources.js')).runSinksCli(rest);
-      return;
-    case 'status':
-      process.exitCode = await (await import('./cli/status.js')).runStatusCli(rest);
-      return;
-    case 'sql':
-      process.exitCode = await (await import('./cli/sql.js')).runSqlCli(rest);
-      return;
-    case 'secrets':
-      process.exitCode = await (await import('./cli/secrets.js')).runSecretsCli(rest);
-      return;
     case '--version':
     case '-V':
     case 'version':
@@ -138,19 +125,19 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(USAGE);
       return;
     default:
-      process.stderr.write(`Unknown command "${command}".${didYouMean(command, COMMANDS)}\n\n${USAGE}`);
+      process.stderr.write(`Unknown command "${command}".${didYouMean(command, ['serve', ...Object.keys(RUNNERS), 'help', 'version'])}\n\n${USAGE}`);
       process.exitCode = USAGE_ERROR;
   }
 }
 
 main(process.argv.slice(2)).catch(async (err) => {
-  const [{ ConfigError }, { TargetUnavailableError }, { OtlpGrpcListenError }, { StartFailure }] = await Promise.all([
-    import('./config.js'), import('./ports/target.js'), import('./sources/otlp-grpc/listen-error.js'), import('./start-failure.js'),
+  const [{ ConfigError }, { TargetUnavailableError }, { StartFailure }] = await Promise.all([
+    import('./config.js'), import('./ports/target.js'), import('./start-failure.js'),
   ]);
   if (err instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${err.message}\n`);
     process.exit(USAGE_ERROR);
-  } else if (err instanceof TargetUnavailableError || err instanceof OtlpGrpcListenError || err instanceof StartFailure) {
+  } else if (err instanceof TargetUnavailableError || err instanceof StartFailure) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`${err?.stack ?? err}\n`);

@@ -50,7 +50,7 @@ function formatOf(value: string | undefined, command: string): Format {
 }
 
 /** Every page of a /v1 list. */
-async function allPages<T>(client: StorageClient, path: string, items: (answer: never) => T[]): Promise<T[]> {
+export async function allPages<T>(client: StorageClient, path: string, items: (answer: never) => T[]): Promise<T[]> {
   const out: T[] = [];
   let afterId = '';
   for (;;) {
@@ -62,7 +62,7 @@ async function allPages<T>(client: StorageClient, path: string, items: (answer: 
   }
 }
 
-const stateOf = (entity: { disabled?: unknown; deleted?: unknown }): string => (entity.deleted ? 'deleted' : entity.disabled ? 'disabled' : 'enabled');
+export const stateOf = (entity: { disabled?: unknown; deleted?: unknown }): string => (entity.deleted ? 'deleted' : entity.disabled ? 'disabled' : 'enabled');
 
 function printList(io: CliIo, format: Format, objects: unknown[], header: string[], rows: unknown[][], noun: string): void {
   if (format === 'json') {

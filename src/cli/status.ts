@@ -9,7 +9,8 @@ import { CONNECTION_HELP, CONNECTION_OPTIONS, resolveConnection, StorageClient }
 import { reportErrors, type CliIo } from './errors.js';
 import { formatCount } from './numbers.js';
 import { alignedColumns } from './sql-output.js';
-import type { SinksAnswer, SourcesAnswer } from '../contract/stream-sources.js';
+import type { SinksAnswer, SinkView, SourcesAnswer, SourceView } from '../contract/stream-sources.js';
+import { allPages, stateOf } from './resources.js';
 
 export const STATUS_USAGE = `Usage: sluice status [options]
 
@@ -46,18 +47,17 @@ export async function runStatusCli(argv: string[], io: CliIo = process): Promise
     const lines = [`${client.url}: ${ready.status === 200 ? 'ready' : `NOT READY${notReady.length ? ` (${notReady.join('; ')})` : ''}`}${version ? `, version ${version}` : ''}`];
 
     const lags = metrics.status === 200 ? lagsOf(metrics.text) : undefined;
-    const sources = (await client.json<SourcesAnswer>('GET', `${BRANCH}/sources?limit=100`)).sources;
+    const sources = await allPages<SourceView>(client, `${BRANCH}/sources`, (a: SourcesAnswer) => a.sources);
     const rows: unknown[][] = [];
     let failing = 0;
     for (const source of sources) {
-      const sinks = (await client.json<SinksAnswer>('GET', `${BRANCH}/sources/${encodeURIComponent(source.sourceId)}/sinks?limit=100`)).sinks;
-      if (sinks.length === 0) rows.push([source.sourceId, source.type, source.disabled ? 'disabled' : 'enabled', '', '', '', '', '']);
+      const sinks = await allPages<SinkView>(client, `${BRANCH}/sources/${encodeURIComponent(source.sourceId)}/sinks`, (a: SinksAnswer) => a.sinks);
+      if (sinks.length === 0) rows.push([source.sourceId, source.type, stateOf(source), '', '', '', '', '']);
       for (const sink of sinks) {
         const failures = await client.json<{ count: number }>('GET', `${BRANCH}/sources/${encodeURIComponent(source.sourceId)}/sinks/${encodeURIComponent(sink.sinkId)}/failures?limit=1`);
         if (failures.count > 0) failing++;
         const lag = lags?.get(`${source.sourceId}/${sink.sinkId}`);
-        rows.push([source.sourceId, source.type, source.disabled ? 'disabled' : 'enabled', sink.sinkId, sink.table.tableId,
-          sink.disabled ? 'disabled' : 'enabled', lag === undefined ? (lags ? '0' : '?') : formatCount(lag), formatCount(failures.count)]);
+        rows.push([source.sourceId, source.type, stateOf(source), sink.sinkId, sink.table.tableId, stateOf(sink), lag === undefined ? (lags ? '0' : '?') : formatCount(lag), formatCount(failures.count)]);
       }
     }
     lines.push('', ...alignedColumns(['source', 'type', 'state', 'sink', 'table', 'sink state', 'lag', 'failures'], rows, [false, false, false, false, false, false, true, true]));

@@ -18,6 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { BacklogGate } from '../../actors/backlog-gate.js';
 import type { EventLog } from '../../ports/event-log.js';
 import { httpSourceTarget, INGEST_SERVER as SERVER, PROJECT_ID } from '../ingest/admission.js';
+import { isEncoded } from '../ingest/content-encoding.js';
 import { appendToLog, httpRecord, type AppendLog } from '../ingest/append.js';
 import { RETRY_AFTER } from '../../http/errors.js';
 import { applicationErrorMessage, exceptionId, QUOTA_CORS, refusalResult } from '../ingest/envelope.js';
@@ -64,7 +65,7 @@ export function createIngestFastPath(options: IngestFastPathOptions): IngestFast
     const target = httpSourceTarget(sources, sourceId, secret);
     if (!target || target.source.disabled) return undefined;
     // A compressed body is inflated by the route (content-encoding.ts), within its limit.
-    if (req.headers['content-encoding'] !== undefined) return undefined;
+    if (isEncoded(req.headers['content-encoding'])) return undefined;
     const length = req.headers['content-length'];
     if (length === undefined || !(Number(length) <= maxBodyBytes)) return undefined;
     return target;

@@ -4,4 +4,3 @@
  * the OTLP specification prescribes. The export itself is sources/otlp/ingest.ts, shared.
  */
 export { startOtlpGrpc, type OtlpGrpcListener, type OtlpGrpcOptions } from './server.js';
-export { OtlpGrpcListenError } from './listen-error.js';

@@ -15,7 +15,7 @@ import type { IngestSources } from '../ingest/sources.js';
 import { encodeExportResponse } from '../otlp/encode.js';
 import type { OtlpIngest } from '../otlp/ingest.js';
 import { admission, type AdmittedCall } from './admission.js';
-import { OtlpGrpcListenError } from './listen-error.js';
+import { StartFailure } from '../../start-failure.js';
 import { EXPORT, exportService } from './services.js';
 import { GrpcCode, INTERNAL, refusalOf, statusOf, type CallRefusal } from './status.js';
 
@@ -60,7 +60,7 @@ export async function startOtlpGrpc(opts: OtlpGrpcOptions, host: string, port: n
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(hostPort, ServerCredentials.createInsecure(), (err, boundPort) => {
       if (err) {
-        reject(new OtlpGrpcListenError(`OTLP/gRPC cannot listen on ${hostPort} (--otlp-grpc-port, SLUICE_OTLP_GRPC_PORT; 0 turns it off): ${err.message}`));
+        reject(new StartFailure(`OTLP/gRPC cannot listen on ${hostPort} (--otlp-grpc-port, SLUICE_OTLP_GRPC_PORT; 0 turns it off): ${err.message}`));
       } else {
         resolve(boundPort);
       }

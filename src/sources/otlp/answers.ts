@@ -12,7 +12,7 @@ import { EventLogFullError } from '../../ports/event-log.js';
 import { encodeRpcStatus, RPC_CODE } from './encode.js';
 import { encodingOf, OtlpDecodeError } from './decode.js';
 import { FlattenLimitError } from './flatten.js';
-import { bodyTooLarge } from './body.js';
+import { bodyTooLarge } from '../ingest/content-encoding.js';
 import type { QuotaVerdict } from '../ingest/quota.js';
 
 export const LOG_FULL = 'The event log cannot accept more data at the moment, please retry later.';

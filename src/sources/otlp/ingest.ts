@@ -27,7 +27,7 @@ import type { PartialSuccess } from './encode.js';
 import { flatten } from './flatten.js';
 import { findRejections, mappingCanFail, rejectionMessage, type Rejections, type SinkMapping } from './rejections.js';
 import { templateCanFail } from './template-can-fail.js';
-import { inflate } from './body.js';
+import { contentEncodingOf, decodeBody } from '../ingest/content-encoding.js';
 import { LOG_FULL, QuotaRefusal } from './answers.js';
 import type { InflightBudget } from './inflight.js';
 
@@ -107,7 +107,7 @@ export class OtlpIngest {
     };
     try {
       holdAtLeast(req.body.length);
-      const body = await inflate(req.body, req.contentEncoding, this.opts.maxBodyBytes);
+      const body = await decodeBody(req.body, contentEncodingOf(req.contentEncoding), this.opts.maxBodyBytes);
       holdAtLeast(body.length);
       const flattened = flatten(signal, decodeExportRequest(signal, req.encoding, body), this.maxFlattenedBytes);
       if (flattened.length === 0) return { records: 0 };
