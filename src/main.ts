@@ -19,6 +19,9 @@ Commands:
   sinks     list <sourceId> | get <sourceId> <sinkId>: the sinks of a source
   tables    list | get <tableId> | export <tableId>: the tables, one to a CSV or Parquet file
   sql       "<SELECT ...>": a read-only query on the tables of a running server
+  pull      [dir]: write the sources and sinks of a branch as YAML files (pipelines as code)
+  diff      [dir]: what push would change on the server (exit 1 when something differs)
+  push      [dir]: make the server match the files (--dry-run, --delete)
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
   extractor run the generic extractor: sluice extractor run --data DIR
   kafka     start|stop|status a local single-node Kafka broker for development and tests
@@ -97,6 +100,9 @@ const RUNNERS: Readonly<Record<string, (args: string[]) => Promise<number>>> = {
   sinks: async (args) => (await import('./cli/resources.js')).runSinksCli(args),
   status: async (args) => (await import('./cli/status.js')).runStatusCli(args),
   sql: async (args) => (await import('./cli/sql.js')).runSqlCli(args),
+  pull: async (args) => (await import('./cli/pipelines/commands.js')).runPullCli(args),
+  diff: async (args) => (await import('./cli/pipelines/commands.js')).runDiffCli(args),
+  push: async (args) => (await import('./cli/pipelines/commands.js')).runPushCli(args),
   secrets: async (args) => (await import('./cli/secrets.js')).runSecretsCli(args),
 };
 

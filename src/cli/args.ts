@@ -1,8 +1,10 @@
 /**
  * Command lines of the client commands, on node:util parseArgs (strict): an unknown option or a
- * missing value is a CliError with exit code 2 that names the option and the command's --help.
+ * missing value is a CliError with exit code 2 that names the option, the command's --help and
+ * the closest option when one is close ("Did you mean --format?").
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closestName } from '../model/did-you-mean.js';
 import { CliError } from './errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -15,7 +17,9 @@ export function parseCommandLine<T extends Options>(command: string, args: strin
     const help = `see "sluice ${command} --help"`;
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       const option = /'([^']+)'/.exec((err as Error).message)?.[1] ?? '';
-      throw new CliError(`unknown option "${option}" for "sluice ${command}" (${help})`, 2);
+      const closest = closestName(option, Object.keys(options).map((name) => `--${name}`));
+      const hint = closest === undefined ? '' : `. Did you mean ${closest}?`;
+      throw new CliError(`unknown option "${option}" for "sluice ${command}"${hint} (${help})`, 2);
     }
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
       const option = /'(-[^ ']+)/.exec((err as Error).message)?.[1] ?? '';

@@ -85,7 +85,7 @@ export class StorageClient {
   }
 
   /** A Storage API call with the token; resolves to the parsed JSON answer of a 2xx. */
-  async json<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  async json<T>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const headers: Record<string, string> = { 'X-StorageApi-Token': this.connection.token, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const res = await this.fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });

@@ -186,7 +186,7 @@ describe('sluice tables export', () => {
   it('exits 2 for a bad command line, without asking the server', async () => {
     const unknown = await sluice(['tables', 'export', TABLE, '--colums', 'id']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe('sluice: unknown option "--colums" for "sluice tables export" (see "sluice tables export --help")\n');
+    expect(unknown.stderr).toBe('sluice: unknown option "--colums" for "sluice tables export". Did you mean --columns? (see "sluice tables export --help")\n');
     const noTable = await sluice(['tables', 'export']);
     expect(noTable.code).toBe(2);
     expect(noTable.stderr).toContain('which table?');
