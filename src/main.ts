@@ -19,9 +19,7 @@ Commands:
   sinks     list <sourceId> | get <sourceId> <sinkId>: the sinks of a source
   tables    list | get <tableId> | export <tableId>: the tables, one to a CSV or Parquet file
   sql       "<SELECT ...>": a read-only query on the tables of a running server
-  pull      [dir]: write the sources and sinks of a branch as YAML files (pipelines as code)
-  diff      [dir]: what push would change on the server (exit 1 when something differs)
-  push      [dir]: make the server match the files (--dry-run, --delete)
+  pull      pull | diff | push [dir]: a branch's sources and sinks as YAML files (pipelines as code)
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
   extractor run the generic extractor: sluice extractor run --data DIR
   kafka     start|stop|status a local single-node Kafka broker for development and tests

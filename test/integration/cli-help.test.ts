@@ -103,7 +103,7 @@ describe('sluice --help and each command', () => {
     const [help, bare] = await Promise.all([sluice(['--help']), sluice([])]);
     expect(help.code).toBe(0);
     expect(bare).toEqual(help);
-    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
+    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets', 'pull']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
     expect(help.stdout).not.toContain('--port');
     expect(help.stdout.split('\n').length).toBeLessThan(20);
   });
@@ -125,6 +125,9 @@ describe('sluice --help and each command', () => {
       [['kafka', 'start', '--help'], 'Usage: sluice kafka'],
       [['tables', 'export', '--help'], 'Usage: sluice tables export'],
       [['sql', '--help'], 'Usage: sluice sql'],
+      [['pull', '--help'], 'Usage: sluice pull'],
+      [['diff', 'somewhere', '--help'], 'Usage: sluice diff'],
+      [['push', '--help'], 'Usage: sluice push'],
       [['secrets', '--help'], 'Usage: sluice secrets rotate-key'],
       [['secrets', 'rotate-key', '--help'], 'Usage: sluice secrets rotate-key'],
       [['sources', '--help'], 'Usage: sluice sources'],
