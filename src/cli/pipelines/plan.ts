@@ -92,10 +92,15 @@ function sinkSummary(s: SinkDefinition): string {
   return `into ${s.table.tableId}, ${plural(c, 'column')}${s.disabled ? ', disabled' : ''}`;
 }
 
+/** Settings compared key by key: none is an empty mapping. */
+function withSettings<T extends { settings?: unknown }>(entity: T): T {
+  return { ...entity, settings: entity.settings ?? {} };
+}
+
 /** The source's own fields (without its sinks). */
 function sourceFields(s: SourceDefinition): Omit<SourceDefinition, 'sinks'> {
   const { sinks: _sinks, ...fields } = canonicalSource(s);
-  return fields;
+  return withSettings(fields);
 }
 
 /** The changes of one source the files define, against the server's (absent: not there). */
@@ -119,7 +124,7 @@ export function planSource(desired: DesiredSource, current: SourceDefinition | u
   for (const s of want.sinks) {
     const now = have.get(s.sinkId);
     if (now) {
-      const d = differences(now, s);
+      const d = differences(withSettings(now), withSettings(s));
       if (d.length > 0) out.push({ action: 'update', sourceId, sinkId: s.sinkId, file, differences: d });
     } else if (branch.deletedSinks.get(sourceId)?.has(s.sinkId)) {
       out.push({ action: 'restore', sourceId, sinkId: s.sinkId, file, differences: [], summary: 'deleted on the server: undeleted, then updated to the file' });

@@ -228,11 +228,14 @@ describe('the plan', () => {
     columns.push({ name: 'ip', type: 'ip' });
     columns.splice(0, 1);
     edited.sinks[0].disabled = true;
+    edited.sinks[1].settings = { 'storage.level.staging.upload.trigger.count': 100 };
     const changes = planBranch([{ file, definition: edited }], branch([WEB]));
     expect(planText(changes, 'pipelines/')).toEqual([
       'source web (pipelines/web.yaml): update',
       '    name: "Web" -> "Web shop"',
       '    settings["source.quota.recordsPerSecond"]: 500 -> (default)',
+      '  sink all: update',
+      '      settings["storage.level.staging.upload.trigger.count"]: (default) -> 100',
       '  sink views: update',
       '      disabled: false -> true',
       '      table.mapping.columns["page"].path: "page" -> "url.page"',
