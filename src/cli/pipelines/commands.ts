@@ -163,7 +163,7 @@ async function compare(dir: string, values: Parameters<typeof api>[0], limits: R
 /** A file problem: every line, then the count; the exit code is the command's. */
 function reportFileProblems(io: CliIo, err: PipelineFileError, code: number): number {
   for (const line of err.problems) io.stderr.write(`sluice: ${line}\n`);
-  io.stderr.write(`sluice: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'} in the pipeline files; nothing was changed\n`);
+  io.stderr.write(`sluice: ${err.count} problem${err.count === 1 ? '' : 's'} in the pipeline files; nothing was changed\n`);
   return code;
 }
 

@@ -10,7 +10,7 @@
  * (`maxAliasCount`, so a "billion laughs" file fails instead of filling the memory), and the
  * parser's errors (a nesting too deep for the stack included) become a problem of the file.
  */
-import { isMap, isScalar, LineCounter, parseDocument, stringify, type Document } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, stringify, visit, type Document } from 'yaml';
 import { closestName } from '../../model/did-you-mean.js';
 import { normalizeId } from '../../model/ids.js';
 import { BASE_TYPES, COLUMN_TYPES, DATA_TYPES_OF, KEY_COLUMN_TYPES, SIGNALS, SOURCE_TYPES, type Column } from '../../model/definition.js';
@@ -44,7 +44,11 @@ export const DEFAULT_LIMITS: ReadLimits = { maxBytes: 4 * 1024 * 1024, maxAliasC
 
 /** A pipeline file that did not pass: each line names the file, the path in it and what is wrong. */
 export class PipelineFileError extends Error {
-  constructor(readonly problems: string[]) {
+  constructor(
+    readonly problems: string[],
+    /** How many problems there are: more than the lines when some were not listed. */
+    readonly count = problems.length,
+  ) {
     super(problems.join('\n'));
   }
 }
@@ -76,9 +80,13 @@ export function pathText(segments: readonly Segment[]): string {
   return out;
 }
 
+/** Problems reported of one file at most: a hostile file with a million bad keys is named, not listed (and finding a line is not free). */
+const MAX_PROBLEMS = 20;
+
 /** Collects the problems of one file, each with its path and line. */
 class Problems {
-  readonly lines: string[] = [];
+  private readonly found: string[] = [];
+  private more = 0;
   constructor(
     private readonly file: string,
     private readonly doc?: Document,
@@ -86,8 +94,20 @@ class Problems {
   ) {}
 
   add(path: readonly Segment[], message: string): void {
+    if (this.found.length >= MAX_PROBLEMS) {
+      this.more++;
+      return;
+    }
     const where = path.length === 0 ? '' : `${pathText(path)}: `;
-    this.lines.push(`${this.file}: ${where}${message}${this.lineOf(path)}`);
+    this.found.push(`${this.file}: ${where}${message}${this.lineOf(path)}`);
+  }
+
+  get lines(): string[] {
+    return this.more === 0 ? this.found : [...this.found, `${this.file}: ${this.more} more problem${this.more === 1 ? '' : 's'} not listed`];
+  }
+
+  get count(): number {
+    return this.found.length + this.more;
   }
 
   private lineOf(path: readonly Segment[]): string {
@@ -336,8 +356,15 @@ export function parsePipeline(file: string, text: string, limits: ReadLimits = D
   let doc: Document;
   let value: unknown;
   try {
-    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, merge: false, schema: 'core', strict: true, stringKeys: true });
+    // uniqueKeys: the library's own check compares each key with every earlier one of its map
+    // (200,000 keys take minutes); duplicateKey does it with a set.
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false, merge: false, schema: 'core', strict: true, stringKeys: true });
     const firstError = doc.errors[0];
+    const duplicate = firstError ? undefined : duplicateKey(doc);
+    if (duplicate) {
+      const at = lineCounter.linePos(duplicate.offset);
+      throw new PipelineFileError([`${file}:${at.line}:${at.col}: not valid YAML: the key "${duplicate.key}" is there twice in one mapping`]);
+    }
     if (firstError) {
       const at = lineCounter.linePos(firstError.pos[0]);
       const reason = /call stack/i.test(firstError.message) ? 'it is nested too deeply to read' : firstError.message.split('\n')[0];
@@ -354,7 +381,7 @@ export function parsePipeline(file: string, text: string, limits: ReadLimits = D
   const reader = new Reader(problems);
   if (value === null || value === undefined) throw new PipelineFileError([`${file}: is empty (sluice pull writes one file per source)`]);
   const object = reader.object(value, [], SOURCE_KEYS, ['sourceId', 'type', 'name']);
-  if (!object) throw new PipelineFileError(problems.lines);
+  if (!object) throw new PipelineFileError(problems.lines, problems.count);
   const sourceId = reader.id(object.sourceId, ['sourceId']);
   const expected = baseName(file);
   if (sourceId && sourceId !== expected) problems.add(['sourceId'], `"${sourceId}" is not the file's name: the file of source "${sourceId}" is ${sourceId}${FILE_SUFFIX} (rename the file, or the id)`);
@@ -374,7 +401,7 @@ export function parsePipeline(file: string, text: string, limits: ReadLimits = D
   });
   const definition = sourceId && type && name ? { sourceId, type, name, description, disabled: disabled ? true as const : undefined, settings, sinks: sinks.filter((s) => s !== undefined) } : undefined;
   if (definition) for (const p of settingsProblems(definition, 'lenient')) problems.add(p.path, p.message);
-  if (problems.lines.length > 0 || !definition) throw new PipelineFileError(problems.lines);
+  if (problems.count > 0 || !definition) throw new PipelineFileError(problems.lines, problems.count);
   return {
     definition,
     problemsAt: (found) => {
@@ -383,6 +410,26 @@ export function parsePipeline(file: string, text: string, limits: ReadLimits = D
       return more.lines;
     },
   };
+}
+
+/** The first key that a mapping of the document has twice, and where its second one is. */
+function duplicateKey(doc: Document): { key: string; offset: number } | undefined {
+  let found: { key: string; offset: number } | undefined;
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+        if (seen.has(key)) {
+          found = { key, offset: (pair.key as { range?: [number, number] }).range?.[0] ?? 0 };
+          return visit.BREAK;
+        }
+        seen.add(key);
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 function baseName(file: string): string {

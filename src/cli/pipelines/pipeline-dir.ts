@@ -37,6 +37,7 @@ export function readPipelineDir(dir: string, limits: ReadLimits): ReadDir {
   const files: ReadFile[] = [];
   const notes: string[] = [];
   const problems: string[] = [];
+  let count = 0;
   for (const name of entries(dir)) {
     const file = join(dir, name);
     if (name.endsWith('.yml')) notes.push(`${file}: not read (pipeline files end in ${FILE_SUFFIX})`);
@@ -44,6 +45,7 @@ export function readPipelineDir(dir: string, limits: ReadLimits): ReadDir {
     const stat = statSync(file);
     if (!stat.isFile()) continue;
     if (stat.size > limits.maxBytes) {
+      count++;
       problems.push(`${file}: is ${stat.size} bytes, more than a pipeline file may have (${byteSizeString(limits.maxBytes)}, --max-file-size)`);
       continue;
     }
@@ -52,9 +54,10 @@ export function readPipelineDir(dir: string, limits: ReadLimits): ReadDir {
     } catch (err) {
       if (!(err instanceof PipelineFileError)) throw err;
       problems.push(...err.problems);
+      count += err.count;
     }
   }
-  if (problems.length > 0) throw new PipelineFileError(problems);
+  if (problems.length > 0) throw new PipelineFileError(problems, count);
   return { files, notes };
 }
 
