@@ -78,7 +78,7 @@ export interface Config {
   sinkRetryBaseMs: number;
   /** Staged data of a file that could not be imported is kept this long (7 days). */
   stagingRetentionMs: number;
-  /** Kafka bootstrap servers: the event log is Kafka (README "Kafka"); undefined: the embedded LMDB log. */
+  /** Kafka bootstrap servers: the event log is Kafka (docs/kafka.md, "Kafka"); undefined: the embedded LMDB log. */
   kafkaBrokers?: string[];
   /** Partitions of the source topics Sluice creates (each read by its own sink writers). */
   kafkaPartitions: number;
@@ -88,7 +88,7 @@ export interface Config {
   kafkaTopicPrefix: string;
   /** Sources bound to existing topics: source id -> topic. */
   kafkaTopics: Record<string, string>;
-  /** What this node does (README "Cluster mode"); all of them by default. */
+  /** What this node does (docs/cluster.md, "Cluster mode"); all of them by default. */
   roles: ReadonlySet<Role>;
   /**
    * The DuckDB file of the tables (default `<dataDir>/tables.duckdb`). With --kafka it is
@@ -106,7 +106,7 @@ export interface Config {
   /** Upper bound of the rows a read-only SQL query returns (a request may ask for fewer). */
   sqlMaxRows: number;
   /**
-   * Memory of read-only SQL (README "Read-only SQL"): DuckDB's memory_limit and
+   * Memory of read-only SQL (docs/exports-and-sql.md, "Read-only SQL"): DuckDB's memory_limit and
    * max_temp_directory_size; on PostgreSQL a query's temp_file_limit, a quarter of it its work_mem.
    */
   sqlMemoryLimitBytes: number;

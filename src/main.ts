@@ -19,6 +19,7 @@ Commands:
   sinks     list <sourceId> | get <sourceId> <sinkId>: the sinks of a source
   tables    list | get <tableId> | export <tableId>: the tables, one to a CSV or Parquet file
   sql       "<SELECT ...>": a read-only query on the tables of a running server
+  wait      the task a Stream API write answered (on stdin): wait until it is finished
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
   extractor run the generic extractor: sluice extractor run --data DIR
   kafka     start|stop|status a local single-node Kafka broker for development and tests
@@ -98,6 +99,7 @@ const RUNNERS: Readonly<Record<string, (args: string[]) => Promise<number>>> = {
   status: async (args) => (await import('./cli/status.js')).runStatusCli(args),
   sql: async (args) => (await import('./cli/sql.js')).runSqlCli(args),
   secrets: async (args) => (await import('./cli/secrets.js')).runSecretsCli(args),
+  wait: async (args) => (await import('./cli/wait.js')).runWaitCli(args),
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -373,7 +373,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   purgeFiles();
   const filePurge = setInterval(purgeFiles, 600_000);
   filePurge.unref();
-  // Roles (README "Cluster mode"); a node without --kafka has them all.
+  // Roles (docs/cluster.md, "Cluster mode"); a node without --kafka has them all.
   if (config.roles.has('sink')) runtime.start();
   if (config.roles.has('jobs')) queue.pool.start();
   if (config.roles.has('api')) statisticsHistory.start();

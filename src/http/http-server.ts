@@ -1,6 +1,6 @@
 /**
  * The node's HTTP servers (the API listener and the --metrics-port one) with the limits that keep
- * a client from holding a connection for nothing (README "Server timeouts and connections"):
+ * a client from holding a connection for nothing (docs/configuration.md, "Server timeouts and connections"):
  *
  * - headers: the request line and headers must arrive within `headersTimeoutMs`, counted from
  *   the connection (a client that sends nothing) or from the request's first byte. Node's server

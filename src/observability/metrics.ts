@@ -1,6 +1,6 @@
 /**
  * The node's Prometheus metrics (prom-client), every one defined here so that the names, labels
- * and help texts are in one place (the README's "Observability" list and the Grafana
+ * and help texts are in one place (docs/observability.md, "Observability" list and the Grafana
  * dashboard's queries are checked against them). One registry per node process (tests run
  * several nodes in one process). Conventions: `sluice_` prefix, `_total` counters, `_seconds`
  * histograms, base units; labels only of bounded values: configured source, sink and table

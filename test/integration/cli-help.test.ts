@@ -3,7 +3,7 @@
  * `sluice serve --help` lists every option of src/config.ts with its environment variable and
  * default, every command answers --help, `--version`, `sluice jsonnet -S` (string output as the
  * jsonnet CLI has it, on both engines), `sluice jsonnet` under its limits (issue 21), and the
- * README's configuration table agrees with the options table.
+ * configuration table of docs/configuration.md agrees with the options table.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -237,9 +237,9 @@ describe('sluice jsonnet under its limits', () => {
   });
 });
 
-describe("the README's configuration table", () => {
+describe("the configuration table of docs/configuration.md", () => {
   it('has a row for every option with its variable and the default that --help shows', () => {
-    const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(resolve(ROOT, 'docs/configuration.md'), 'utf8');
     const section = readme.slice(readme.indexOf('\n## Configuration\n'));
     const rows = new Map<string, string[]>();
     for (const line of section.split('\n')) {
@@ -248,12 +248,12 @@ describe("the README's configuration table", () => {
     }
     for (const o of OPTIONS) {
       const row = rows.get(o.flag);
-      expect(row, `README: no row for ${o.flag}`).toBeDefined();
+      expect(row, `docs/configuration.md: no row for ${o.flag}`).toBeDefined();
       expect(row![1], o.flag).toBe(`\`${o.env}\``);
       // The cell without its backticks and an explanation in parentheses after the value.
       const shown = row![2].replace(/`/g, '').replace(/ \([^)]*\)$/, '');
       expect(shown, o.flag).toBe(defaultText(o));
     }
-    for (const flag of rows.keys()) expect(OPTIONS.map((o) => o.flag), `README row ${flag}`).toContain(flag);
+    for (const flag of rows.keys()) expect(OPTIONS.map((o) => o.flag), `docs/configuration.md row ${flag}`).toContain(flag);
   });
 });

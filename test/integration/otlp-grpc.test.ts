@@ -1,7 +1,7 @@
 /**
  * OTLP over gRPC against a real `sluice serve` (dist/main.js, a child process): the
  * OpenTelemetry JS SDK's gRPC exporters fill the default logs / metrics / traces tables (the
- * README's example too); every bad call of a raw client gets its status, stores nothing and
+ * example of docs/otlp.md too); every bad call of a raw client gets its status, stores nothing and
  * leaves the process serving; a port in use ends the start with one line; SIGTERM drains.
  * Requires `npm run build` first.
  */
@@ -148,9 +148,9 @@ describe('OTLP/gRPC with the OpenTelemetry SDK', () => {
     expect(Object.keys(recent.headers).map((h: string) => h.toLowerCase())).not.toContain('authorization');
   }, 90_000);
 
-  it("runs the README's gRPC example as written", async () => {
+  it("runs the gRPC example of docs/otlp.md as written", async () => {
     const secret = await otlpSource('readme-grpc');
-    const readme = readFileSync(resolve('README.md'), 'utf8');
+    const readme = readFileSync(resolve('docs/otlp.md'), 'utf8');
     const after = readme.indexOf('**The same application over gRPC**');
     expect(after).toBeGreaterThan(0);
     const code = /```js\n([\s\S]*?)```/.exec(readme.slice(after))![1];
