@@ -46,19 +46,18 @@ export function prebuildKafkaConnect(): () => void {
 }
 
 /**
- * A connector's configuration as a document of the repository gives it: the first ```json block
- * (README.md, then docs/**) that sets `connector.class` to `connectorClass`. Found by the class,
- * not by a heading, so that the text may move between pages.
+ * A JSON object as the repository's documentation gives it: the first ```json block (README.md,
+ * then docs/**) that contains `marker` (e.g. `"connector.class": "<class>"`). Found by what it
+ * says, not by a heading, so that the text may move between pages.
  */
-export function documentedConnectorConfig(connectorClass: string): Record<string, string> {
+export function documentedJson(marker: string): Record<string, string> {
   const pages = ['README.md', ...markdownUnder('docs')];
   for (const page of pages) {
     for (const [, block] of readFileSync(resolve(page), 'utf8').matchAll(/```json\n([\s\S]*?)```/g)) {
-      if (!block.includes(`"connector.class": "${connectorClass}"`)) continue;
-      return JSON.parse(block) as Record<string, string>;
+      if (block.includes(marker)) return JSON.parse(block) as Record<string, string>;
     }
   }
-  throw new Error(`no json block with "connector.class": "${connectorClass}" in ${pages.join(', ')}`);
+  throw new Error(`no json block with ${marker} in ${pages.join(', ')}`);
 }
 
 function markdownUnder(dir: string): string[] {
