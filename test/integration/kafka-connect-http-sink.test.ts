@@ -147,7 +147,7 @@ afterAll(async () => {
   await worker?.stop();
   await svc?.close();
   await broker?.stop();
-});
+}, 60_000);
 
 describe("Aiven's HTTP sink connector in a real Kafka Connect worker, configured as documented", () => {
   it('delivers every JSON record of the topic as one row, exactly once; a record that is not JSON is refused alone', async (ctx) => {
