@@ -88,9 +88,12 @@ async function serve(argv: string[]): Promise<void> {
 }
 
 /** The commands other than serve: each loads its module when it runs, and resolves to the exit code. */
+/** The development tools' console, with the project's "did you mean" (tools/ import nothing of the project). */
+const TOOL_IO = { stdout: process.stdout, stderr: process.stderr, env: process.env, didYouMean };
+
 const RUNNERS: Readonly<Record<string, (args: string[]) => Promise<number>>> = {
-  kafka: async (args) => (await import('./tools/kafka-broker/cli.js')).runKafkaCli(args),
-  postgres: async (args) => (await import('./tools/postgres/cli.js')).runPostgresCli(args),
+  kafka: async (args) => (await import('./tools/kafka-broker/cli.js')).runKafkaCli(args, TOOL_IO),
+  postgres: async (args) => (await import('./tools/postgres/cli.js')).runPostgresCli(args, TOOL_IO),
   jsonnet: async (args) => (await import('@sluice/jsonnet')).runJsonnetCli(args, process),
   extractor: async (args) => (await import('@sluice/generic-extractor')).runExtractorCli(args),
   tables: async (args) => (await import('./cli/tables-export.js')).runTablesCli(args),

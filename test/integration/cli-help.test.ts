@@ -103,7 +103,7 @@ describe('sluice --help and each command', () => {
     const [help, bare] = await Promise.all([sluice(['--help']), sluice([])]);
     expect(help.code).toBe(0);
     expect(bare).toEqual(help);
-    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
+    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets', 'wait']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
     expect(help.stdout).not.toContain('--port');
     expect(help.stdout.split('\n').length).toBeLessThan(20);
   });
@@ -115,6 +115,20 @@ describe('sluice --help and each command', () => {
     expect(option).toMatchObject({ code: 2, stderr: 'Configuration error: Unknown option "--prot" (sluice serve --help lists them). Did you mean --port?\n' });
     // Nothing close: no guess, and no list of every flag.
     expect(far).toMatchObject({ code: 2, stderr: 'Configuration error: Unknown option "--colour" (sluice serve --help lists them).\n' });
+  });
+
+  it('the development tools (kafka, postgres) exit 2 on a wrong command line too, and say what was meant', async () => {
+    const [kafka, kafkaOption, postgres, postgresOption, bare] = await Promise.all([
+      sluice(['kafka', 'strat']), sluice(['kafka', 'status', '--prot', '1']), sluice(['postgres', 'stat']), sluice(['postgres', 'status', '--dta-dir', 'x']), sluice(['kafka']),
+    ]);
+    expect(kafka.code).toBe(2);
+    expect(kafka.stderr.split('\n')[0]).toBe('Unknown kafka command "strat": start, stop or status. Did you mean start?');
+    expect(kafkaOption).toMatchObject({ code: 2, stderr: 'Unknown option "--prot" (sluice kafka --help lists them). Did you mean --port?\n' });
+    expect(postgres.code).toBe(2);
+    expect(postgres.stderr.split('\n')[0]).toBe('Unknown postgres command "stat": start, stop or status. Did you mean start?');
+    expect(postgresOption).toMatchObject({ code: 2, stderr: 'Unknown option "--dta-dir" (sluice postgres --help lists them). Did you mean --data-dir?\n' });
+    expect(bare).toMatchObject({ code: 2, stdout: '' });
+    expect(bare.stderr).toContain('Usage: sluice kafka');
   });
 
   it('every command answers --help (also after a subcommand) with its usage on stdout, exit 0', async () => {
