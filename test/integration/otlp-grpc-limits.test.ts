@@ -151,7 +151,7 @@ describe('the OTLP/gRPC connection cap', () => {
     expect(await rawExport(a.session).status).toBe(0);
     b.session.destroy();
     await b.closed;
-    await vi.waitFor(() => expect(events.open).toBe(1));
+    await vi.waitFor(() => expect(events.open).toBe(1), { timeout: 5000 });
     expect((await client(grpc.address).export('logs', logsRequest(1), SECRET)).codeName).toBe('OK');
   });
 
@@ -174,7 +174,7 @@ describe('the OTLP/gRPC connection cap', () => {
     expect(await raw(grpc.address).taken).toBe(false);
     expect(events.refused).toEqual(['node']);
     a.session.destroy();
-    await vi.waitFor(() => expect(nodeOpen).toBe(0));
+    await vi.waitFor(() => expect(nodeOpen).toBe(0), { timeout: 5000 });
     expect((await client(grpc.address).export('logs', logsRequest(1), SECRET)).codeName).toBe('OK');
   });
 });
@@ -217,7 +217,7 @@ describe('OTLP/gRPC idle and old connections', () => {
     // Read what the server sends (its SETTINGS, then a GOAWAY), to see its end.
     silent.resume();
     await new Promise((res) => silent.once('close', res));
-    await vi.waitFor(() => expect(events.open).toBe(0));
+    await vi.waitFor(() => expect(events.open).toBe(0), { timeout: 5000 });
     const c = client(grpc.address);
     expect((await c.export('logs', logsRequest(1), SECRET)).codeName).toBe('OK');
     await sleep(800);
@@ -237,7 +237,7 @@ describe('OTLP/gRPC idle and old connections', () => {
     const lived = performance.now() - started;
     expect(lived).toBeGreaterThanOrEqual(450 + 350);
     expect(await stuck.status).toBeUndefined();
-    await vi.waitFor(() => expect(events.open).toBe(0));
+    await vi.waitFor(() => expect(events.open).toBe(0), { timeout: 5000 });
     // A grpc-js client sends on across the GOAWAYs without an error.
     const c = client(grpc.address);
     for (let i = 0; i < 6; i++) {
