@@ -59,6 +59,20 @@ export class Metrics {
     labelNames: ['reason'] as const, registers: [this.registry],
   });
 
+  // ---- the OTLP/gRPC listener's connections ----
+  readonly otlpGrpcConnections = new Gauge({
+    name: 'sluice_otlp_grpc_connections', help: 'Open OTLP/gRPC connections.',
+    registers: [this.registry],
+  });
+  readonly otlpGrpcConnectionsRefused = new Counter({
+    name: 'sluice_otlp_grpc_connections_refused_total', help: 'OTLP/gRPC connections reset at once because a cap was reached, by limit (otlp-grpc: --otlp-grpc-max-connections; node: --max-connections).',
+    labelNames: ['limit'] as const, registers: [this.registry],
+  });
+  readonly otlpGrpcConnectionsClosed = new Counter({
+    name: 'sluice_otlp_grpc_connections_closed_total', help: 'OTLP/gRPC connections the node closed for their behaviour, by reason (too_many_pings: --otlp-grpc-min-ping-interval).',
+    labelNames: ['reason'] as const, registers: [this.registry],
+  });
+
   // ---- event log ----
   readonly logAppended = new HotCounter(
     'sluice_log_records_appended_total', 'Records appended to the event log, per source.',
