@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { OtelToolsLastSequencer } from './test/helpers/sequencer.js';
+import { BuiltClientsLastSequencer } from './test/helpers/sequencer.js';
 
 /**
  * The workspace packages (packages/*) resolve to their TypeScript sources, as tsconfig.json's
@@ -30,9 +30,10 @@ export default defineConfig({
     testTimeout: 30_000,
     // Kills brokers and services a failed test left running (test/helpers/leftovers.ts).
     globalSetup: ['test/helpers/global-setup.ts'],
-    // The files that drive the OpenTelemetry Collector and telemetrygen run last: their Go build
-    // (started by the global setup) overlaps the other files.
-    sequence: { sequencer: OtelToolsLastSequencer },
+    // The files that drive clients built by a script (the OpenTelemetry Collector and telemetrygen,
+    // a Kafka Connect worker) run last: their build (started by the global setup) overlaps the
+    // other files.
+    sequence: { sequencer: BuiltClientsLastSequencer },
     hookTimeout: 30_000,
     // Integration tests open real LMDB/DuckDB files and sockets; two cores only.
     pool: 'forks',

@@ -1,7 +1,7 @@
 /**
  * The e2e bench's load generators (bench/e2e.ts): batched clients as exporters and connectors
  * behave, sending until `amount` batches were accepted or for `duration` seconds, and waiting out
- * each 429's or 503's Retry-After (back-pressure, README "Ingestion and the record's path").
+ * each 429's or 503's Retry-After (back-pressure, docs/ingestion.md, "Ingestion and the record's path").
  *
  * - `feedRaw`: `connections` loops, each POSTing the same prepared body again and again (the OTLP
  *   path's sender; the batch path's with `--batch-sender raw`): no work a record.

@@ -29,6 +29,11 @@
  *   [--records 768000] [--duration <s>] [--connections 8] [--rounds 1] [--profile]
  *   [--profile-records 256000] [--keep-profiles <dir>] [--import-min-interval <duration>] [--drain-timeout 180]
  *   [--batch-sender client|raw] [--client-gzip]`
+ *
+ * With `--client telemetrygen` the load is the Collector project's telemetrygen instead, beside
+ * the Collector itself as the baseline (bench/e2e-otlp.ts):
+ * `npm run bench -- e2e --client telemetrygen [--protocol grpc,http] [--duration 20] [--rounds 1]
+ *   [--workers 4] [--batch-size 100] [--rate 0] [--import-min-interval 2s] [--drain-timeout 180]`
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +45,8 @@ import { otlpBody, ndjsonBody, PATH_COLUMNS, TEMPLATE_COLUMNS, type BatchPath } 
 import { groupQuery, type BaselineOptions, type BaselineResult } from './e2e-baseline.js';
 import { foldProfiles, perRecord } from './profile-stages.js';
 import { feedRaw, feedWithClient } from './e2e-feed.js';
+import { telemetrygenE2eBench } from './e2e-otlp.js';
+import type { Protocol } from './otlp-clients.js';
 import { apiCall, freePort, median, mainThreadCpuSec, procCpuSec, residentBytes, round2, ServerProcess, serveNodeFlags, sleep, waitTask } from './util.js';
 
 type TargetName = 'duckdb' | 'postgres';
@@ -114,8 +121,31 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
       'drain-timeout': { type: 'string', default: '180' },
       'batch-sender': { type: 'string', default: 'client' },
       'client-gzip': { type: 'boolean', default: false },
+      // The telemetrygen mode (bench/e2e-otlp.ts).
+      client: { type: 'string', default: 'library' },
+      protocol: { type: 'string', default: 'grpc,http' },
+      workers: { type: 'string', default: '4' },
+      'batch-size': { type: 'string', default: '100' },
+      rate: { type: 'string', default: '0' },
     },
   });
+  if (values.client !== 'library' && values.client !== 'telemetrygen') throw new Error(`--client: library or telemetrygen, not ${values.client}`);
+  if (values.client === 'telemetrygen') {
+    const protocols = values.protocol.split(',') as Protocol[];
+    for (const p of protocols) if (p !== 'grpc' && p !== 'http') throw new Error(`--protocol: grpc or http, not ${p}`);
+    const main = resolve('dist/main.js');
+    if (!existsSync(main)) throw new Error('dist/main.js is missing: run "npm run build" first.');
+    return telemetrygenE2eBench(main, {
+      protocols,
+      durationSec: Number(values.duration ?? 20),
+      rounds: Number(values.rounds),
+      workers: Number(values.workers),
+      batchSize: Number(values['batch-size']),
+      rate: Number(values.rate),
+      importInterval: values['import-min-interval'] ?? '2s',
+      drainTimeoutSec: Number(values['drain-timeout']),
+    });
+  }
   const targets = values.target.split(',') as TargetName[];
   const paths = values.paths.split(',') as BatchPath[];
   for (const t of targets) if (t !== 'duckdb' && t !== 'postgres') throw new Error(`--target: duckdb or postgres, not ${t}`);

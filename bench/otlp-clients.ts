@@ -38,7 +38,7 @@ export interface ClientsOptions {
   drainTimeoutSec: number;
 }
 
-type Protocol = 'http' | 'grpc';
+export type Protocol = 'http' | 'grpc';
 type Server = 'sluice' | 'collector';
 
 interface CaseResult {
@@ -136,17 +136,32 @@ export async function otlpClientsBench(options: ClientsOptions): Promise<Record<
   };
 }
 
-/** telemetrygen's arguments for logs at `endpoint`, for warm-up + duration seconds. */
-function telemetrygenArgs(endpoint: string, protocol: Protocol, options: ClientsOptions, auth?: { secret: string; pathPrefix: string }): string[] {
+/** telemetrygen's arguments for logs at `endpoint`, for warm-up + duration seconds (and a tail). */
+function telemetrygenArgs(endpoint: string, protocol: Protocol, options: ClientsOptions, auth?: SluiceAuth): string[] {
+  // It runs on past the window, so that the whole window is under load.
+  return telemetrygenLogsArgs(endpoint, protocol, { seconds: options.warmupSec + options.durationSec + TAIL_SEC, workers: options.workers, batchSize: options.batchSize }, auth);
+}
+
+/** An OTLP source's secret, and the path its OTLP/HTTP URLs start with. */
+export interface SluiceAuth {
+  secret: string;
+  pathPrefix: string;
+}
+
+/**
+ * telemetrygen's arguments for `seconds` of logs at `endpoint` (host:port) over `protocol`, from
+ * `workers` workers, `batchSize` records a request, `rate` records a second per worker (0:
+ * unthrottled); with Sluice's `auth` (the secret as `authorization: Bearer`, the source's path).
+ */
+export function telemetrygenLogsArgs(endpoint: string, protocol: Protocol, load: { seconds: number; workers: number; batchSize: number; rate?: number }, auth?: SluiceAuth): string[] {
   return [
     'logs',
     '--otlp-endpoint', endpoint,
     '--otlp-insecure',
-    // It runs on past the window, so that the whole window is under load.
-    '--duration', `${options.warmupSec + options.durationSec + TAIL_SEC}s`,
-    '--workers', String(options.workers),
-    '--batch-size', String(options.batchSize),
-    '--rate', '0',
+    '--duration', `${load.seconds}s`,
+    '--workers', String(load.workers),
+    '--batch-size', String(load.batchSize),
+    '--rate', String(load.rate ?? 0),
     '--service', 'bench',
     '--body', 'GET /api/orders/100042 completed in 17 ms for user u-42',
     '--telemetry-attributes', 'http.route="/api/orders/:id"',
@@ -217,11 +232,7 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
   const problems: string[] = [];
   try {
     const sources = '/v1/branches/default/sources';
-    await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'POST', sources, { sourceId: SOURCE, name: SOURCE, type: 'otlp' }));
-    const sinks = (await apiCall(base, TOKEN, 'POST', `${sources}/${SOURCE}/otlp/default-sinks`, { signals: ['logs'] })) as { sinks: Array<{ task: unknown }> };
-    for (const sink of sinks.sinks) await waitTask(base, TOKEN, sink.task);
-    const source = (await apiCall(base, TOKEN, 'GET', `${sources}/${SOURCE}`)) as { otlp: { baseUrl: string; secret: string } };
-    const auth = { secret: source.otlp.secret, pathPrefix: new URL(source.otlp.baseUrl).pathname };
+    const { auth } = await createLogsSource(base, TOKEN, SOURCE);
     const endpoint = protocol === 'http' ? new URL(base).host : `127.0.0.1:${grpcPort}`;
 
     const metrics = () => scrape(`${base}/metrics`);
@@ -254,6 +265,19 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
   } finally {
     await close();
   }
+}
+
+/**
+ * Creates the OTLP source `sourceId` with its default logs sink (POST .../otlp/default-sinks,
+ * sink `logs`); its authentication for telemetrygen and the sink's table.
+ */
+export async function createLogsSource(base: string, token: string, sourceId: string): Promise<{ auth: SluiceAuth; tableId: string }> {
+  const sources = '/v1/branches/default/sources';
+  await waitTask(base, token, await apiCall(base, token, 'POST', sources, { sourceId, name: sourceId, type: 'otlp' }));
+  const sinks = (await apiCall(base, token, 'POST', `${sources}/${sourceId}/otlp/default-sinks`, { signals: ['logs'] })) as { sinks: Array<{ task: unknown; tableId: string }> };
+  for (const sink of sinks.sinks) await waitTask(base, token, sink.task);
+  const source = (await apiCall(base, token, 'GET', `${sources}/${sourceId}`)) as { otlp: { baseUrl: string; secret: string } };
+  return { auth: { secret: source.otlp.secret, pathPrefix: new URL(source.otlp.baseUrl).pathname }, tableId: sinks.sinks[0].tableId };
 }
 
 /** Whether this build of Sluice listens for OTLP/gRPC on SLUICE_OTLP_GRPC_PORT. */
@@ -289,17 +313,7 @@ async function collectorCase(tools: OtelTools, protocol: Protocol, options: Clie
   const receiver = `127.0.0.1:${await freePort()}`;
   const metricsPort = await freePort();
   const out = mkdtempSync(join(tmpdir(), 'sluice-bench-otelcol-out-'));
-  const config = {
-    receivers: { otlp: { protocols: { [protocol]: { endpoint: receiver } } } },
-    processors: { batch: {} },
-    // Rotated, so that a long run does not fill the disk (a deployment would rotate too).
-    exporters: { file: { path: join(out, 'logs.jsonl'), rotation: { max_megabytes: 100, max_backups: 1 } } },
-    service: {
-      telemetry: { metrics: { readers: [{ pull: { exporter: { prometheus: { host: '127.0.0.1', port: metricsPort } } } }] } },
-      pipelines: { logs: { receivers: ['otlp'], processors: ['batch'], exporters: ['file'] } },
-    },
-  };
-  const collector = await CollectorProcess.start(tools, [config]);
+  const collector = await CollectorProcess.start(tools, [collectorConfig(protocol, receiver, metricsPort, out)]);
   const problems: string[] = [];
   try {
     const metrics = () => scrape(`http://127.0.0.1:${metricsPort}/metrics`);
@@ -329,7 +343,26 @@ async function collectorCase(tools: OtelTools, protocol: Protocol, options: Clie
   }
 }
 
-async function scrape(url: string): Promise<string> {
+/**
+ * The peer baseline's configuration: the Collector's otlp receiver on `receiver` (host:port) for
+ * `protocol`, the batch processor (its defaults), the file exporter writing JSON lines into
+ * `outDir` (rotated, so that a long run does not fill the disk: a deployment would rotate too);
+ * its own metrics for Prometheus on `metricsPort` (otelcol_receiver_accepted_log_records,
+ * otelcol_exporter_sent_log_records).
+ */
+export function collectorConfig(protocol: Protocol, receiver: string, metricsPort: number, outDir: string): object {
+  return {
+    receivers: { otlp: { protocols: { [protocol]: { endpoint: receiver } } } },
+    processors: { batch: {} },
+    exporters: { file: { path: join(outDir, 'logs.jsonl'), rotation: { max_megabytes: 100, max_backups: 1 } } },
+    service: {
+      telemetry: { metrics: { readers: [{ pull: { exporter: { prometheus: { host: '127.0.0.1', port: metricsPort } } } }] } },
+      pipelines: { logs: { receivers: ['otlp'], processors: ['batch'], exporters: ['file'] } },
+    },
+  };
+}
+
+export async function scrape(url: string): Promise<string> {
   const res = await fetch(url);
   const text = await res.text();
   if (!res.ok) throw new Error(`GET ${url} answered ${res.status}: ${text.slice(0, 300)}`);

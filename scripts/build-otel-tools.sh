@@ -25,7 +25,9 @@ TELEMETRYGEN_VERSION=v0.161.0       # the newest telemetrygen the proxy serves (
 RECIPE=2
 
 EXIT_NO_GO=3
-EXIT_LOCK_TIMEOUT=4
+
+# shellcheck source=scripts/build-lock.sh
+source "$(dirname "${BASH_SOURCE[0]}")/build-lock.sh"
 
 say() { echo "[build-otel-tools] $*" >&2; }
 
@@ -48,38 +50,7 @@ if ! command -v go >/dev/null 2>&1; then
   exit "$EXIT_NO_GO"
 fi
 
-mkdir -p "$cache_root"
-
-# The lock is a folder holding the builder's pid: mkdir is atomic, and a lock whose process is
-# gone (a killed build) is taken over instead of being waited on.
-release_lock() { rm -rf "$lock"; }
-waited=0
-until mkdir "$lock" 2>/dev/null; do
-  if complete; then
-    echo "$dir"
-    exit 0
-  fi
-  holder="$(cat "$lock/pid" 2>/dev/null || true)"
-  if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
-    say "taking over the lock of build $holder, which is gone"
-    rm -rf "$lock"
-    continue
-  fi
-  if [ "$waited" -eq 0 ]; then say "another build (pid ${holder:-?}) is running; waiting for it"; fi
-  if [ "$waited" -ge 1800 ]; then
-    say "waited 15 minutes for another build (lock $lock); giving up"
-    exit "$EXIT_LOCK_TIMEOUT"
-  fi
-  sleep 0.5
-  waited=$((waited + 1))
-done
-echo "$$" >"$lock/pid"
-trap release_lock EXIT
-
-if complete; then
-  echo "$dir"
-  exit 0
-fi
+take_build_lock "$lock" "$dir"
 
 started=$SECONDS
 say "building the OpenTelemetry Collector $COLLECTOR_VERSION and telemetrygen $TELEMETRYGEN_VERSION with $(go env GOVERSION) into $dir (once; a few minutes cold)"

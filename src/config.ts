@@ -41,6 +41,18 @@ export interface Config {
   otlpGrpcPort: number;
   /** The gRPC listener's address (default: the HTTP listener's, `host`). */
   otlpGrpcHost: string;
+  /** Calls at once on one gRPC connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS; 0: no limit). */
+  otlpGrpcMaxConcurrentStreams: number;
+  /** Open gRPC connections at most (0: only the node's --max-connections); undefined: half of --max-connections. */
+  otlpGrpcMaxConnections?: number;
+  /** A gRPC connection without a call for this long is closed (GOAWAY; 0: never). */
+  otlpGrpcMaxConnectionIdleMs: number;
+  /** A gRPC connection is asked to go away after about this long, so that clients rebalance (0: never). */
+  otlpGrpcMaxConnectionAgeMs: number;
+  /** The calls still running this long after that GOAWAY are cut (0: they may run on). */
+  otlpGrpcMaxConnectionAgeGraceMs: number;
+  /** Pings closer than this with no call between count against the client (0: no check). */
+  otlpGrpcMinPingIntervalMs: number;
   /** Body bytes one mapping proposal (POST .../sinks/infer) reads at most (default 16 MB). */
   inferMaxBytes: number;
   /** The event log keeps records this long (default 7 days) and ... */
@@ -78,7 +90,7 @@ export interface Config {
   sinkRetryBaseMs: number;
   /** Staged data of a file that could not be imported is kept this long (7 days). */
   stagingRetentionMs: number;
-  /** Kafka bootstrap servers: the event log is Kafka (README "Kafka"); undefined: the embedded LMDB log. */
+  /** Kafka bootstrap servers: the event log is Kafka (docs/kafka.md, "Kafka"); undefined: the embedded LMDB log. */
   kafkaBrokers?: string[];
   /** Partitions of the source topics Sluice creates (each read by its own sink writers). */
   kafkaPartitions: number;
@@ -88,7 +100,7 @@ export interface Config {
   kafkaTopicPrefix: string;
   /** Sources bound to existing topics: source id -> topic. */
   kafkaTopics: Record<string, string>;
-  /** What this node does (README "Cluster mode"); all of them by default. */
+  /** What this node does (docs/cluster.md, "Cluster mode"); all of them by default. */
   roles: ReadonlySet<Role>;
   /**
    * The DuckDB file of the tables (default `<dataDir>/tables.duckdb`). With --kafka it is
@@ -106,7 +118,7 @@ export interface Config {
   /** Upper bound of the rows a read-only SQL query returns (a request may ask for fewer). */
   sqlMaxRows: number;
   /**
-   * Memory of read-only SQL (README "Read-only SQL"): DuckDB's memory_limit and
+   * Memory of read-only SQL (docs/exports-and-sql.md, "Read-only SQL"): DuckDB's memory_limit and
    * max_temp_directory_size; on PostgreSQL a query's temp_file_limit, a quarter of it its work_mem.
    */
   sqlMemoryLimitBytes: number;
@@ -139,7 +151,7 @@ export interface Config {
   bodyMinRate: number;
   /** JSON the APIs take (bodies, JSON text in form fields) nests at most this deep. */
   maxJsonDepth: number;
-  /** Open connections of the node's listeners at most (0: no cap); undefined: 3/4 of the open-files limit. */
+  /** Open connections of the node's listeners at most, OTLP/gRPC's too (0: no cap); undefined: 3/4 of the open-files limit. */
   maxConnections?: number;
 }
 
@@ -334,6 +346,12 @@ export const OPTIONS: Option[] = [
   option({ flag: '--otlp-max-body-size', env: 'SLUICE_OTLP_MAX_BODY_SIZE', key: 'otlpMaxBodyBytes', parse: bytes('OTLP max body size'), help: 'largest OTLP request body, also after decompression', default: '16MB' }),
   option({ flag: '--otlp-grpc-port', env: 'SLUICE_OTLP_GRPC_PORT', key: 'otlpGrpcPort', parse: port, help: 'OTLP over gRPC listens on this port (nodes with the ingest role); 0: off', default: '4317' }),
   option({ flag: '--otlp-grpc-host', env: 'SLUICE_OTLP_GRPC_HOST', key: 'otlpGrpcHost', parse: str, help: 'listen address of OTLP over gRPC', default: { text: 'the --host address', value: (c) => c.host! } }),
+  option({ flag: '--otlp-grpc-max-concurrent-streams', env: 'SLUICE_OTLP_GRPC_MAX_CONCURRENT_STREAMS', key: 'otlpGrpcMaxConcurrentStreams', parse: int('OTLP gRPC max concurrent streams'), help: 'calls at once on one OTLP/gRPC connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS; a client waits for a free one, one that does not is refused; 0: no limit)', default: '100' }),
+  option({ flag: '--otlp-grpc-max-connections', env: 'SLUICE_OTLP_GRPC_MAX_CONNECTIONS', key: 'otlpGrpcMaxConnections', parse: int('OTLP gRPC max connections'), help: 'open OTLP/gRPC connections at most (they count in --max-connections too); one more is reset at once (0: only --max-connections)', default: none('half of --max-connections') }),
+  option({ flag: '--otlp-grpc-max-connection-idle', env: 'SLUICE_OTLP_GRPC_MAX_CONNECTION_IDLE', key: 'otlpGrpcMaxConnectionIdleMs', parse: duration('OTLP gRPC max connection idle'), help: 'an OTLP/gRPC connection without a call for this long is closed (GOAWAY; 0: never)', default: '72s' }),
+  option({ flag: '--otlp-grpc-max-connection-age', env: 'SLUICE_OTLP_GRPC_MAX_CONNECTION_AGE', key: 'otlpGrpcMaxConnectionAgeMs', parse: duration('OTLP gRPC max connection age'), help: 'an OTLP/gRPC connection is asked to go away (GOAWAY) after this, ±10 %, so that long-lived clients reconnect and rebalance (0: never)', default: '30m' }),
+  option({ flag: '--otlp-grpc-max-connection-age-grace', env: 'SLUICE_OTLP_GRPC_MAX_CONNECTION_AGE_GRACE', key: 'otlpGrpcMaxConnectionAgeGraceMs', parse: duration('OTLP gRPC max connection age grace'), help: 'calls still running this long after the connection\'s age GOAWAY are cut (0: they may run on)', default: '30s' }),
+  option({ flag: '--otlp-grpc-min-ping-interval', env: 'SLUICE_OTLP_GRPC_MIN_PING_INTERVAL', key: 'otlpGrpcMinPingIntervalMs', parse: duration('OTLP gRPC min ping interval'), help: 'a client\'s HTTP/2 PING closer than this to its previous one, with no call started or ended between, is a strike; the third closes the connection (GOAWAY ENHANCE_YOUR_CALM "too_many_pings", as grpc-go servers; 0: no check)', default: '5m' }),
   option({ flag: '--infer-max-bytes', env: 'SLUICE_INFER_MAX_BYTES', key: 'inferMaxBytes', parse: bytes('infer max bytes'), help: 'record bodies one mapping proposal (POST .../sinks/infer) reads at most; it samples fewer records past it', default: '16MB' }),
   option({ flag: '--log-retention', env: 'SLUICE_LOG_RETENTION', key: 'logRetentionMs', parse: duration('log retention'), help: 'how long the event log keeps records', default: '168h' }),
   option({ flag: '--log-max-topic-size', env: 'SLUICE_LOG_MAX_TOPIC_SIZE', key: 'logMaxBytesPerTopic', parse: bytes('log max topic size'), help: 'bytes kept per source in the event log', default: '10GB' }),
@@ -380,7 +398,7 @@ export const OPTIONS: Option[] = [
   option({ flag: '--headers-timeout', env: 'SLUICE_HEADERS_TIMEOUT', key: 'headersTimeoutMs', parse: duration('headers timeout'), help: 'a request\'s line and headers must arrive within this, from the connection or the request\'s first byte (408, closed; 0: no limit)', default: '30s' }),
   option({ flag: '--body-idle-timeout', env: 'SLUICE_BODY_IDLE_TIMEOUT', key: 'bodyIdleTimeoutMs', parse: duration('body idle timeout'), help: 'a request body that brings no byte for this long is dropped (408, closed; a body that keeps flowing has no limit; 0: no limit)', default: '30s' }),
   option({ flag: '--body-min-rate', env: 'SLUICE_BODY_MIN_RATE', key: 'bodyMinRate', parse: rate('body min rate'), help: 'after the first --body-idle-timeout, a request body must average at least this many bytes a second (408, closed; 0: no minimum)', default: '500B' }),
-  option({ flag: '--max-connections', env: 'SLUICE_MAX_CONNECTIONS', key: 'maxConnections', parse: int('max connections'), help: 'open HTTP connections at most, all listeners together; one more is answered 503 with Retry-After and closed (0: no cap)', default: none('3/4 of the open-files limit') }),
+  option({ flag: '--max-connections', env: 'SLUICE_MAX_CONNECTIONS', key: 'maxConnections', parse: int('max connections'), help: 'open connections at most, all listeners together (OTLP/gRPC\'s too); one more HTTP one is answered 503 with Retry-After and closed, a gRPC one reset (0: no cap)', default: none('3/4 of the open-files limit') }),
   option({ flag: '--max-json-depth', env: 'SLUICE_MAX_JSON_DEPTH', key: 'maxJsonDepth', parse: positive('max JSON depth'), help: 'JSON the APIs take (bodies, JSON text in form fields) nests at most this deep; deeper is refused with 400', default: '100' }),
 ];
 

@@ -19,6 +19,7 @@ Commands:
   sinks     list <sourceId> | get <sourceId> <sinkId>: the sinks of a source
   tables    list | get <tableId> | export <tableId>: the tables, one to a CSV or Parquet file
   sql       "<SELECT ...>": a read-only query on the tables of a running server
+  wait      the task a Stream API write answered (on stdin): wait until it is finished
   pull      pull | diff | push [dir]: a branch's sources and sinks as YAML files (pipelines as code)
   jsonnet   evaluate a Jsonnet file or -e snippet like the jsonnet CLI
   extractor run the generic extractor: sluice extractor run --data DIR
@@ -88,9 +89,12 @@ async function serve(argv: string[]): Promise<void> {
 }
 
 /** The commands other than serve: each loads its module when it runs, and resolves to the exit code. */
+/** The development tools' console, with the project's "did you mean" (tools/ import nothing of the project). */
+const TOOL_IO = { stdout: process.stdout, stderr: process.stderr, env: process.env, didYouMean };
+
 const RUNNERS: Readonly<Record<string, (args: string[]) => Promise<number>>> = {
-  kafka: async (args) => (await import('./tools/kafka-broker/cli.js')).runKafkaCli(args),
-  postgres: async (args) => (await import('./tools/postgres/cli.js')).runPostgresCli(args),
+  kafka: async (args) => (await import('./tools/kafka-broker/cli.js')).runKafkaCli(args, TOOL_IO),
+  postgres: async (args) => (await import('./tools/postgres/cli.js')).runPostgresCli(args, TOOL_IO),
   jsonnet: async (args) => (await import('@sluice/jsonnet')).runJsonnetCli(args, process),
   extractor: async (args) => (await import('@sluice/generic-extractor')).runExtractorCli(args),
   tables: async (args) => (await import('./cli/tables-export.js')).runTablesCli(args),
@@ -102,6 +106,7 @@ const RUNNERS: Readonly<Record<string, (args: string[]) => Promise<number>>> = {
   diff: async (args) => (await import('./cli/pipelines/commands.js')).runDiffCli(args),
   push: async (args) => (await import('./cli/pipelines/commands.js')).runPushCli(args),
   secrets: async (args) => (await import('./cli/secrets.js')).runSecretsCli(args),
+  wait: async (args) => (await import('./cli/wait.js')).runWaitCli(args),
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -373,7 +373,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   purgeFiles();
   const filePurge = setInterval(purgeFiles, 600_000);
   filePurge.unref();
-  // Roles (README "Cluster mode"); a node without --kafka has them all.
+  // Roles (docs/cluster.md, "Cluster mode"); a node without --kafka has them all.
   if (config.roles.has('sink')) runtime.start();
   if (config.roles.has('jobs')) queue.pool.start();
   if (config.roles.has('api')) statisticsHistory.start();
@@ -409,7 +409,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   };
   try {
     // OTLP over gRPC on a port of its own (--otlp-grpc-port; a port in use ends the start).
-    otlpGrpc = await startOtlpGrpcListener(services);
+    otlpGrpc = await startOtlpGrpcListener(services, servers);
     // GET /metrics on a port of its own too (--metrics-port), e.g. one not exposed to clients.
     metricsListener = config.metricsPort === undefined
       ? undefined

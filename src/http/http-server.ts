@@ -1,6 +1,6 @@
 /**
  * The node's HTTP servers (the API listener and the --metrics-port one) with the limits that keep
- * a client from holding a connection for nothing (README "Server timeouts and connections"):
+ * a client from holding a connection for nothing (docs/configuration.md, "Server timeouts and connections"):
  *
  * - headers: the request line and headers must arrive within `headersTimeoutMs`, counted from
  *   the connection (a client that sends nothing) or from the request's first byte. Node's server
@@ -15,8 +15,9 @@
  *   the previous sweep's: a request pays one property write, a chunk of body nothing. A body
  *   still arriving after its answer (a request refused before its body was read) counts too.
  * - connections: at most `maxConnections` are open at once, over all the node's listeners (they
- *   share the file descriptors). One more is answered 503 with Retry-After and closed without
- *   reading its request; beyond a few such refusals in flight, closed at once.
+ *   share the file descriptors; the OTLP/gRPC listener's count too, through tryCount). One more
+ *   is answered 503 with Retry-After and closed without reading its request; beyond a few such
+ *   refusals in flight, closed at once.
  * - keep-alive: an idle connection between requests is closed after 72 s, as fastify's default.
  *
  * Requests themselves have no total time limit: a long export or SQL query keeps its connection.
@@ -158,13 +159,22 @@ export class HttpServers {
     const accept = listeners[0] as (socket: Socket) => void;
     server.removeAllListeners('connection');
     server.on('connection', (socket: WatchedSocket) => {
-      const { maxConnections } = this.limits;
-      if (maxConnections > 0 && this.open >= maxConnections) return this.refuse(socket);
-      this.open++;
-      socket.once('close', () => this.open--);
+      if (!this.tryCount(socket)) return this.refuse(socket);
       accepted(socket);
       accept.call(server, socket);
     });
+  }
+
+  /**
+   * Counts a connection of another listener (OTLP/gRPC, which answers its own refusals) against
+   * the cap until it closes; false, not counted, when the node is at the cap.
+   */
+  tryCount(socket: Socket): boolean {
+    const { maxConnections } = this.limits;
+    if (maxConnections > 0 && this.open >= maxConnections) return false;
+    this.open++;
+    socket.once('close', () => this.open--);
+    return true;
   }
 
   /** A 503 with Retry-After, the request read and dropped, the connection closed. */

@@ -1,6 +1,6 @@
 /**
  * The node's Prometheus metrics (prom-client), every one defined here so that the names, labels
- * and help texts are in one place (the README's "Observability" list and the Grafana
+ * and help texts are in one place (docs/observability.md, "Observability" list and the Grafana
  * dashboard's queries are checked against them). One registry per node process (tests run
  * several nodes in one process). Conventions: `sluice_` prefix, `_total` counters, `_seconds`
  * histograms, base units; labels only of bounded values: configured source, sink and table
@@ -56,6 +56,20 @@ export class Metrics {
   );
   readonly ingestRefused = new Counter({
     name: 'sluice_ingest_refused_total', help: 'Ingestion requests answered 503, by reason (log_full, disk_full, cluster_unavailable, shutdown).',
+    labelNames: ['reason'] as const, registers: [this.registry],
+  });
+
+  // ---- the OTLP/gRPC listener's connections ----
+  readonly otlpGrpcConnections = new Gauge({
+    name: 'sluice_otlp_grpc_connections', help: 'Open OTLP/gRPC connections.',
+    registers: [this.registry],
+  });
+  readonly otlpGrpcConnectionsRefused = new Counter({
+    name: 'sluice_otlp_grpc_connections_refused_total', help: 'OTLP/gRPC connections reset at once because a cap was reached, by limit (otlp-grpc: --otlp-grpc-max-connections; node: --max-connections).',
+    labelNames: ['limit'] as const, registers: [this.registry],
+  });
+  readonly otlpGrpcConnectionsClosed = new Counter({
+    name: 'sluice_otlp_grpc_connections_closed_total', help: 'OTLP/gRPC connections the node closed for their behaviour, by reason (too_many_pings: --otlp-grpc-min-ping-interval).',
     labelNames: ['reason'] as const, registers: [this.registry],
   });
 

@@ -87,7 +87,7 @@ const DEFS: Def[] = [
   { key: IMP + 'interval', type: 'string', unit: 'duration', description: 'Duration from the last import to trigger the next import.', defaultValue: '1m0s', protected: false, validation: 'required,minDuration=30s,maxDuration=24h' },
   { key: IMP + 'slicesCount', type: 'int', description: 'Number of slices in the file to trigger file import.', defaultValue: 100, protected: true, validation: 'required,min=1,max=200' },
   { key: IMP + 'expiration', type: 'string', unit: 'duration', description: 'Min remaining expiration to trigger file import.', defaultValue: '30m0s', protected: true, validation: 'required,minDuration=5m,maxDuration=45m' },
-  // Sluice's own: per-source quotas on this node (a token bucket each; README "Per-source quotas").
+  // Sluice's own: per-source quotas on this node (a token bucket each; docs/ingestion.md, "Per-source quotas").
   { key: QUOTA_RECORDS_KEY, type: 'int', description: 'Records a second the source may send to this node (each node enforces it on its own); 0 = no quota.', defaultValue: 0, protected: false, validation: 'min=0,max=10000000', scope: 'source', own: true },
   { key: QUOTA_BYTES_KEY, type: 'string', unit: 'bytes', description: 'Record bytes a second (bodies after decompression) the source may send to this node (each node enforces it on its own); 0B = no quota.', defaultValue: '0B', protected: false, validation: 'maxBytes=10GB', scope: 'source', own: true },
 ];

@@ -85,7 +85,7 @@ export class SqlService {
         if (r.bucketId === undefined) throw new NotABucketTable(r);
         if (!request.canRead(r.bucketId)) {
           throw new DomainError('forbidden', 'storage.sql.forbidden', r.reachable
-            ? `On this target a query can reach every bucket (the database user of Sluice may not create the reader roles: README, "Read-only SQL"), and the token cannot read the bucket "${r.bucketId}". Nothing was executed.`
+            ? `On this target a query can reach every bucket (the database user of Sluice may not create the reader roles: docs/exports-and-sql.md, "Read-only SQL"), and the token cannot read the bucket "${r.bucketId}". Nothing was executed.`
             : `The token cannot read the bucket "${r.bucketId}" the query reads. Nothing was executed.`);
         }
       }

@@ -25,7 +25,7 @@ export async function openTarget(config: Config, logger: Logger): Promise<Target
 
 /**
  * Every DuckDB call that runs holds one of Node's libuv threads, which the process's file access
- * shares: read-only queries, an import and an export at once must leave some (README, "Read-only SQL").
+ * shares: read-only queries, an import and an export at once must leave some (docs/exports-and-sql.md, "Read-only SQL").
  */
 function warnOfThreads(config: Config, logger: Logger): void {
   const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;

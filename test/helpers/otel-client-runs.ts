@@ -94,20 +94,20 @@ export async function expectRecordsOfEachSignal(svc: ChildService, source: OtlpS
 }
 
 /**
- * The Collector configuration of the README (section "The OpenTelemetry Collector and
+ * The Collector configuration of docs/otlp.md (section "The OpenTelemetry Collector and
  * telemetrygen"), as written: the tests run it, with `collectorOverrides` merged on top.
  */
 export function readmeCollectorConfig(): string {
-  const readme = readFileSync(resolve('README.md'), 'utf8');
+  const readme = readFileSync(resolve('docs/otlp.md'), 'utf8');
   const section = readme.indexOf('### The OpenTelemetry Collector and telemetrygen');
-  if (section < 0) throw new Error('README.md has no section "The OpenTelemetry Collector and telemetrygen"');
+  if (section < 0) throw new Error('docs/otlp.md has no section "The OpenTelemetry Collector and telemetrygen"');
   const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(section));
-  if (!block) throw new Error('the README section has no yaml block');
+  if (!block) throw new Error('the docs/otlp.md section has no yaml block');
   return block[1];
 }
 
 /**
- * What a test changes in the README's configuration: its receiver's ports (free ones), the
+ * What a test changes in docs/otlp.md's configuration: its receiver's ports (free ones), the
  * exporter's endpoint (the test's server), the exporter every pipeline uses, a short batch
  * timeout (a test waits less), and no telemetry of its own (its :8888 listener would clash with
  * another Collector on the machine).
@@ -133,7 +133,7 @@ export interface Transport {
   telemetrygenTarget(sluice: OtlpChild, source: OtlpSource): Pick<TelemetrygenTarget, 'endpoint' | 'http'>;
   /** What telemetrygen prints when Sluice refuses a wrong secret. */
   refusal: RegExp;
-  /** The README configuration's exporter to Sluice over this transport, and its endpoint for a source. */
+  /** The docs configuration's exporter to Sluice over this transport, and its endpoint for a source. */
   exporter: string;
   exporterEndpoint(sluice: OtlpChild, source: OtlpSource): string;
   /** More checks on the newest record's headers, by the client that sent it. */
@@ -186,7 +186,7 @@ export function describeRealClients(file: string, transport: Transport): void {
     }, 120_000);
   });
 
-  describe(`the OpenTelemetry Collector's OTLP/${transport.name} exporter, configured as the README says`, () => {
+  describe(`the OpenTelemetry Collector's OTLP/${transport.name} exporter, configured as docs/otlp.md says`, () => {
     it('forwards what telemetrygen sent to its otlp receiver, gzipped, with the secret as `authorization: Bearer`; every record lands in its table', async (ctx) => {
       ctx.skip(!tools, skipReason);
       const source = await otlpSourceWithTables(sluice!.svc, `collector-${t}`);

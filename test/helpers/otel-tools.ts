@@ -6,11 +6,13 @@
  * and the sequencer runs those files last (test/helpers/sequencer.ts): the build overlaps the
  * other files. The only reason to skip is a machine without Go (and without built tools).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { runBuildScript, startBuildInBackground, type BuildScript } from './build-scripts.js';
 import { forgetProcess, noteProcess } from './leftovers.js';
+import { ToolProcess } from './tool-process.js';
 
 export const BUILD_SCRIPT = resolve('scripts/build-otel-tools.sh');
 /** The script's exit code when Go is not on PATH (and the tools were never built). */
@@ -19,6 +21,8 @@ export const EXIT_NO_GO = 3;
 export const OTEL_TOOLS_TIMEOUT_MS = 20 * 60_000;
 /** Test files that use the tools: the global setup starts the build early when the run has one. */
 export const OTEL_TOOLS_TEST_FILES = /test\/integration\/otel-clients-[^/]*\.test\.ts$/;
+
+const BUILD: BuildScript = { script: BUILD_SCRIPT, label: 'otel-tools', exitNoToolchain: EXIT_NO_GO, timeoutMs: OTEL_TOOLS_TIMEOUT_MS };
 
 export interface OtelTools {
   /** The Collector (otlp receiver; batch; otlp, otlp_http, file, debug, nop exporters). */
@@ -36,43 +40,18 @@ let ensured: Promise<OtelToolsAnswer> | undefined;
  * build throws: it is a failure, not a skip.
  */
 export function ensureOtelTools(): Promise<OtelToolsAnswer> {
-  ensured ??= new Promise((res, rej) => {
-    const started = Date.now();
-    execFile('bash', [BUILD_SCRIPT], { timeout: OTEL_TOOLS_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = (err as { code?: unknown } | null)?.code;
-      if (code === EXIT_NO_GO) {
-        res({ skip: (stderr.trim().split('\n').pop() ?? 'Go is not on PATH').replace(/^\[build-otel-tools\] /, '') });
-        return;
-      }
-      if (err) {
-        rej(new Error(`scripts/build-otel-tools.sh failed (${String(code ?? err.message)}): ${stderr.slice(-3000)}`));
-        return;
-      }
-      const dir = stdout.trim().split('\n').pop()!;
-      if (Date.now() - started > 5000) process.stderr.write(`[otel-tools] ready after ${Math.round((Date.now() - started) / 1000)} s: ${dir}\n`);
-      res({ tools: { collector: join(dir, 'bin', 'otelcol-sluice'), telemetrygen: join(dir, 'bin', 'telemetrygen') } });
-    });
-  });
+  ensured ??= runBuildScript(BUILD).then((built) =>
+    'skip' in built ? built : { tools: { collector: join(built.dir, 'bin', 'otelcol-sluice'), telemetrygen: join(built.dir, 'bin', 'telemetrygen') } },
+  );
   return ensured;
 }
 
 /**
  * Starts the build in the background without waiting (the global setup, when the run has a file
- * that needs it), at a low priority so that the tests beside it keep their pace. Returns a stop
- * function for the run's end (a build that is still running then is ended; the next run
- * takes its lock over and goes on from the Go caches).
+ * that needs it). Returns a stop function for the run's end.
  */
 export function prebuildOtelTools(): () => void {
-  const child = spawn('nice', ['-n', '10', 'bash', BUILD_SCRIPT], { stdio: ['ignore', 'ignore', 'pipe'], detached: false });
-  let failed = '';
-  child.stderr!.on('data', (d: Buffer) => (failed = (failed + d.toString()).slice(-2000)));
-  child.on('error', () => undefined);
-  child.on('exit', (code) => {
-    if (code !== 0 && code !== EXIT_NO_GO && code !== null) process.stderr.write(`[otel-tools] the background build failed (${code}); the tests will say why: ${failed}\n`);
-  });
-  return () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  };
+  return startBuildInBackground(BUILD);
 }
 
 /** A line for the run's output, once per file, when the tools' tests are skipped. */
@@ -120,21 +99,7 @@ export function runTelemetrygen(tools: OtelTools, args: string[], timeoutMs = 60
 
 /** A Collector in a child process, with its configuration in a folder of its own. */
 export class CollectorProcess {
-  private output = '';
-  private readonly exited: Promise<void>;
-
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly dir: string,
-  ) {
-    noteProcess(child.pid);
-    child.stdout!.on('data', (d) => (this.output = (this.output + d).slice(-50_000)));
-    child.stderr!.on('data', (d) => (this.output = (this.output + d).slice(-50_000)));
-    this.exited = new Promise((res) => child.on('exit', () => {
-      forgetProcess(child.pid);
-      res();
-    }));
-  }
+  private constructor(private readonly tool: ToolProcess) {}
 
   /**
    * Starts the Collector with `configs` (YAML text, or objects written as JSON, which its YAML
@@ -150,35 +115,25 @@ export class CollectorProcess {
       return ['--config', file];
     });
     const child = spawn(tools.collector, args, { env: { PATH: process.env.PATH ?? '', HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const collector = new CollectorProcess(child, dir);
-    const deadline = Date.now() + timeoutMs;
-    while (!collector.output.includes('Everything is ready')) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the Collector exited while starting: ${collector.output.slice(-4000)}`);
-      if (Date.now() > deadline) {
-        await collector.stop();
-        throw new Error(`the Collector was not ready within ${timeoutMs} ms: ${collector.output.slice(-4000)}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return collector;
+    const collector = new ToolProcess('the Collector', child, dir);
+    await collector.waitUntil(() => collector.output.includes('Everything is ready'), timeoutMs);
+    return new CollectorProcess(collector);
+  }
+
+  get dir(): string {
+    return this.tool.dir;
   }
 
   get pid(): number {
-    return this.child.pid ?? 0;
+    return this.tool.child.pid ?? 0;
   }
 
   logs(): string {
-    return this.output;
+    return this.tool.output;
   }
 
   /** SIGTERM (the Collector drains its batch processor and exporters), SIGKILL after `graceMs`; removes its folder. */
-  async stop(graceMs = 15_000): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-      await this.exited;
-      clearTimeout(timer);
-    }
-    rmSync(this.dir, { recursive: true, force: true });
+  stop(graceMs = 15_000): Promise<void> {
+    return this.tool.stop(graceMs);
   }
 }

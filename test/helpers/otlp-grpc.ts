@@ -37,19 +37,25 @@ const bytes = (b: Buffer): Buffer => b;
 export class OtlpGrpcClient {
   private readonly client: Client;
 
-  /** `gzip`: the channel compresses every message (grpc-encoding: gzip). */
-  constructor(address: string, options: { gzip?: boolean } = {}) {
-    this.client = new Client(address, credentials.createInsecure(), options.gzip ? { 'grpc.default_compression_algorithm': 2 } : {});
+  /**
+   * `gzip`: the channel compresses every message (grpc-encoding: gzip); `ownConnection`: not the
+   * connection grpc-js shares between the clients of one address.
+   */
+  constructor(address: string, options: { gzip?: boolean; ownConnection?: boolean } = {}) {
+    this.client = new Client(address, credentials.createInsecure(), {
+      ...(options.gzip ? { 'grpc.default_compression_algorithm': 2 } : {}),
+      ...(options.ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {}),
+    });
   }
 
-  /** One Export call; `secret` null sends no authorization metadata; `metadata` adds entries. */
-  export(signal: Signal, body: Buffer, secret: string | null, metadata: Record<string, string> = {}, authorization?: string): Promise<CallAnswer> {
+  /** One Export call; `secret` null sends no authorization metadata; `metadata` adds entries; `deadlineMs` from now (20 s). */
+  export(signal: Signal, body: Buffer, secret: string | null, metadata: Record<string, string> = {}, authorization?: string, deadlineMs = 20_000): Promise<CallAnswer> {
     const md = new Metadata();
     if (authorization !== undefined) md.set('authorization', authorization);
     else if (secret !== null) md.set('authorization', `Bearer ${secret}`);
     for (const [k, v] of Object.entries(metadata)) md.set(k, v);
     return new Promise((resolve) => {
-      this.client.makeUnaryRequest(EXPORT_PATHS[signal], bytes, bytes, body, md, { deadline: Date.now() + 20_000 }, (err: ServiceError | null, response?: Buffer) => {
+      this.client.makeUnaryRequest(EXPORT_PATHS[signal], bytes, bytes, body, md, { deadline: Date.now() + deadlineMs }, (err: ServiceError | null, response?: Buffer) => {
         if (err) {
           const bin = err.metadata?.get('grpc-status-details-bin')[0];
           resolve({ code: err.code, codeName: status[err.code], details: err.details, ...statusDetails(Buffer.isBuffer(bin) ? bin : undefined) });

@@ -3,7 +3,7 @@
  * `sluice serve --help` lists every option of src/config.ts with its environment variable and
  * default, every command answers --help, `--version`, `sluice jsonnet -S` (string output as the
  * jsonnet CLI has it, on both engines), `sluice jsonnet` under its limits (issue 21), and the
- * README's configuration table agrees with the options table.
+ * configuration table of docs/configuration.md agrees with the options table.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -103,9 +103,10 @@ describe('sluice --help and each command', () => {
     const [help, bare] = await Promise.all([sluice(['--help']), sluice([])]);
     expect(help.code).toBe(0);
     expect(bare).toEqual(help);
-    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets', 'pull']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
+    for (const command of ['serve', 'status', 'sources', 'sinks', 'jsonnet', 'extractor', 'kafka', 'tables', 'sql', 'secrets', 'wait', 'pull']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'));
     expect(help.stdout).not.toContain('--port');
-    expect(help.stdout.split('\n').length).toBeLessThan(20);
+    // A terminal's screen: 24 lines.
+    expect(help.stdout.split('\n').length).toBeLessThan(24);
   });
 
   it('a mistyped command or option exits 2 and says what was meant', async () => {
@@ -115,6 +116,20 @@ describe('sluice --help and each command', () => {
     expect(option).toMatchObject({ code: 2, stderr: 'Configuration error: Unknown option "--prot" (sluice serve --help lists them). Did you mean --port?\n' });
     // Nothing close: no guess, and no list of every flag.
     expect(far).toMatchObject({ code: 2, stderr: 'Configuration error: Unknown option "--colour" (sluice serve --help lists them).\n' });
+  });
+
+  it('the development tools (kafka, postgres) exit 2 on a wrong command line too, and say what was meant', async () => {
+    const [kafka, kafkaOption, postgres, postgresOption, bare] = await Promise.all([
+      sluice(['kafka', 'strat']), sluice(['kafka', 'status', '--prot', '1']), sluice(['postgres', 'stat']), sluice(['postgres', 'status', '--dta-dir', 'x']), sluice(['kafka']),
+    ]);
+    expect(kafka.code).toBe(2);
+    expect(kafka.stderr.split('\n')[0]).toBe('Unknown kafka command "strat": start, stop or status. Did you mean start?');
+    expect(kafkaOption).toMatchObject({ code: 2, stderr: 'Unknown option "--prot" (sluice kafka --help lists them). Did you mean --port?\n' });
+    expect(postgres.code).toBe(2);
+    expect(postgres.stderr.split('\n')[0]).toBe('Unknown postgres command "stat": start, stop or status. Did you mean start?');
+    expect(postgresOption).toMatchObject({ code: 2, stderr: 'Unknown option "--dta-dir" (sluice postgres --help lists them). Did you mean --data-dir?\n' });
+    expect(bare).toMatchObject({ code: 2, stdout: '' });
+    expect(bare.stderr).toContain('Usage: sluice kafka');
   });
 
   it('every command answers --help (also after a subcommand) with its usage on stdout, exit 0', async () => {
@@ -240,9 +255,9 @@ describe('sluice jsonnet under its limits', () => {
   });
 });
 
-describe("the README's configuration table", () => {
+describe("the configuration table of docs/configuration.md", () => {
   it('has a row for every option with its variable and the default that --help shows', () => {
-    const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(resolve(ROOT, 'docs/configuration.md'), 'utf8');
     const section = readme.slice(readme.indexOf('\n## Configuration\n'));
     const rows = new Map<string, string[]>();
     for (const line of section.split('\n')) {
@@ -251,12 +266,12 @@ describe("the README's configuration table", () => {
     }
     for (const o of OPTIONS) {
       const row = rows.get(o.flag);
-      expect(row, `README: no row for ${o.flag}`).toBeDefined();
+      expect(row, `docs/configuration.md: no row for ${o.flag}`).toBeDefined();
       expect(row![1], o.flag).toBe(`\`${o.env}\``);
       // The cell without its backticks and an explanation in parentheses after the value.
       const shown = row![2].replace(/`/g, '').replace(/ \([^)]*\)$/, '');
       expect(shown, o.flag).toBe(defaultText(o));
     }
-    for (const flag of rows.keys()) expect(OPTIONS.map((o) => o.flag), `README row ${flag}`).toContain(flag);
+    for (const flag of rows.keys()) expect(OPTIONS.map((o) => o.flag), `docs/configuration.md row ${flag}`).toContain(flag);
   });
 });

@@ -18,13 +18,14 @@ interface Run {
 let svc: TestService;
 const B = () => `/v1/branches/${svc.branchId}`;
 
-function sluice(args: string[]): Promise<Run> {
+function sluice(args: string[], stdin?: string): Promise<Run> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', SLUICE_URL: svc.server.address, SLUICE_TOKEN: MASTER_TOKEN };
-  const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (stdin !== undefined) child.stdin!.end(stdin);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
   return new Promise((res, rej) => {
     child.on('error', rej);
     child.on('close', (code) => res({ code, stdout, stderr }));
@@ -88,5 +89,47 @@ describe('sluice status', () => {
     expect(failing.code).toBe(1);
     expect(failing.stdout).toMatch(/^shop +\| http \| enabled \| orders \| in\.c-shop\.orders \| enabled +\| +0 \| +1$/m);
     expect(failing.stdout).toContain('1 with mapping failures');
+  });
+});
+
+/** A Stream API write as curl sends it: the answer's text, not waited for. */
+async function write(method: 'POST' | 'PATCH', path: string, body?: unknown): Promise<string> {
+  const res = await fetch(`${svc.server.address}${path}`, {
+    method,
+    headers: { 'X-StorageApi-Token': MASTER_TOKEN, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return res.text();
+}
+
+describe('sluice wait', () => {
+  it('waits for the task a write answered, so that the next call sees what it made', async () => {
+    const answer = await write('POST', `${B()}/sources`, { sourceId: 'waited', name: 'Waited', type: 'http' });
+    expect(JSON.parse(answer)).toMatchObject({ type: 'api.create.source', isFinished: false });
+    const run = await sluice(['wait'], answer);
+    expect(run).toEqual({ code: 0, stdout: 'api.create.source: success\n', stderr: '' });
+    const sink = await write('POST', `${B()}/sources/waited/sinks`, { sinkId: 'all', name: 'All', type: 'table', table: { type: 'keboola', tableId: 'in.c-waited.all', mapping: { columns: [{ type: 'body', name: 'body' }] } } });
+    expect((await sluice(['wait'], sink)).stdout).toBe('api.create.sink: success\n');
+    // Right after: the sink is there (a settings change on a sink still being created is a 404).
+    const settings = await write('PATCH', `${B()}/sources/waited/sinks/all/settings`, { settings: [{ key: 'storage.level.target.import.trigger.interval', value: '30s' }] });
+    expect((await sluice(['wait'], settings)).stdout).toBe('api.update.sinkSettings: success\n');
+  });
+
+  it('waits for every task of an answer that holds several (an OTLP source\'s default sinks)', async () => {
+    expect((await sluice(['wait'], await write('POST', `${B()}/sources`, { sourceId: 'otel', name: 'Otel', type: 'otlp' }))).code).toBe(0);
+    const run = await sluice(['wait'], await write('POST', `${B()}/sources/otel/otlp/default-sinks`));
+    expect(run).toEqual({ code: 0, stdout: 'api.create.sink: success\n'.repeat(3), stderr: '' });
+  });
+
+  it('passes an error answer through with exit 1, and says what it needs when given nothing', async () => {
+    const refused = await write('POST', `${B()}/sources`, { sourceId: 'waited', name: 'Waited', type: 'http' });
+    const run = await sluice(['wait'], refused);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('"error":"stream.api.sourceAlreadyExists"');
+    const empty = await sluice(['wait'], '');
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain('pipe the answer of a Stream API write into "sluice wait"');
+    const usage = await sluice(['wait', '--timeout', 'soon'], '{}');
+    expect(usage).toMatchObject({ code: 2, stderr: 'sluice: --timeout must be a duration such as 30s or 2m, got "soon"\n' });
   });
 });

@@ -3,7 +3,7 @@
  * (`node dist/main.js serve`): records sent through it land in the table once each, gzipped by
  * default and byte for byte; rejected records come back with the server's reasons; a source
  * refused with 429 (its sinks behind, or its quota spent) is retried until every record is kept; and the package
- * README's example and the main README's snippet run as written.
+ * README's example and the snippet of docs/ingestion.md run as written.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -155,9 +155,9 @@ describe('@sluice/client against sluice serve', () => {
     expect(await sql(svc, `SELECT body FROM "in.c-client"."readme" WHERE id = '1001'`)).toEqual([['{"id":1001,"item":"tea","total":2.9}']]);
   }, 60_000);
 
-  it("runs the main README's snippet (Client library) with the source's URL in place of its placeholder", async () => {
+  it("runs the snippet of docs/ingestion.md (Client library) with the source's URL in place of its placeholder", async () => {
     const url = await source(svc, 'snippet');
-    const readme = readFileSync(resolve('README.md'), 'utf8');
+    const readme = readFileSync(resolve('docs/ingestion.md'), 'utf8');
     const code = /### Client library\n[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1];
     const placeholder = 'http://localhost:8000/stream/1/orders/<secret>';
     expect(code).toContain(placeholder);

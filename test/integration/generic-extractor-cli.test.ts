@@ -90,7 +90,7 @@ describe('sluice extractor run', () => {
     const log: string[] = [];
     const result = await component.run({ dataDir: dir, config, state: {}, log: (m) => log.push(m), signal: new AbortController().signal });
     expect(component.id).toBe('keboola.ex-generic-v2');
-    expect(result.message).toBe('Extracted 3 items from 2 pages into 1 table(s)');
+    expect(result.message).toBe('Extracted 3 items from 2 pages into 1 table');
     expect(log.some((l) => /Stop reason: users: Pagination stopped, response is smaller than limit/.test(l))).toBe(true);
   });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LmdbMetadataStore } from '../../src/adapters/metadata/lmdb-store.js';
 import { sourceTopic } from '../../src/ports/event-log.js';
 import type { Sink, Source } from '../../src/model/definition.js';
@@ -22,7 +22,7 @@ import { otlpTypes } from '../../src/sources/otlp/schema.js';
 import type { QuotaVerdict, SourceQuotas } from '../../src/sources/ingest/quota.js';
 import type { IngestTarget } from '../../src/sources/ingest/sources.js';
 import type { BacklogGate } from '../../src/actors/backlog-gate.js';
-import { startOtlpGrpc, type OtlpGrpcListener } from '../../src/sources/otlp-grpc/index.js';
+import { startOtlpGrpc, UNLIMITED, type OtlpGrpcListener } from '../../src/sources/otlp-grpc/index.js';
 import { compileMapping } from '../../src/pipeline/columns/index.js';
 import { MemoryEventLog } from '../helpers/memory-event-log.js';
 import { GrpcCode, logsRequest, OtlpGrpcClient, rawCall, EXPORT_PATHS, spansRequest } from '../helpers/otlp-grpc.js';
@@ -97,7 +97,7 @@ beforeAll(async () => {
   base = await app.listen({ host: '127.0.0.1', port: 0 });
   const ingest = new OtlpIngest({ eventLog: log, backlog, mappings, projectId: PROJECT, maxBodyBytes: MAX_BODY, inflight, quotas });
   grpc = await startOtlpGrpc({
-    ingest, sources, maxBodyBytes: MAX_BODY, isShuttingDown: () => shuttingDown, logger: pino({ level: 'silent' }), answered: (code) => answers.push(code),
+    ingest, sources, maxBodyBytes: MAX_BODY, limits: UNLIMITED, isShuttingDown: () => shuttingDown, logger: pino({ level: 'silent' }), answered: (code) => answers.push(code),
   }, '127.0.0.1', 0);
   client = new OtlpGrpcClient(grpc.address);
 });
@@ -289,12 +289,35 @@ describe('OTLP/gRPC transport', () => {
     expect(log.appendCalls).toBe(appends + 1);
   });
 
-  it('reports the code of every call it answers', async () => {
+  it('reports the code of every call, also of those grpc-js answers itself', async () => {
     answers.length = 0;
+    // One at a time: a call is reported when its stream closes, a moment after the client has its answer.
+    const reported = async (n: number) => vi.waitFor(() => expect(answers).toHaveLength(n), { timeout: 5000 });
     await client.export('logs', logsRequest(1), SECRET);
+    await reported(1);
     await client.export('logs', logsRequest(1), null);
+    await reported(2);
     await client.export('logs', Buffer.from([0xff]), SECRET);
-    expect(answers).toEqual([GrpcCode.OK, GrpcCode.UNAUTHENTICATED, GrpcCode.INVALID_ARGUMENT]);
+    await reported(3);
+    // Below the interceptors: a message that does not inflate, an unknown encoding, one over the
+    // limit, an unknown method, a deadline that passed while the call waited.
+    await rawCall(grpc.address, EXPORT_PATHS.logs, Buffer.from('not gzip at all'), { compressed: true, encoding: 'gzip', secret: SECRET });
+    await reported(4);
+    await rawCall(grpc.address, EXPORT_PATHS.logs, Buffer.from('xx'), { compressed: true, encoding: 'br', secret: SECRET });
+    await reported(5);
+    await client.export('logs', Buffer.alloc(MAX_BODY + 1), SECRET);
+    await reported(6);
+    await rawCall(grpc.address, '/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export', Buffer.alloc(0), { secret: SECRET });
+    await reported(7);
+    log.durableMode = 'hold';
+    const late = await client.export('logs', logsRequest(1), SECRET, {}, undefined, 300);
+    log.releaseDurable();
+    expect(late.codeName).toBe('DEADLINE_EXCEEDED');
+    await reported(8);
+    expect(answers).toEqual([
+      GrpcCode.OK, GrpcCode.UNAUTHENTICATED, GrpcCode.INVALID_ARGUMENT,
+      GrpcCode.INTERNAL, GrpcCode.UNIMPLEMENTED, GrpcCode.RESOURCE_EXHAUSTED, GrpcCode.UNIMPLEMENTED, GrpcCode.DEADLINE_EXCEEDED,
+    ]);
   });
 });
 
@@ -303,7 +326,7 @@ describe('OTLP/gRPC shutdown', () => {
     const sources = new MetadataIngestSources(store, BRANCH);
     const mappings = { get: async (sink: Sink) => compileMapping(sink.table.mapping.columns) };
     const ingest = new OtlpIngest({ eventLog: log, mappings, projectId: PROJECT, maxBodyBytes: MAX_BODY, inflight: new InflightBudget(1 << 20) });
-    const own = await startOtlpGrpc({ ingest, sources, maxBodyBytes: MAX_BODY, isShuttingDown: () => false, logger: pino({ level: 'silent' }) }, '127.0.0.1', 0);
+    const own = await startOtlpGrpc({ ingest, sources, maxBodyBytes: MAX_BODY, limits: UNLIMITED, isShuttingDown: () => false, logger: pino({ level: 'silent' }) }, '127.0.0.1', 0);
     const c = new OtlpGrpcClient(own.address);
     try {
       log.durableMode = 'hold';

@@ -174,13 +174,13 @@ describe('OTLP source with the OpenTelemetry SDK', () => {
   }, 60_000);
 });
 
-describe("the README's example", () => {
+describe("the example of docs/otlp.md", () => {
   it('runs as written: the SDK with the protobuf exporters at the source URL fills the three tables', async () => {
     const { url } = await otlpSource('Readme');
     await defaultSinks('readme', { logs: 1, metrics: 1, traces: 1 });
 
-    // The README's code block itself, run by node with OTLP_URL set: it must flush on its own.
-    const readme = readFileSync(resolve('README.md'), 'utf8');
+    // The page's code block itself, run by node with OTLP_URL set: it must flush on its own.
+    const readme = readFileSync(resolve('docs/otlp.md'), 'utf8');
     const after = readme.indexOf('**An application instrumented with the OpenTelemetry JS SDK**');
     const code = /```js\n([\s\S]*?)```/.exec(readme.slice(after))![1];
     expect(code).toContain('shutdown()');

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from './errors.js';
-import { runExtraction, summary, type Progress } from './runner.js';
+import { counted, runExtraction, summary, type Progress } from './runner.js';
 
 const USAGE = `Usage: sluice extractor run --data DIR [--quiet]
 
@@ -91,7 +91,7 @@ export async function runExtractorCli(argv: string[], io: Io = process): Promise
     });
     showProgress(result, true);
     if (tty && !values.quiet) io.stderr.write('\n');
-    for (const t of result.tables) io.stderr.write(`wrote out/tables/${t.file} (${t.rows} rows)\n`);
+    for (const t of result.tables) io.stderr.write(`wrote out/tables/${t.file} (${counted(t.rows, 'row')})\n`);
     io.stderr.write(`${summary(result)}\n`);
     return 0;
   } catch (err) {

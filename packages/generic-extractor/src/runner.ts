@@ -70,7 +70,12 @@ export interface ExtractionResult extends Progress {
 
 /** The one-line summary of an extraction (the CLI's last line, a job's result message). */
 export function summary(r: { pages: number; items: number; tables: { file: string }[] }): string {
-  return `Extracted ${r.items} items from ${r.pages} pages into ${r.tables.length} table(s)`;
+  return `Extracted ${counted(r.items, 'item')} from ${counted(r.pages, 'page')} into ${counted(r.tables.length, 'table')}`;
+}
+
+/** "1 row", "2 rows". */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 interface Shared {

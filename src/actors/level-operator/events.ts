@@ -3,7 +3,7 @@
  * their failures, fencing refusals and expiry, one definition per happening (after Vector's
  * internal events; see actors/sink-writer/events.ts). Each writes its log line and updates its
  * metric together. The messages, fields, levels, metric names and labels are read by
- * dashboards, alerts and tests (README "Observability", test/helpers/cluster.ts reads
+ * dashboards, alerts and tests (docs/observability.md, "Observability", test/helpers/cluster.ts reads
  * 'file imported'): change them here, knowingly.
  */
 import type { Logger } from '../../logger.js';

@@ -4,7 +4,7 @@
  * A call site says what happened; the definition here says how that reads in the log and in the
  * metrics, so the line and the counter of one happening cannot drift apart, and this file is
  * the answer to "what does a sink writer say". The messages, fields, levels, metric names and
- * labels are read by dashboards, alerts and tests (README "Observability"): change them here,
+ * labels are read by dashboards, alerts and tests (docs/observability.md, "Observability"): change them here,
  * knowingly.
  *
  * The log is the writer's own (the actor's child logger: sinkId, sourceId, partition); the

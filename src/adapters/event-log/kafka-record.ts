@@ -1,5 +1,5 @@
 /**
- * The Kafka record format of Sluice's source topics (README "Kafka"), which is also what a
+ * The Kafka record format of Sluice's source topics (docs/kafka.md, "Kafka"), which is also what a
  * Kafka producer writes to feed a source directly:
  *
  * - value: the body bytes, unchanged (a null value is an empty body);

@@ -16,7 +16,7 @@
  *
  * This stops the one-line mistakes and attacks (`SELECT range(1e9)`), not every way to grow a
  * value: concatenating a value with itself through a chain of CTEs doubles it at each step, and
- * only DuckDB's 4 GB bound on one string ends that (README, "Read-only SQL"). The table functions
+ * only DuckDB's 4 GB bound on one string ends that (docs/exports-and-sql.md, "Read-only SQL"). The table functions
  * range() and generate_series() stream their rows within the limits: the way to make many rows.
  */
 

@@ -1,6 +1,6 @@
 /**
  * A typed column's value (Column.dataType) converted to the CSV text its table imports: the
- * one text per base type both targets read (README "Typed columns"). `null` is NULL: a JSON
+ * one text per base type both targets read (docs/tables.md, "Typed columns"). `null` is NULL: a JSON
  * null, or a value that is not there. A value that does not convert throws a MappingError of
  * kind `conversion` naming the value (shortened) and the type; the caller adds the column.
  *

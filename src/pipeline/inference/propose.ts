@@ -2,7 +2,7 @@
  * A sink mapping proposed from sampled bodies: values in, proposal out (no I/O). Feed every
  * sampled body to `add`, then `propose`.
  *
- * The rules (the README's "Proposing a mapping" says them to users):
+ * The rules (docs/mappings.md, "Proposing a mapping" says them to users):
  * - Fields: the members of a body object, and the members of members that are always objects
  *   (when present and not null), down to `MAX_DEPTH` levels; an object at the last level and an
  *   array are one JSON column. A field whose values are sometimes objects and sometimes not is

@@ -4,8 +4,8 @@
  * `authorization: Bearer <secret>` metadata that finds the OTLP source (UNAUTHENTICATED when
  * missing or unknown), the source disabled (PERMISSION_DENIED: the secret is right, the source
  * refuses), its sinks too far behind (RESOURCE_EXHAUSTED + RetryInfo). An admitted call's
- * source, address and headers wait for its handler (`admitted`). Every answer of the calls it
- * admits or refuses is reported to `answered` (the ingestion metrics).
+ * source, address and headers wait for its handler (`admitted`). (Every call's status is
+ * counted on its stream, call-answers.ts.)
  */
 import {
   ServerInterceptingCall, type Metadata, type ServerInterceptingCallInterface, type ServerInterceptor,
@@ -28,8 +28,6 @@ export interface AdmissionOptions {
   sources: IngestSources;
   ingest: Pick<OtlpIngest, 'admit'>;
   isShuttingDown: () => boolean;
-  /** Called once per call with its final code and the seconds from its metadata to its status. */
-  answered?: (code: number, seconds: number) => void;
   /** Where an unexpected failure of the admission is logged (answered INTERNAL). */
   log: { error(obj: object, msg: string): void };
 }
@@ -55,8 +53,6 @@ export function admission(opts: AdmissionOptions): { interceptor: ServerIntercep
   }
 
   const interceptor: ServerInterceptor = (_method, call) => {
-    const started = performance.now();
-    let answered = false;
     const intercepted: ServerInterceptingCall = new ServerInterceptingCall(call, {
       start(next) {
         next({
@@ -75,13 +71,6 @@ export function admission(opts: AdmissionOptions): { interceptor: ServerIntercep
             nextListener(metadata);
           },
         });
-      },
-      sendStatus(status, next) {
-        if (!answered) {
-          answered = true;
-          opts.answered?.(status.code, (performance.now() - started) / 1000);
-        }
-        next(status);
       },
     });
     return intercepted;

@@ -3,4 +3,6 @@
  * listener of its own, the collector services, admission by the Bearer secret, the status codes
  * the OTLP specification prescribes. The export itself is sources/otlp/ingest.ts, shared.
  */
-export { startOtlpGrpc, type OtlpGrpcListener, type OtlpGrpcOptions } from './server.js';
+export { startOtlpGrpc, type ListenerEvents, type OtlpGrpcListener, type OtlpGrpcOptions } from './server.js';
+export type { ConnectionGate } from './connections.js';
+export { UNLIMITED, type GrpcLimits } from './limits.js';

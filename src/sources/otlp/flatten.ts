@@ -3,7 +3,7 @@
  * metric data point and per span, each a JSON object carrying its resource and scope. The
  * records are JSON text (the body the sinks map; see values.ts for why text), in request order.
  *
- * Key order follows the reference's tables. Sluice additions, documented in the README: the
+ * Key order follows the reference's tables. Sluice additions, documented in docs/otlp.md: the
  * exponential histogram's `positive` and `negative` buckets (`{offset, bucket_counts}`), without
  * which its data points cannot be reconstructed.
  */

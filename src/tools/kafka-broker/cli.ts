@@ -30,9 +30,16 @@ interface Io {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
   env: NodeJS.ProcessEnv;
+  /** " Did you mean start?" for a mistyped name, or ''; main.ts gives the project's (tools/ import nothing of it). */
+  didYouMean?: (given: string, names: readonly string[]) => string;
 }
 
-function parse(argv: string[], env: NodeJS.ProcessEnv): Record<string, string | true> {
+/** The exit code of a wrong command line, as every other command's. */
+const USAGE_ERROR = 2;
+const COMMANDS = ['start', 'stop', 'status'] as const;
+const OPTIONS = ['--dir', '--port', '--host', '--version', '--heap', '--purge'] as const;
+
+function parse(argv: string[], env: NodeJS.ProcessEnv, suggest: (given: string) => string): Record<string, string | true> {
   const out: Record<string, string | true> = {};
   const fromEnv: [string, string][] = [['dir', 'SLUICE_KAFKA_DIR'], ['port', 'SLUICE_KAFKA_PORT'], ['host', 'SLUICE_KAFKA_HOST'], ['version', 'SLUICE_KAFKA_VERSION'], ['heap', 'SLUICE_KAFKA_HEAP']];
   for (const [key, name] of fromEnv) if (env[name]) out[key] = env[name];
@@ -40,7 +47,8 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Record<string, string | 
     const arg = argv[i];
     if (arg === '--purge') out.purge = true;
     else if (/^--(dir|port|host|version|heap)$/.test(arg) && argv[i + 1] !== undefined) out[arg.slice(2)] = argv[++i];
-    else throw new Error(`Unknown or incomplete option "${arg}".\n\n${KAFKA_USAGE}`);
+    else if (/^--(dir|port|host|version|heap)$/.test(arg)) throw new Error(`${arg} needs a value (sluice kafka --help lists the options).`);
+    else throw new Error(`Unknown option "${arg}" (sluice kafka --help lists them).${suggest(arg.replace(/=.*$/, ''))}`);
   }
   return out;
 }
@@ -50,21 +58,26 @@ export async function runKafkaCli(argv: string[], io: Io = process): Promise<num
   const [command, ...rest] = argv;
   const help = (arg: string) => arg === '--help' || arg === '-h';
   if (!command || command === 'help' || help(command) || rest.some(help)) {
-    io.stdout.write(KAFKA_USAGE);
-    return command ? 0 : 1;
+    (command ? io.stdout : io.stderr).write(KAFKA_USAGE);
+    return command ? 0 : USAGE_ERROR;
+  }
+  const suggest = (names: readonly string[]) => (given: string) => io.didYouMean?.(given, names) ?? '';
+  if (!(COMMANDS as readonly string[]).includes(command)) {
+    io.stderr.write(`Unknown kafka command "${command}": start, stop or status.${suggest(COMMANDS)(command)}\n\n${KAFKA_USAGE}`);
+    return USAGE_ERROR;
   }
   let opts: Record<string, string | true>;
   try {
-    opts = parse(rest, io.env);
+    opts = parse(rest, io.env, suggest(OPTIONS));
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n`);
-    return 1;
+    return USAGE_ERROR;
   }
   const dir = typeof opts.dir === 'string' ? opts.dir : join(cacheRoot(io.env), 'broker');
   const port = typeof opts.port === 'string' ? Number(opts.port) : undefined;
   if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
-    io.stderr.write(`--port must be a port number, got "${String(opts.port)}".\n`);
-    return 1;
+    io.stderr.write(`--port must be a port number (1 to 65535), got "${String(opts.port)}".\n`);
+    return USAGE_ERROR;
   }
   switch (command) {
     case 'start': {
@@ -96,7 +109,6 @@ export async function runKafkaCli(argv: string[], io: Io = process): Promise<num
       return running ? 0 : 3;
     }
     default:
-      io.stderr.write(`Unknown kafka command "${command}".\n\n${KAFKA_USAGE}`);
-      return 1;
+      return USAGE_ERROR;
   }
 }

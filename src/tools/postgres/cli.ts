@@ -32,11 +32,16 @@ interface Io {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
   env: NodeJS.ProcessEnv;
+  /** " Did you mean start?" for a mistyped name, or ''; main.ts gives the project's (tools/ import nothing of it). */
+  didYouMean?: (given: string, names: readonly string[]) => string;
 }
+
+const COMMANDS = ['start', 'stop', 'status'] as const;
+const OPTIONS = ['--dir', '--data-dir', '--port', '--purge'] as const;
 
 type Options = { dir?: string; 'data-dir'?: string; port?: string; purge?: true };
 
-function parse(argv: string[], env: NodeJS.ProcessEnv): Options {
+function parse(argv: string[], env: NodeJS.ProcessEnv, suggest: (given: string) => string): Options {
   const out: Options = {};
   if (env.SLUICE_POSTGRES_DIR) out.dir = env.SLUICE_POSTGRES_DIR;
   if (env.SLUICE_DATA_DIR) out['data-dir'] = env.SLUICE_DATA_DIR;
@@ -48,7 +53,7 @@ function parse(argv: string[], env: NodeJS.ProcessEnv): Options {
       const value = inline ?? argv[++i];
       if (value === undefined || value === '') throw new Error(`${arg} needs a value.`);
       out[arg.slice(2) as 'dir' | 'data-dir' | 'port'] = value;
-    } else throw new Error(`Unknown option "${argv[i]}" (sluice postgres --help lists them).`);
+    } else throw new Error(`Unknown option "${argv[i]}" (sluice postgres --help lists them).${suggest(arg)}`);
   }
   return out;
 }
@@ -61,13 +66,14 @@ export async function runPostgresCli(argv: string[], io: Io = process): Promise<
     (command ? io.stdout : io.stderr).write(POSTGRES_USAGE);
     return command ? 0 : USAGE_ERROR;
   }
-  if (!['start', 'stop', 'status'].includes(command)) {
-    io.stderr.write(`Unknown postgres command "${command}": start, stop or status.\n\n${POSTGRES_USAGE}`);
+  const suggest = (names: readonly string[]) => (given: string) => io.didYouMean?.(given, names) ?? '';
+  if (!(COMMANDS as readonly string[]).includes(command)) {
+    io.stderr.write(`Unknown postgres command "${command}": start, stop or status.${suggest(COMMANDS)(command)}\n\n${POSTGRES_USAGE}`);
     return USAGE_ERROR;
   }
   let opts: Options;
   try {
-    opts = parse(rest, io.env);
+    opts = parse(rest, io.env, suggest(OPTIONS));
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n`);
     return USAGE_ERROR;

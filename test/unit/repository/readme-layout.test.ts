@@ -1,8 +1,8 @@
 /**
- * The README's "Layout" section matches the tree: every folder of src/ that holds code is named
+ * The "Layout" section of docs/contributing.md matches the tree: every folder of src/ that holds code is named
  * there (as a line of its own, `src/<path>/`, or as `<name>/` in its parent's line; vendored
  * .proto files need not be), and every `src/...`, `test/...` or `packages/...` path the section
- * names exists. A folder added, moved or renamed without the README fails here.
+ * names exists. A folder added, moved or renamed without that page fails here.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 function layoutBlock(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'contributing.md'), 'utf8');
   const section = readme.slice(readme.indexOf('\n## Layout\n'));
   const start = section.indexOf('```\n');
   return section.slice(start + 4, section.indexOf('```', start + 4));

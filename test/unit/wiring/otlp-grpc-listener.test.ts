@@ -1,12 +1,14 @@
 /**
  * Which nodes listen for OTLP over gRPC (src/wiring/otlp-grpc.ts): nodes with the ingest role
- * whose --otlp-grpc-port is not 0; the flags and their defaults (4317, the HTTP listener's host).
+ * whose --otlp-grpc-port is not 0; the flags and their defaults (4317, the HTTP listener's host;
+ * the limits of a client), and the grpc-js options the limits become.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import type { AppServices } from '../../../src/wiring/http-app.js';
-import { startOtlpGrpcListener } from '../../../src/wiring/otlp-grpc.js';
+import { grpcLimits, startOtlpGrpcListener } from '../../../src/wiring/otlp-grpc.js';
+import { grpcJsOptions } from '../../../src/sources/otlp-grpc/limits.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { InflightBudget } from '../../../src/sources/otlp/inflight.js';
 import { MemoryEventLog } from '../../helpers/memory-event-log.js';
@@ -65,5 +67,35 @@ describe('the OTLP/gRPC listener of a node', () => {
       client.close();
       await listener!.close();
     }
+  });
+
+  it('bounds what a client holds by default, each limit with its flag and variable (0: none)', () => {
+    expect(grpcLimits(loadConfig(['--max-connections', '1000'], {}))).toEqual({
+      maxConcurrentStreams: 100, maxConnections: 500, maxConnectionIdleMs: 72_000, maxConnectionAgeMs: 1_800_000, maxConnectionAgeGraceMs: 30_000, minPingIntervalMs: 300_000,
+    });
+    // Without --max-connections, half of its default (3/4 of the open-files limit).
+    expect(grpcLimits(loadConfig([], {})).maxConnections).toBeGreaterThan(0);
+    expect(grpcLimits(loadConfig(['--max-connections', '0'], {})).maxConnections).toBe(0);
+    const set = loadConfig([
+      '--otlp-grpc-max-concurrent-streams', '8', '--otlp-grpc-max-connections', '20', '--otlp-grpc-max-connection-idle', '5m',
+      '--otlp-grpc-max-connection-age', '1h', '--otlp-grpc-max-connection-age-grace', '0', '--otlp-grpc-min-ping-interval', '10s',
+    ], {});
+    expect(grpcLimits(set)).toEqual({ maxConcurrentStreams: 8, maxConnections: 20, maxConnectionIdleMs: 300_000, maxConnectionAgeMs: 3_600_000, maxConnectionAgeGraceMs: 0, minPingIntervalMs: 10_000 });
+    expect(loadConfig([], { SLUICE_OTLP_GRPC_MAX_CONNECTIONS: '0', SLUICE_OTLP_GRPC_MIN_PING_INTERVAL: '0' })).toMatchObject({ otlpGrpcMaxConnections: 0, otlpGrpcMinPingIntervalMs: 0 });
+    expect(() => loadConfig(['--otlp-grpc-max-concurrent-streams', '-1'], {})).toThrow(/OTLP gRPC max concurrent streams must be a non-negative integer/);
+    expect(() => loadConfig(['--otlp-grpc-max-connection-idle', 'soon'], {})).toThrow(/OTLP gRPC max connection idle must be a duration/);
+  });
+
+  it('gives grpc-js the limits it enforces, leaving out those that are 0, and no timer Node would overflow', () => {
+    const limits = { maxConcurrentStreams: 100, maxConnections: 5, maxConnectionIdleMs: 72_000, maxConnectionAgeMs: 1_800_000, maxConnectionAgeGraceMs: 30_000, minPingIntervalMs: 1 };
+    expect(grpcJsOptions(limits)).toEqual({
+      'grpc.max_concurrent_streams': 100, 'grpc.max_connection_idle_ms': 72_000, 'grpc.max_connection_age_ms': 1_800_000, 'grpc.max_connection_age_grace_ms': 30_000,
+    });
+    expect(grpcJsOptions({ ...limits, maxConcurrentStreams: 0, maxConnectionIdleMs: 0, maxConnectionAgeMs: 0 })).toEqual({});
+    // 30 days: below 2^31 ms, the age also with grpc-js's +10 % of jitter.
+    const long = grpcJsOptions({ ...limits, maxConnectionIdleMs: 30 * 86_400_000, maxConnectionAgeMs: 30 * 86_400_000, maxConnectionAgeGraceMs: 1.5 });
+    expect(long['grpc.max_connection_idle_ms']).toBeLessThan(2 ** 31 - 1);
+    expect(long['grpc.max_connection_age_ms']! * 1.1).toBeLessThan(2 ** 31 - 1);
+    expect(long['grpc.max_connection_age_grace_ms']).toBe(2);
   });
 });
