@@ -240,6 +240,14 @@ describe('sluice pull | diff | push between two servers', () => {
     expect(big.code).toBe(2);
     expect(big.stderr).toMatch(/^sluice: hostile\/web\.yaml: is \d+ bytes, more than a pipeline file may have \(1KB, --max-file-size\)$/m);
     expect((await sluice(b, ['diff', 'hostile'])).code).toBe(0);
+    // A few aliases (one mapping shared by two sinks) pass the default limit; --max-aliases 0 allows none.
+    writeFileSync(join(dir, 'shared.yaml'), 'sourceId: shared\ntype: http\nname: Shared\nsinks:\n  - sinkId: a\n    name: A\n    table:\n      tableId: in.c-shared.a\n'
+      + '      mapping: &m\n        columns:\n          - name: body\n            type: body\n  - sinkId: b\n    name: B\n    table:\n      tableId: in.c-shared.b\n      mapping: *m\n');
+    expect((await sluice(b, ['diff', 'hostile'])).stdout).toContain('source shared (hostile/shared.yaml): create, http source "Shared", 2 sinks\n');
+    const none = await sluice(b, ['diff', 'hostile', '--max-aliases', '0']);
+    expect(none).toMatchObject({ code: 2, stdout: '' });
+    expect(none.stderr).toContain('sluice: hostile/shared.yaml: not read: Alias resolution is disabled\n');
+    expect((await sluice(b, ['diff', 'hostile', '--max-aliases', 'many'])).code).toBe(2);
   });
 
   it('answers usage errors with exit 2, and refuses --delete with no files', async () => {

@@ -8,7 +8,7 @@
  * 1 when something does, and 2 for any trouble (as diff(1) has it, so a script never takes a
  * failure for "differs"); 2 for a wrong command line everywhere.
  */
-import { parseCommandLine } from '../args.js';
+import { integerOption, parseCommandLine } from '../args.js';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, resolveConnection, StorageClient } from '../client.js';
 import { CliError, reportErrors, type CliIo } from '../errors.js';
 import { byteSizeString, parseByteSize, parseDuration } from '../../pipeline/units.js';
@@ -27,6 +27,8 @@ const COMMON_HELP = `  --branch <branch>    the branch (default ${DEFAULT_BRANCH
   --help               this message
 `;
 const READ_HELP = `  --max-file-size <n>  the largest pipeline file read (default ${byteSizeString(DEFAULT_LIMITS.maxBytes)}; "16MB")
+  --max-aliases <n>    YAML aliases (*name) one file may use, each expanded when read
+                       (default ${DEFAULT_LIMITS.maxAliasCount}; 0: none)
 `;
 
 export const PULL_USAGE = `Usage: sluice pull [dir] [options]
@@ -69,8 +71,9 @@ ${READ_HELP}${COMMON_HELP}
 ${CONNECTION_HELP}`;
 
 const BASE_OPTIONS = { ...CONNECTION_OPTIONS, branch: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
-const DIFF_OPTIONS = { ...BASE_OPTIONS, format: { type: 'string' }, 'max-file-size': { type: 'string' } } as const;
-const PUSH_OPTIONS = { ...BASE_OPTIONS, 'dry-run': { type: 'boolean' }, delete: { type: 'boolean' }, 'task-timeout': { type: 'string' }, 'max-file-size': { type: 'string' } } as const;
+const READ_OPTIONS = { 'max-file-size': { type: 'string' }, 'max-aliases': { type: 'string' } } as const;
+const DIFF_OPTIONS = { ...BASE_OPTIONS, ...READ_OPTIONS, format: { type: 'string' } } as const;
+const PUSH_OPTIONS = { ...BASE_OPTIONS, ...READ_OPTIONS, 'dry-run': { type: 'boolean' }, delete: { type: 'boolean' }, 'task-timeout': { type: 'string' } } as const;
 
 function directoryOf(positionals: string[], command: string): string {
   if (positionals.length > 1) throw new CliError(`unexpected "${positionals[1]}": give one folder (see "sluice ${command} --help")`, 2);
@@ -80,11 +83,12 @@ function directoryOf(positionals: string[], command: string): string {
 /** The folder as the user named it, with a trailing slash in messages ("pipelines/"). */
 const shownDir = (dir: string) => (dir.endsWith('/') ? dir : `${dir}/`).replace(/^\.\//, '');
 
-function limitsOf(value: string | undefined, command: string): ReadLimits {
-  if (value === undefined) return DEFAULT_LIMITS;
-  const bytes = parseByteSize(value);
-  if (bytes === undefined || bytes < 1) throw new CliError(`--max-file-size must be a size like 4MB or 500kB, got "${value}" (see "sluice ${command} --help")`, 2);
-  return { ...DEFAULT_LIMITS, maxBytes: bytes };
+function limitsOf(values: { 'max-file-size'?: string; 'max-aliases'?: string }, command: string): ReadLimits {
+  const size = values['max-file-size'];
+  const bytes = size === undefined ? DEFAULT_LIMITS.maxBytes : parseByteSize(size);
+  if (bytes === undefined || bytes < 1) throw new CliError(`--max-file-size must be a size like 4MB or 500kB, got "${size}" (see "sluice ${command} --help")`, 2);
+  const maxAliasCount = integerOption('max-aliases', values['max-aliases'], 0) ?? DEFAULT_LIMITS.maxAliasCount;
+  return { maxBytes: bytes, maxAliasCount };
 }
 
 function api(values: { url?: string; token?: string; 'data-dir'?: string; branch?: string }, io: CliIo, taskTimeoutMs?: number): { client: StorageClient; api: BranchApi; branch: string } {
@@ -177,7 +181,7 @@ export async function runDiffCli(argv: string[], io: CliIo = process): Promise<n
     const dir = directoryOf(positionals, 'diff');
     const format = values.format ?? 'text';
     if (format !== 'text' && format !== 'json') throw new CliError(`--format must be text or json, got "${format}" (see "sluice diff --help")`, 2);
-    const limits = limitsOf(values['max-file-size'], 'diff');
+    const limits = limitsOf(values, 'diff');
     let compared: Compared;
     try {
       compared = await compare(dir, values, limits, io);
@@ -206,7 +210,7 @@ export async function runPushCli(argv: string[], io: CliIo = process): Promise<n
       return 0;
     }
     const dir = directoryOf(positionals, 'push');
-    const limits = limitsOf(values['max-file-size'], 'push');
+    const limits = limitsOf(values, 'push');
     const timeout = values['task-timeout'] ?? DEFAULT_TASK_TIMEOUT;
     const taskTimeoutMs = parseDuration(timeout);
     if (taskTimeoutMs === undefined || taskTimeoutMs <= 0) throw new CliError(`--task-timeout must be a duration like 2m or 90s, got "${timeout}" (see "sluice push --help")`, 2);
