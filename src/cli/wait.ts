@@ -10,6 +10,7 @@ import { parseCommandLine } from './args.js';
 import { CONNECTION_HELP, CONNECTION_OPTIONS, resolveConnection, StorageClient } from './client.js';
 import { CliError, reportErrors, type CliIo } from './errors.js';
 import { parseDuration } from '../pipeline/units.js';
+import { waitForTask, type Task } from './tasks.js';
 
 export const WAIT_USAGE = `Usage: <a Stream API write> | sluice wait [options]
 
@@ -28,17 +29,7 @@ Options:
 ${CONNECTION_HELP}`;
 
 const OPTIONS = { ...CONNECTION_OPTIONS, timeout: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
-const POLL_MS = 100;
 
-interface Task {
-  taskId: string;
-  type: string;
-  url: string;
-  status: string;
-  isFinished: boolean;
-  error?: string;
-  result?: string;
-}
 
 export interface WaitIo extends CliIo {
   stdin: AsyncIterable<Buffer | string>;
@@ -65,13 +56,9 @@ export async function runWaitCli(argv: string[], io: WaitIo = process): Promise<
     const client = new StorageClient(resolveConnection(values, io.env));
     const deadline = Date.now() + timeoutMs;
     let failed = 0;
-    for (let task of tasks) {
-      const path = new URL(task.url).pathname;
-      while (!task.isFinished) {
-        if (Date.now() > deadline) throw new CliError(`the task ${task.taskId} is still ${task.status} after ${timeoutMs / 1000} s (GET ${path} shows it)`);
-        await new Promise((done) => setTimeout(done, POLL_MS));
-        task = await client.json<Task>('GET', path);
-      }
+    for (const answered of tasks) {
+      const task = await waitForTask(client, answered, Math.max(0, deadline - Date.now()), (t, path) =>
+        `the task ${t.taskId} is still ${t.status} after ${timeoutMs / 1000} s (GET ${path} shows it)`);
       if (task.status !== 'success') failed++;
       io.stdout.write(`${task.type}: ${task.status}${task.status !== 'success' && task.error ? `: ${task.error}` : ''}\n`);
     }

@@ -10,6 +10,7 @@ import type { SettingFloor } from '../../pipeline/settings.js';
 import { parseDuration } from '../../pipeline/units.js';
 import { allPages } from '../resources.js';
 import { CliError } from '../errors.js';
+import { waitForTask, type TaskTimeoutMessage } from '../tasks.js';
 import type { StorageClient } from '../client.js';
 import { sinkFromApi, sourceFromApi, type Settings, type SinkDefinition, type SourceDefinition } from './definition.js';
 import type { CurrentBranch } from './plan.js';
@@ -144,27 +145,10 @@ export class BranchApi {
       if (err instanceof CliError) throw new CliError(`${doing}: ${err.message}`);
       throw err;
     }
-    const done = await waitForTask(this.client, task, this.taskTimeoutMs);
+    const done = await waitForTask(this.client, task, this.taskTimeoutMs, pushTimeout);
     if (done.status !== 'success') throw new CliError(`${doing}: the task ${done.taskId} failed: ${done.error ?? done.result ?? done.status}`);
     return done;
   }
-}
-
-/** GET /v1/tasks/{taskId} until it is finished: every 50 ms at first, then at most every 500 ms, at most `timeoutMs`. */
-export async function waitForTask(client: Pick<StorageClient, 'json'>, task: Task, timeoutMs: number, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<Task> {
-  const path = `/v1/tasks/${task.taskId.split('/').map(enc).join('/')}`;
-  const deadline = Date.now() + timeoutMs;
-  let current = task;
-  let pause = 50;
-  while (!current.isFinished && current.status === 'processing') {
-    if (Date.now() >= deadline) {
-      throw new CliError(`the task ${task.taskId} was still running after ${timeoutMs / 1000} s (--task-timeout); GET ${path} tells when it ends, and a second push goes on from there`);
-    }
-    await sleep(pause);
-    pause = Math.min(pause * 2, 500);
-    current = await client.json<Task>('GET', path);
-  }
-  return current;
 }
 
 /** The server's duration minima as its settings answers show them (`validation` minDuration). */
@@ -177,3 +161,6 @@ function floorsOf(views: readonly SettingView[]): SettingFloor[] {
   }
   return [...out.values()];
 }
+
+const pushTimeout: TaskTimeoutMessage = (task, path, seconds) =>
+  `the task ${task.taskId} was still running after ${seconds} s (--task-timeout); GET ${path} tells when it ends, and a second push goes on from there`;

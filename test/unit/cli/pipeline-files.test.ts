@@ -9,7 +9,7 @@ import { parsePipeline, pipelineYaml, PipelineFileError, settingsProblems } from
 import { canonicalSource, sinkFromApi, sourceFromApi, type SourceDefinition } from '../../../src/cli/pipelines/definition.js';
 import { differences, planBranch, type CurrentBranch } from '../../../src/cli/pipelines/plan.js';
 import { planText, summaryLine } from '../../../src/cli/pipelines/plan-output.js';
-import { waitForTask } from '../../../src/cli/pipelines/branch-api.js';
+import { waitForTask } from '../../../src/cli/tasks.js';
 import type { SinkView, SourceView } from '../../../src/contract/stream-sources.js';
 import type { SettingView } from '../../../src/contract/settings.js';
 import type { Task } from '../../../src/contract/tasks.js';
@@ -271,7 +271,7 @@ describe('waiting for a task', () => {
     const asked: string[] = [];
     let calls = 0;
     const client = { json: async <T>(_method: string, path: string) => { asked.push(path); return task(++calls < 3 ? 'processing' : 'success') as T; } };
-    const done = await waitForTask(client, task('processing'), 10_000, async () => undefined);
+    const done = await waitForTask(client, task('processing'), 10_000, () => 'timed out', async () => undefined);
     expect(done.status).toBe('success');
     expect(asked[0]).toBe('/v1/tasks/api.create.source/1/web/2026-11-27T07%3A00%3A00.000Z_abcde');
     expect(asked).toHaveLength(3);
@@ -279,6 +279,6 @@ describe('waiting for a task', () => {
 
   it('gives up after --task-timeout with what to do', async () => {
     const client = { json: async <T>() => task('processing') as T };
-    await expect(waitForTask(client, task('processing'), 30, async () => { await new Promise((r) => setTimeout(r, 10)); })).rejects.toThrow(/was still running after 0\.03 s \(--task-timeout\)/);
+    await expect(waitForTask(client, task('processing'), 30, (t, path, seconds) => `${t.taskId} at ${path} after ${seconds} s`, async () => { await new Promise((r) => setTimeout(r, 10)); })).rejects.toThrow(/ at \/v1\/tasks\/.* after 0\.03 s/);
   });
 });
