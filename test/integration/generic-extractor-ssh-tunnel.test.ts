@@ -6,13 +6,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import ssh2 from 'ssh2';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClient, SshTunnel, UserError, parseSshProxy } from '@sluice/generic-extractor';
-import { startSshProxy, type SshProxyServer } from '../conformance/generic-extractor/ssh-proxy.js';
+import { ed25519Key, startSshProxy, type SshProxyServer } from '../conformance/generic-extractor/ssh-proxy.js';
 import { freePort } from '../helpers/child-service.js';
 
-const key = () => ssh2.utils.generateKeyPairSync('ed25519').private;
+const key = ed25519Key;
 const RETRY = { maxRetries: 0, codes: [], maxTimeSeconds: 5, retryHeader: 'Retry-After', curlCodes: [] };
 
 const cleanup: Array<() => Promise<void>> = [];

@@ -17,6 +17,18 @@ export interface SshProxyServer {
   close(): Promise<void>;
 }
 
+/**
+ * An ed25519 private key ssh2 can read back. ssh2 1.17's generateKeyPairSync strips leading zero
+ * bytes of the public key, so about 1 key in 256 is one its own parseKey refuses ("Malformed
+ * OpenSSH private key"; mscdex/ssh2#1390, #1513): draw again until both halves parse.
+ */
+export function ed25519Key(): string {
+  for (;;) {
+    const pair = utils.generateKeyPairSync('ed25519');
+    if (!(utils.parseKey(pair.private) instanceof Error) && !(utils.parseKey(pair.public) instanceof Error)) return pair.private;
+  }
+}
+
 export async function startSshProxy(
   privateKey: string,
   resolve: (host: string, port: number) => { host: string; port: number } | undefined,
@@ -25,7 +37,7 @@ export async function startSshProxy(
   if (allowed instanceof Error) throw allowed;
   const allowedKey = Array.isArray(allowed) ? allowed[0] : allowed;
   const publicKey = allowedKey.getPublicSSH();
-  const hostKey = utils.generateKeyPairSync('ed25519').private;
+  const hostKey = ed25519Key();
   let channels = 0;
   const server = new Server({ hostKeys: [hostKey] }, (client) => {
     client.on('error', () => undefined);
