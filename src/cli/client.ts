@@ -21,8 +21,9 @@ export const CONNECTION_OPTIONS = {
 
 export const CONNECTION_HELP = `Connection (flag, environment variable):
   --url <url>         SLUICE_URL        the server (default ${DEFAULT_URL})
-  --token <token>     SLUICE_TOKEN      Storage API token (default: the master token in
-                                        <data-dir>/master-token, which "sluice serve" writes)
+  --token <token>     SLUICE_TOKEN      Storage API token (default: SLUICE_MASTER_TOKEN when
+                                        set, as "sluice serve" reads it, else the master token
+                                        in <data-dir>/master-token, which "sluice serve" writes)
   --data-dir <dir>    SLUICE_DATA_DIR   the server's data directory, for the default token
                                         (default ./data)
 `;
@@ -47,7 +48,9 @@ export function resolveConnection(flags: { url?: string; token?: string; 'data-d
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new CliError(`--url "${url}" is not an http(s) URL; give one like ${DEFAULT_URL}`, 2);
   }
-  const given = flags.token ?? env.SLUICE_TOKEN;
+  // The server's own variable next: who chose the master token for `sluice serve` (a cluster's
+  // nodes share one) has it in the environment of the shell that talks to them too.
+  const given = [flags.token, env.SLUICE_TOKEN, env.SLUICE_MASTER_TOKEN].find((t) => t !== undefined && t.trim() !== '');
   if (given !== undefined && given.trim() !== '') return { url, token: given.trim() };
   const dataDir = resolve(flags['data-dir'] ?? env.SLUICE_DATA_DIR ?? './data');
   const file = join(dataDir, MASTER_TOKEN_FILE);
@@ -55,7 +58,7 @@ export function resolveConnection(flags: { url?: string; token?: string; 'data-d
   try {
     token = readFileSync(file, 'utf8').trim();
   } catch {
-    throw new CliError(`no token: give --token or SLUICE_TOKEN, or --data-dir of the server (${file} was not found)`);
+    throw new CliError(`no token: give --token or SLUICE_TOKEN (or SLUICE_MASTER_TOKEN), or --data-dir of the server (${file} was not found)`);
   }
   if (token === '') throw new CliError(`no token: ${file} is empty; give --token or SLUICE_TOKEN`);
   return { url, token };

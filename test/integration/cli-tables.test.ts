@@ -328,7 +328,16 @@ describe('connection', () => {
     const empty = folder('no-token-file');
     const run = await sluice(['sql', 'SELECT 1', '--data-dir', empty], { env: { SLUICE_TOKEN: undefined } });
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`sluice: no token: give --token or SLUICE_TOKEN, or --data-dir of the server (${join(empty, 'master-token')} was not found)\n`);
+    expect(run.stderr).toBe(`sluice: no token: give --token or SLUICE_TOKEN (or SLUICE_MASTER_TOKEN), or --data-dir of the server (${join(empty, 'master-token')} was not found)\n`);
+  });
+
+  it('takes the server\'s SLUICE_MASTER_TOKEN when no token is given, and SLUICE_TOKEN before it', async () => {
+    const empty = folder('master-token-variable');
+    const fromServerVariable = await sluice(['sql', 'SELECT 1 AS one', '--data-dir', empty], { env: { SLUICE_TOKEN: undefined, SLUICE_MASTER_TOKEN: MASTER_TOKEN } });
+    expect(fromServerVariable.code, fromServerVariable.stderr).toBe(0);
+    const tokenFirst = await sluice(['sql', 'SELECT 1 AS one', '--data-dir', empty], { env: { SLUICE_TOKEN: 'some-other-token', SLUICE_MASTER_TOKEN: MASTER_TOKEN } });
+    expect(tokenFirst.code).toBe(1);
+    expect(tokenFirst.stderr).toContain('Invalid access token');
   });
 
   it('never prints the token, whether it comes from the flag, the environment or the file', async () => {

@@ -4,7 +4,7 @@
  * last line on stdout, so that `BROKERS=$(sluice kafka start | tail -1)` works.
  */
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { brokerStatus, startBroker, stopBroker } from './broker-process.js';
 import { cacheRoot, DEFAULT_KAFKA_VERSION } from './distribution.js';
 
@@ -73,42 +73,49 @@ export async function runKafkaCli(argv: string[], io: Io = process): Promise<num
     io.stderr.write(`${(err as Error).message}\n`);
     return USAGE_ERROR;
   }
-  const dir = typeof opts.dir === 'string' ? opts.dir : join(cacheRoot(io.env), 'broker');
+  // Absolute: the broker's JVM runs in a folder of its own, where a relative path would point elsewhere.
+  const dir = resolve(typeof opts.dir === 'string' ? opts.dir : join(cacheRoot(io.env), 'broker'));
   const port = typeof opts.port === 'string' ? Number(opts.port) : undefined;
   if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
     io.stderr.write(`--port must be a port number (1 to 65535), got "${String(opts.port)}".\n`);
     return USAGE_ERROR;
   }
-  switch (command) {
-    case 'start': {
-      const started = Date.now();
-      const state = await startBroker({
-        dir,
-        port,
-        host: typeof opts.host === 'string' ? opts.host : undefined,
-        version: typeof opts.version === 'string' ? opts.version : undefined,
-        heap: typeof opts.heap === 'string' ? opts.heap : undefined,
-        log: (line) => io.stderr.write(`sluice kafka: ${line}\n`),
-      });
-      io.stderr.write(`sluice kafka: broker ${state.version} ready after ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${state.pid}, folder ${dir})\n`);
-      io.stdout.write(`${state.bootstrap}\n`);
-      return 0;
-    }
-    case 'stop': {
-      const wasRunning = await stopBroker(dir);
-      io.stderr.write(`sluice kafka: ${wasRunning ? 'broker stopped' : 'no broker was running'}\n`);
-      if (opts.purge === true) {
-        rmSync(dir, { recursive: true, force: true });
-        io.stderr.write(`sluice kafka: ${dir} deleted\n`);
+  try {
+    switch (command) {
+      case 'start': {
+        const started = Date.now();
+        const state = await startBroker({
+          dir,
+          port,
+          host: typeof opts.host === 'string' ? opts.host : undefined,
+          version: typeof opts.version === 'string' ? opts.version : undefined,
+          heap: typeof opts.heap === 'string' ? opts.heap : undefined,
+          log: (line) => io.stderr.write(`sluice kafka: ${line}\n`),
+        });
+        io.stderr.write(`sluice kafka: broker ${state.version} ready after ${((Date.now() - started) / 1000).toFixed(1)} s (pid ${state.pid}, folder ${dir})\n`);
+        io.stdout.write(`${state.bootstrap}\n`);
+        return 0;
       }
-      return 0;
+      case 'stop': {
+        const wasRunning = await stopBroker(dir);
+        io.stderr.write(`sluice kafka: ${wasRunning ? 'broker stopped' : 'no broker was running'}\n`);
+        if (opts.purge === true) {
+          rmSync(dir, { recursive: true, force: true });
+          io.stderr.write(`sluice kafka: ${dir} deleted\n`);
+        }
+        return 0;
+      }
+      case 'status': {
+        const { running, state } = brokerStatus(dir);
+        io.stdout.write(running && state ? `running ${state.bootstrap} (pid ${state.pid}, Kafka ${state.version})\n` : 'not running\n');
+        return running ? 0 : 3;
+      }
+      default:
+        return USAGE_ERROR;
     }
-    case 'status': {
-      const { running, state } = brokerStatus(dir);
-      io.stdout.write(running && state ? `running ${state.bootstrap} (pid ${state.pid}, Kafka ${state.version})\n` : 'not running\n');
-      return running ? 0 : 3;
-    }
-    default:
-      return USAGE_ERROR;
+  } catch (err) {
+    // One line, as every start failure: what failed, with the tool's own words; no stack.
+    io.stderr.write(`sluice kafka: ${command} failed: ${(err as Error).message}\n`);
+    return 1;
   }
 }
