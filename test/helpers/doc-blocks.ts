@@ -12,6 +12,8 @@
  *   Check lines that follow each other read the same output.
  * - `<!-- doctest: no server -->` anywhere in the section: the runner starts no server (the
  *   blocks start what they need, e.g. `npx sluice serve ... &`).
+ * - `<!-- doctest: needs java mvn -->`: the section runs only where those commands are on the
+ *   PATH (as the Kafka tests: skipped with a line saying which is missing).
  */
 
 export interface DocCheck {
@@ -34,6 +36,8 @@ export interface DocScript {
   blocks: number;
   /** False when the section says `<!-- doctest: no server -->`. */
   server: boolean;
+  /** The commands the section needs on the PATH (`<!-- doctest: needs a b -->`). */
+  needs: string[];
 }
 
 /** The marker printed after the commands a check reads; `n` is the check's index. */
@@ -92,7 +96,8 @@ export function docScript(file: string, markdown: string, heading: string): DocS
     } else out.push(line);
     previousWasCheck = check !== null;
   }
-  return { file, section: heading, script: out.join('\n') + '\n', checks, blocks, server: !found.text.includes('<!-- doctest: no server -->') };
+  const needs = /<!-- doctest: needs ([^>]*?) -->/.exec(found.text)?.[1]?.split(/\s+/).filter(Boolean) ?? [];
+  return { file, section: heading, script: out.join('\n') + '\n', checks, blocks, server: !found.text.includes('<!-- doctest: no server -->'), needs };
 }
 
 /** Whether `output` contains `expected`, where `…` in `expected` stands for any text on one line. */

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { docScript, outputHas, outputsPerSegment, type DocScript } from '../helpers/doc-blocks.js';
 
@@ -21,9 +21,7 @@ const PAGE_TIMEOUT_MS = 240_000;
 const WITHOUT_QUICK_START = new Set([
   'architecture.md', // no commands: how the code is laid out
   'benchmarks.md', // each run takes minutes
-  'cluster.md', // several nodes and a Kafka broker
   'contributing.md', // its commands are npm test itself
-  'kafka.md', // a Kafka broker (its tests run one)
 ]);
 
 function scripts(): DocScript[] {
@@ -35,6 +33,11 @@ function scripts(): DocScript[] {
     if (script) found.push(script);
   }
   return found;
+}
+
+/** Whether a command is on the PATH. */
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, command)));
 }
 
 function portIsFree(port: number): Promise<boolean> {
@@ -119,10 +122,12 @@ afterEach(async () => {
     return exited;
   }));
   for (const dir of folders.splice(0)) {
-    // A page that started PostgreSQL (sluice postgres start) leaves it running: stop it.
-    if (existsSync(join(dir, 'data', 'postgres', 'postgres.json'))) {
-      await new Promise((done) => spawn(process.execPath, [join(ROOT, 'bin', 'sluice.js'), 'postgres', 'stop', '--data-dir', join(dir, 'data')], { stdio: 'ignore' }).once('close', done));
-    }
+    // A page that started PostgreSQL or a Kafka broker (in ./data, as the pages do) leaves it running: stop it.
+    const stops = [
+      existsSync(join(dir, 'data', 'postgres', 'postgres.json')) && ['postgres', 'stop', '--data-dir', join(dir, 'data')],
+      existsSync(join(dir, 'data', 'kafka')) && ['kafka', 'stop', '--dir', join(dir, 'data', 'kafka')],
+    ].filter((args): args is string[] => args !== false);
+    for (const args of stops) await new Promise((done) => spawn(process.execPath, [join(ROOT, 'bin', 'sluice.js'), ...args], { stdio: 'ignore' }).once('close', done));
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -141,7 +146,8 @@ describe('the shell blocks of the README and docs/, run as written', () => {
   });
 
   describe.sequential.each(pages.map((p) => [p.file, p] as const))('%s', (_file, page) => {
-    it(`runs "${page.section}" as written`, { timeout: PAGE_TIMEOUT_MS + 60_000 }, async () => {
+    const missing = page.needs.filter((command) => !onPath(command));
+    it.skipIf(missing.length > 0)(`runs "${page.section}" as written${missing.length > 0 ? ` (not run here: no ${missing.join(', ')} on the PATH)` : ''}`, { timeout: PAGE_TIMEOUT_MS + 60_000 }, async () => {
       expect(await portIsFree(DOCUMENTED_PORT), `port ${DOCUMENTED_PORT}, where the docs' server listens, is taken`).toBe(true);
       const dir = readersFolder();
       folders.push(dir);

@@ -55,10 +55,12 @@ describe('docScript', () => {
       { expected: '1', segment: 1, where: 'docs/x.md:26' },
     ]);
     expect(script.server).toBe(true);
+    expect(script.needs).toEqual([]);
   });
 
-  it('knows a section that starts its own server, and a page without the section', () => {
+  it('knows a section that starts its own server, one that needs commands, and a page without the section', () => {
     expect(docScript('p.md', '## Quick start\n<!-- doctest: no server -->\n```sh\ntrue\n```\n', 'Quick start')!.server).toBe(false);
+    expect(docScript('p.md', '## Quick start\n<!-- doctest: needs java mvn -->\n```sh\ntrue\n```\n', 'Quick start')!.needs).toEqual(['java', 'mvn']);
     expect(docScript('p.md', '## Other\n```sh\ntrue\n```\n', 'Quick start')).toBeUndefined();
   });
 });
