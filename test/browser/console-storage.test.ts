@@ -102,6 +102,11 @@ describe('the console\'s storage pages', () => {
     await page.evaluate('scrollTo(0, 0)');
     await screenshot(page, 'tables');
 
+    // One row is "1 row".
+    await box.fill('SELECT count(*) AS n FROM "in.c-shop"."orders"');
+    await page.getByRole('button', { name: 'Run query' }).click();
+    await page.getByText(/^1 row \(/).waitFor(WAIT);
+
     // A statement that writes: the API's 400 message next to the box.
     await box.fill('DELETE FROM "in.c-shop"."orders"');
     await page.getByRole('button', { name: 'Run query' }).click();

@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { href } from '../router';
-import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly, formatCount } from '../widgets/common';
+import { ActionButton, CopyButton, ErrorText, Loading, Time, WriteOnly, countOf } from '../widgets/common';
 import { JobStatus, formatDuration, jobResult, killable, usePoll } from './job-common';
 import type { JobJson } from '../../contract/queue-jobs';
 import type { StorageEvent } from '../../contract/storage-events';
@@ -87,7 +87,7 @@ function JobBody({ job, reload }: { job: JobJson; reload: () => Promise<void> })
               <h3>Output tables</h3>
               <ul>
                 {tables.map((t) => (
-                  <li key={t.id}><a href={href('tables', t.id)}>{t.id}</a>{t.rows !== undefined && <span class="muted"> ({formatCount(t.rows)} rows)</span>}</li>
+                  <li key={t.id}><a href={href('tables', t.id)}>{t.id}</a>{t.rows !== undefined && <span class="muted"> ({countOf(t.rows, 'row')})</span>}</li>
                 ))}
               </ul>
             </>

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, apiText } from '../api';
 import { href } from '../router';
 import { useLoad } from '../widgets/load';
-import { CopyButton, ErrorText, Loading, Time, formatCount } from '../widgets/common';
+import { CopyButton, ErrorText, Loading, Time, countOf, formatCount } from '../widgets/common';
 import type { TableJson as Table } from '../../contract/storage-tables';
 import { parseCsv, quoteIdent } from './table-csv';
 import { DataTable } from './table-data';
@@ -119,7 +119,7 @@ function Preview({ tableId, rowsCount }: { tableId: string; rowsCount: number })
           {PREVIEW_LIMITS.map((n) => <option key={n} value={String(n)}>{n}</option>)}
         </select>
         <button type="button" class="small" onClick={() => void reload().catch(() => undefined)}>Refresh</button>
-        {data && <span class="muted">{formatCount(rows.length)} of {formatCount(rowsCount)} rows</span>}
+        {data && <span class="muted">{formatCount(rows.length)} of {countOf(rowsCount, 'row')}</span>}
       </div>
       <ErrorText error={error} />
       {!data && !error && <Loading />}

@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorText, formatBytes, formatCount } from '../widgets/common';
+import { ErrorText, formatBytes, countOf, formatCount } from '../widgets/common';
 import type { TableJson as Table } from '../../contract/storage-tables';
 import type { StorageFileJson, StorageJobJson } from '../../contract/storage-jobs';
 
@@ -108,7 +108,7 @@ export function TableExport({ table }: { table: Table }) {
               </span>
             </>
           )}
-          {job.status === 'success' && progress && <span>{formatCount(progress.rows)} rows exported.</span>}
+          {job.status === 'success' && progress && <span>{countOf(progress.rows, 'row')} exported.</span>}
           {job.status === 'error' && <p class="error" role="alert">{job.error?.message ?? 'The export failed.'}</p>}
         </div>
       )}

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorText, formatCount } from '../widgets/common';
+import { ErrorText, countOf } from '../widgets/common';
 import { DataTable } from './table-data';
 import type { SqlAnswer, SqlBody } from '../../contract/storage-tables';
 
@@ -61,7 +61,7 @@ export function SqlBox({ initial }: { initial: string }) {
       {answer && (
         <>
           <p class="muted" role="status">
-            {formatCount(answer.rowsCount)} row{answer.rowsCount === 1 ? '' : 's'} ({answer.durationMs} ms{answer.dialect ? `, ${answer.dialect} SQL` : ''})
+            {countOf(answer.rowsCount, 'row')} ({answer.durationMs} ms{answer.dialect ? `, ${answer.dialect} SQL` : ''})
             {answer.truncated && ' — more rows matched than the limit; raise it or narrow the query.'}
           </p>
           <DataTable columns={answer.columns} rows={answer.rows} caption="Query result" />

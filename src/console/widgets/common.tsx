@@ -93,6 +93,11 @@ export function formatCount(n: number | undefined): string {
   return n === undefined ? '—' : n.toLocaleString();
 }
 
+/** "1 row", "2 rows", "— rows": a count with its noun. */
+export function countOf(n: number | undefined, noun: string): string {
+  return `${formatCount(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function formatBytes(n: number | undefined): string {
   if (n === undefined) return '—';
   const units = ['B', 'kB', 'MB', 'GB', 'TB'];
