@@ -154,17 +154,44 @@ function targetIdentity(config: Config): TargetIdentity {
   return { kind: 'postgres', where: `${url.hostname}:${url.port || 5432}${url.pathname}` };
 }
 
-/** --adopt-target on: the sinks' tables are created in the new target (their rows stay in the old one). */
-async function adoptTarget(config: Config, sources: SourceService, sinks: SinkService, lifecycle: SinkLifecycle, logger: Logger): Promise<void> {
+/**
+ * Every sink's table in this node's target, created where missing (the sink's own columns, as
+ * creating the sink does); resolves to how many sinks there are and the ones that failed.
+ */
+async function ensureSinkTables(config: Config, sources: SourceService, sinks: SinkService, lifecycle: SinkLifecycle): Promise<{ sinks: number; failed: { sink: string; reason: string }[] }> {
   const branchId = config.defaultBranchId;
-  let created = 0;
+  let count = 0;
+  const failed: { sink: string; reason: string }[] = [];
   for (const source of sources.list(branchId, false)) {
     for (const sink of sinks.list(branchId, source.sourceId, false)) {
-      await lifecycle.ensureTable(sink);
-      created++;
+      count++;
+      try {
+        await lifecycle.ensureTable(sink);
+      } catch (err) {
+        failed.push({ sink: `${source.sourceId}/${sink.sinkId}`, reason: (err as Error).message });
+      }
     }
   }
-  logger.warn({ sinks: created }, 'the data directory moved to this target (--adopt-target on): its sinks\' tables were created here; the rows imported before stay in the previous target');
+  return { sinks: count, failed };
+}
+
+/** --adopt-target on: the sinks' tables are created in the new target (their rows stay in the old one). */
+async function adoptTarget(config: Config, sources: SourceService, sinks: SinkService, lifecycle: SinkLifecycle, logger: Logger): Promise<void> {
+  const { sinks: count, failed } = await ensureSinkTables(config, sources, sinks, lifecycle);
+  if (failed.length > 0) throw new StartFailure(`--adopt-target on could not create the table of ${failed.length} sink(s) in the new target: ${failed.slice(0, 3).map((f) => `${f.sink}: ${f.reason}`).join('; ')}`);
+  logger.warn({ sinks: count }, 'the data directory moved to this target (--adopt-target on): its sinks\' tables were created here; the rows imported before stay in the previous target');
+}
+
+/**
+ * A data directory that records no target yet (a node joining a cluster whose metadata already
+ * names sinks, or a directory of a version before target.json) writes to this one: the sinks'
+ * tables that are missing here are created, so that their imports do not fail on a table that
+ * does not exist. A failure is logged, not fatal: the imports retry, and their errors say why.
+ */
+async function ensureTablesOfNewDataDir(config: Config, sources: SourceService, sinks: SinkService, lifecycle: SinkLifecycle, logger: Logger): Promise<void> {
+  const { sinks: count, failed } = await ensureSinkTables(config, sources, sinks, lifecycle);
+  if (count > 0) logger.info({ sinks: count }, 'a data directory new to this target: the sinks\' tables are in place');
+  if (failed.length > 0) logger.warn({ failed: failed.slice(0, 10), count: failed.length }, 'could not create the tables of some sinks in this target; their imports fail until the tables exist');
 }
 
 /** A listener that cannot bind, as one line with the flag to change. */
@@ -272,6 +299,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const sources = new SourceService(metadata, tasks, config.projectId, lifecycle);
   const sinks = new SinkService(metadata, tasks, config.projectId, lifecycle, checkMapping);
   if (targetOfDataDir === 'adopted') await adoptTarget(config, sources, sinks, lifecycle, logger);
+  else if (targetOfDataDir === 'new') await ensureTablesOfNewDataDir(config, sources, sinks, lifecycle, logger);
   // Cluster mode: streams pass between nodes by a hand-over, and each node publishes its part of the statistics.
   const handOver = config.kafkaBrokers
     ? new PartitionHandOver(metadata, nodeId, logger.child({ component: 'hand-over' }), { metrics })

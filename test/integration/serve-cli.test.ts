@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { POSTGRES_START_TIMEOUT_MS, startTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import pgLib from 'pg';
 
 const MAIN = resolve('dist/main.js');
 const dirs: string[] = [];
@@ -201,5 +202,43 @@ describe('a data directory and its target', () => {
     await ready(port, again);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
+  }, 120_000);
+
+  it('creates the missing tables of the sinks a data directory new to its target already knows (a node joining a cluster, a directory from before target.json)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-new-target-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1', SLUICE_MASTER_TOKEN: 'new-target-master-token' };
+    const api = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${port}${path}`, {
+      method, headers: { 'X-StorageApi-Token': 'new-target-master-token', ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    const duck = serve(env);
+    await ready(port, duck);
+    expect((await api('POST', '/v1/branches/default/sources', { sourceId: 'events', name: 'events', type: 'http' })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await api('POST', '/v1/branches/default/sources/events/sinks', { sinkId: 'raw', name: 'raw', type: 'table', table: { type: 'keboola', tableId: 'in.c-events.raw', mapping: { columns: [{ type: 'body', name: 'body' }] } } })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 1500));
+    duck.child.kill('SIGTERM');
+    expect(await duck.exited).toBe(0);
+
+    // The sinks are known, the target is new and nothing recorded another one: no refusal, and the table is made.
+    rmSync(join(dataDir, 'target.json'));
+    const url = await pg.createDatabase('newtarget');
+    const joined = serve(env, ['--target', url]);
+    await ready(port, joined);
+    expect(joined.output()).toContain("the sinks' tables are in place");
+    const table = await api('GET', '/v2/storage/tables/in.c-events.raw');
+    expect(table.status).toBe(200);
+    // In PostgreSQL itself, not only in Sluice's view of it.
+    const client = new pgLib.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const found = await client.query("SELECT 1 FROM information_schema.tables WHERE table_schema = 'in.c-events' AND table_name = 'raw'");
+      expect(found.rowCount).toBe(1);
+    } finally {
+      await client.end();
+    }
+    joined.child.kill('SIGTERM');
+    expect(await joined.exited).toBe(0);
   }, 120_000);
 });
