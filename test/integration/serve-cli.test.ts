@@ -164,15 +164,15 @@ describe('a data directory and its target', () => {
   }, POSTGRES_START_TIMEOUT_MS);
   afterAll(async () => pg?.stop());
 
-  it('refuses a start with another target than the data directory was made for, and moves to it with --adopt-target on', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-adopt-'));
+  /** A data directory of the DuckDB target with a source and a sink (its table made), the server stopped. */
+  async function duckDbWalkThrough(name: string) {
+    const dataDir = mkdtempSync(join(tmpdir(), `sluice-serve-${name}-`));
     dirs.push(dataDir);
     const port = await freePort();
-    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1', SLUICE_MASTER_TOKEN: 'adopt-master-token' };
+    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1', SLUICE_MASTER_TOKEN: `${name}-master-token` };
     const api = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${port}${path}`, {
-      method, headers: { 'X-StorageApi-Token': 'adopt-master-token', ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+      method, headers: { 'X-StorageApi-Token': `${name}-master-token`, ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
     });
-    // A DuckDB walk-through: a source and a sink with its table.
     const duck = serve(env);
     await ready(port, duck);
     expect((await api('POST', '/v1/branches/default/sources', { sourceId: 'events', name: 'events', type: 'http' })).status).toBe(202);
@@ -181,6 +181,12 @@ describe('a data directory and its target', () => {
     await new Promise((r) => setTimeout(r, 1500));
     duck.child.kill('SIGTERM');
     expect(await duck.exited).toBe(0);
+    return { dataDir, port, env, api };
+  }
+
+  it('refuses a start with another target than the data directory was made for, and moves to it with --adopt-target on', async () => {
+    // A DuckDB walk-through: a source and a sink with its table.
+    const { dataDir, port, env, api } = await duckDbWalkThrough('adopt');
 
     // The same data directory with PostgreSQL: refused in one line, nothing started.
     const url = await pg.createDatabase('adopt');
@@ -205,21 +211,7 @@ describe('a data directory and its target', () => {
   }, 120_000);
 
   it('creates the missing tables of the sinks a data directory new to its target already knows (a node joining a cluster, a directory from before target.json)', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-new-target-'));
-    dirs.push(dataDir);
-    const port = await freePort();
-    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_PORT: String(port), SLUICE_HOST: '127.0.0.1', SLUICE_MASTER_TOKEN: 'new-target-master-token' };
-    const api = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${port}${path}`, {
-      method, headers: { 'X-StorageApi-Token': 'new-target-master-token', ...(body ? { 'Content-Type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-    });
-    const duck = serve(env);
-    await ready(port, duck);
-    expect((await api('POST', '/v1/branches/default/sources', { sourceId: 'events', name: 'events', type: 'http' })).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect((await api('POST', '/v1/branches/default/sources/events/sinks', { sinkId: 'raw', name: 'raw', type: 'table', table: { type: 'keboola', tableId: 'in.c-events.raw', mapping: { columns: [{ type: 'body', name: 'body' }] } } })).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 1500));
-    duck.child.kill('SIGTERM');
-    expect(await duck.exited).toBe(0);
+    const { dataDir, port, env, api } = await duckDbWalkThrough('new-target');
 
     // The sinks are known, the target is new and nothing recorded another one: no refusal, and the table is made.
     rmSync(join(dataDir, 'target.json'));
