@@ -30,7 +30,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CollectorProcess, ensureOtelTools, startTelemetrygen, type OtelTools } from '../test/helpers/otel-tools.js';
 import { metricValue } from '../test/helpers/prometheus.js';
-import { collectorConfig, createLogsSource, scrape, telemetrygenLogsArgs, type Protocol, type SluiceAuth } from './otlp-clients.js';
+import { collectorConfig, createLogsSource, refusedRequests, scrape, SOURCE, telemetrygenLogsArgs, TOKEN, type Protocol, type SluiceAuth } from './otlp-clients.js';
 import { apiCall, freePort, median, procCpuSec, residentBytes, round2, sleep, startBenchServer, waitTask } from './util.js';
 
 export interface TelemetrygenE2eOptions {
@@ -70,8 +70,6 @@ interface CaseResult {
   problems: string[];
 }
 
-const TOKEN = 'bench';
-const SOURCE = 'bench';
 const MB = 1024 * 1024;
 const SAMPLE_MS = 500;
 const SINK_SETTINGS = (importInterval: string) => [
@@ -245,10 +243,8 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
       return { accepted, landed: Number(Array.isArray(row) ? row[0] : row.n) };
     };
     const r = await run(tools, args(endpoint, protocol, options, auth), server.pid, options, read);
-    const scraped = await scrape(`${base}/metrics`);
-    const answered = (status?: string) => metricValue(scraped, 'sluice_ingest_requests_total', status ? { status } : {});
     // Back-pressure (429, RESOURCE_EXHAUSTED) is part of an end-to-end run: reported, not a problem.
-    const refused = answered() - answered('2xx') - answered('OK');
+    const refused = refusedRequests(await scrape(`${base}/metrics`));
     if (refused > 0) process.stdout.write(`  sluice-${protocol}: ${refused} requests refused (back-pressure, retried by telemetrygen's exporter)\n`);
     if (server.exited) problems.push(`the server exited during the run: ${server.lastOutput()}`);
     return perCase(r, problems);

@@ -52,8 +52,9 @@ interface CaseResult {
   problems: string[];
 }
 
-const TOKEN = 'bench';
-const SOURCE = 'bench';
+/** The master token and the OTLP source of both telemetrygen benches (this one and e2e's). */
+export const TOKEN = 'bench';
+export const SOURCE = 'bench';
 const MB = 1024 * 1024;
 /** Seconds telemetrygen goes on after the measured window. */
 const TAIL_SEC = 3;
@@ -242,9 +243,7 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
     const loadSec = (performance.now() - loadStarted) / 1000;
     if (w.code !== 0) problems.push(`telemetrygen exited ${w.code}: ${w.output.slice(-1500)}`);
     // Answered requests by status: `2xx` over HTTP, the gRPC code's name (`OK`) over gRPC.
-    const scraped = await metrics();
-    const answered = (status?: string) => metricValue(scraped, 'sluice_ingest_requests_total', status ? { status } : {});
-    const refused = answered() - answered('2xx') - answered('OK');
+    const refused = refusedRequests(await metrics());
     if (refused > 0) problems.push(`${refused} requests were refused or failed`);
 
     // End to end: every record accepted during the whole run (warm-up included) mapped by the sink.
@@ -271,6 +270,12 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
  * Creates the OTLP source `sourceId` with its default logs sink (POST .../otlp/default-sinks,
  * sink `logs`); its authentication for telemetrygen and the sink's table.
  */
+/** Requests a Sluice node answered with anything but success: `2xx` over HTTP, `OK` (the gRPC code's name) over gRPC. */
+export function refusedRequests(metricsText: string): number {
+  const answered = (status?: string) => metricValue(metricsText, 'sluice_ingest_requests_total', status ? { status } : {});
+  return answered() - answered('2xx') - answered('OK');
+}
+
 export async function createLogsSource(base: string, token: string, sourceId: string): Promise<{ auth: SluiceAuth; tableId: string }> {
   const sources = '/v1/branches/default/sources';
   await waitTask(base, token, await apiCall(base, token, 'POST', sources, { sourceId, name: sourceId, type: 'otlp' }));
