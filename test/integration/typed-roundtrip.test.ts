@@ -23,7 +23,12 @@ const COLUMNS = ['k', ...TYPES.map((t) => t.toLowerCase())];
 
 /** No NUL: PostgreSQL's text and jsonb cannot hold it (the README says what becomes of it there). */
 const text = fc.string({ unit: 'grapheme', maxLength: 12 }).filter((s) => !s.includes('\u0000'));
-const decimalText = fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 29n - 1n }), fc.bigInt({ min: 0n, max: 10n ** 12n - 1n }), fc.integer({ min: 0, max: 12 }))
+/**
+ * Whole parts below 10^29 - 1: a fraction rounded up to 9 digits then still fits the 29 digits
+ * (99999999999999999999999999999.9999999995 rounds to 30 digits and is refused, as the unit
+ * test of the converters says).
+ */
+const decimalText = fc.tuple(fc.boolean(), fc.bigInt({ min: 0n, max: 10n ** 29n - 2n }), fc.bigInt({ min: 0n, max: 10n ** 12n - 1n }), fc.integer({ min: 0, max: 12 }))
   .map(([neg, whole, fraction, digits]) => `${neg ? '-' : ''}${whole}${digits > 0 ? `.${fraction.toString().padStart(12, '0').slice(0, digits)}` : ''}`);
 const instant = fc.date({ min: new Date('0002-01-01T00:00:00Z'), max: new Date('9998-12-31T00:00:00Z'), noInvalidDate: true });
 const zone = fc.integer({ min: -(14 * 60), max: 14 * 60 }).map((m) => `${m < 0 ? '-' : '+'}${String(Math.floor(Math.abs(m) / 60)).padStart(2, '0')}:${String(Math.abs(m) % 60).padStart(2, '0')}`);
