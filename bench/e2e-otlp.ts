@@ -25,12 +25,13 @@
  * Figures are medians over the rounds (the order of the cases rotates every round); ratios are
  * Sluice over the Collector on the same protocol, each round's pair, median.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CollectorProcess, ensureOtelTools, startTelemetrygen, type OtelTools } from '../test/helpers/otel-tools.js';
 import { metricValue } from '../test/helpers/prometheus.js';
 import { collectorConfig, createLogsSource, refusedRequests, scrape, SOURCE, telemetrygenLogsArgs, TOKEN, type Protocol, type SluiceAuth } from './otlp-clients.js';
+import { foldProfiles, perRecord } from './profile-stages.js';
 import { apiCall, freePort, median, procCpuSec, residentBytes, round2, sleep, startBenchServer, waitTask } from './util.js';
 
 export interface TelemetrygenE2eOptions {
@@ -44,6 +45,10 @@ export interface TelemetrygenE2eOptions {
   /** Sluice's import floor and the sink's import interval. */
   importInterval: string;
   drainTimeoutSec: number;
+  /** Profile Sluice's server (`--cpu-prof`) and report its CPU µs a record by stage. */
+  profile?: boolean;
+  /** Where to copy the profiles (one folder per case), to read them in a tool. */
+  keepProfiles?: string;
 }
 
 type Server = 'sluice' | 'collector';
@@ -67,6 +72,8 @@ interface CaseResult {
   cpuSecPer100k: number;
   loadGeneratorCpuSecPer100k: number;
   memoryMb: number;
+  /** Sluice with --profile: CPU µs a record by stage (bench/profile-stages.ts). */
+  cpuMicrosPerRecordByStage?: Record<string, number>;
   problems: string[];
 }
 
@@ -105,6 +112,7 @@ export async function telemetrygenE2eBench(main: string, options: TelemetrygenE2
           `latency to land median ${median(r.landLatencySec).toFixed(2)} s, most ${Math.max(...r.landLatencySec).toFixed(2)} s; ` +
           `${r.cpuSecPer100k.toFixed(2)} CPU s/100k (telemetrygen ${r.loadGeneratorCpuSecPer100k.toFixed(2)}), ${r.memoryMb.toFixed(0)} MB\n`,
       );
+      if (r.cpuMicrosPerRecordByStage) process.stdout.write(`  ${name} CPU µs a record by stage: ${JSON.stringify(r.cpuMicrosPerRecordByStage)}\n`);
       for (const p of r.problems) process.stdout.write(`  PROBLEM: ${p}\n`);
     }
   }
@@ -119,6 +127,7 @@ export async function telemetrygenE2eBench(main: string, options: TelemetrygenE2
     cpuSecPer100kRecords: med(name, (r) => r.cpuSecPer100k),
     loadGeneratorCpuSecPer100kRecords: med(name, (r) => r.loadGeneratorCpuSecPer100k),
     memoryMb: med(name, (r) => r.memoryMb),
+    ...(runs[name][0].cpuMicrosPerRecordByStage ? { cpuMicrosPerRecordByStage: runs[name].map((r) => r.cpuMicrosPerRecordByStage) } : {}),
     perRound: runs[name].map((r) => Math.round(r.landedPerSec)),
   });
   /** Sluice over the Collector, each round's pair, median. */
@@ -226,11 +235,17 @@ function perCase(r: Awaited<ReturnType<typeof run>>, problems: string[]): CaseRe
 
 async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, options: TelemetrygenE2eOptions): Promise<CaseResult> {
   const grpcPort = await freePort();
-  const { server, base, close } = await startBenchServer(main, 'e2e-telemetrygen', TOKEN, {
-    SLUICE_OTLP_GRPC_PORT: String(grpcPort),
-    SLUICE_IMPORT_MIN_INTERVAL: options.importInterval,
-  });
+  const profiles = options.profile ? mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-profiles-')) : undefined;
+  const { server, base, close } = await startBenchServer(
+    main,
+    'e2e-telemetrygen',
+    TOKEN,
+    { SLUICE_OTLP_GRPC_PORT: String(grpcPort), SLUICE_IMPORT_MIN_INTERVAL: options.importInterval },
+    profiles ? ['--cpu-prof', '--cpu-prof-dir', profiles] : [],
+  );
   const problems: string[] = [];
+  let result: CaseResult | undefined;
+  let lifeCpuSec = 0;
   try {
     const { auth, tableId } = await createLogsSource(base, TOKEN, SOURCE);
     await waitTask(base, TOKEN, await apiCall(base, TOKEN, 'PATCH', `/v1/branches/default/sources/${SOURCE}/sinks/logs/settings`, { settings: SINK_SETTINGS(options.importInterval) }));
@@ -247,14 +262,35 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
     const refused = refusedRequests(await scrape(`${base}/metrics`));
     if (refused > 0) process.stdout.write(`  sluice-${protocol}: ${refused} requests refused (back-pressure, retried by telemetrygen's exporter)\n`);
     if (server.exited) problems.push(`the server exited during the run: ${server.lastOutput()}`);
-    return perCase(r, problems);
+    lifeCpuSec = procCpuSec(server.pid);
+    result = perCase(r, problems);
+    return result;
   } catch (err) {
     // A server that stopped answering may be exiting: give it a moment to say why.
     await sleep(1000);
     throw new Error(`sluice-${protocol}: ${(err as Error).message}${server.exited ? `; the server exited: ${server.describeExit()}` : ''}`, { cause: err });
   } finally {
     await close();
+    if (profiles) {
+      if (result) result.cpuMicrosPerRecordByStage = stagesOf(profiles, lifeCpuSec, result.records);
+      if (options.keepProfiles) cpSync(profiles, join(options.keepProfiles, `sluice-${protocol}`), { recursive: true });
+      rmSync(profiles, { recursive: true, force: true });
+    }
   }
+}
+
+/**
+ * The server's CPU µs a record by stage, from the profiles its threads wrote on exit; what the
+ * process used beyond them is the threads without JavaScript (libuv's pool, DuckDB's, GC helpers).
+ */
+function stagesOf(dir: string, lifeCpuSec: number, records: number): Record<string, number> {
+  const { totals } = foldProfiles(dir);
+  const profiled = [...totals.values()].reduce((a, b) => a + b, 0);
+  return {
+    ...perRecord(totals, records),
+    'process CPU beyond the profiles (threads without JavaScript)': round2((lifeCpuSec * 1e6 - profiled) / records),
+    'server life CPU': round2((lifeCpuSec * 1e6) / records),
+  };
 }
 
 async function collectorCase(tools: OtelTools, protocol: Protocol, options: TelemetrygenE2eOptions): Promise<CaseResult> {

@@ -27,13 +27,13 @@
  *
  * `npm run bench -- e2e [--target duckdb|postgres|duckdb,postgres] [--paths otlp,batch]
  *   [--records 768000] [--duration <s>] [--connections 8] [--rounds 1] [--profile]
- *   [--profile-records 256000] [--keep-profiles <dir>] [--import-min-interval <duration>] [--drain-timeout 180]
+ *   [--keep-profiles <dir>] *   [--profile-records 256000] [--keep-profiles <dir>] [--import-min-interval <duration>] [--drain-timeout 180]
  *   [--batch-sender client|raw] [--client-gzip]`
  *
  * With `--client telemetrygen` the load is the Collector project's telemetrygen instead, beside
  * the Collector itself as the baseline (bench/e2e-otlp.ts):
- * `npm run bench -- e2e --client telemetrygen [--protocol grpc,http] [--duration 20] [--rounds 1]
- *   [--workers 4] [--batch-size 100] [--rate 0] [--import-min-interval 2s] [--drain-timeout 180]`
+ * `npm run bench -- e2e --client telemetrygen [--protocol grpc,http] [--duration 20] [--rounds 1] [--profile]
+ *   [--keep-profiles <dir>] [--workers 4] [--batch-size 100] [--rate 0] [--import-min-interval 2s] [--drain-timeout 180]`
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -144,6 +144,8 @@ export async function e2eBench(argv: string[]): Promise<Record<string, unknown>>
       rate: Number(values.rate),
       importInterval: values['import-min-interval'] ?? '2s',
       drainTimeoutSec: Number(values['drain-timeout']),
+      profile: values.profile || values['keep-profiles'] !== undefined,
+      keepProfiles: values['keep-profiles'],
     });
   }
   const targets = values.target.split(',') as TargetName[];

@@ -107,13 +107,14 @@ export interface BenchServer {
 /**
  * `node dist/main.js serve` with `npm start`'s node flags, on a free loopback port, a fresh data
  * directory (`sluice-bench-<name>-*` in the temporary folder), master token `token`, log level
- * warn, OTLP/gRPC off, and `env` on top; resolves once it is ready.
+ * warn, OTLP/gRPC off, and `env` on top (`nodeArgs` before the script, e.g. `--cpu-prof`);
+ * resolves once it is ready.
  */
-export async function startBenchServer(main: string, name: string, token: string, env: Record<string, string> = {}): Promise<BenchServer> {
+export async function startBenchServer(main: string, name: string, token: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dir = mkdtempSync(join(tmpdir(), `sluice-bench-${name}-`));
-  const server = new ServerProcess([...serveNodeFlags(), main, 'serve'], {
+  const server = new ServerProcess([...serveNodeFlags(), ...nodeArgs, main, 'serve'], {
     SLUICE_PORT: String(port),
     SLUICE_HOST: '127.0.0.1',
     SLUICE_DATA_DIR: dir,

@@ -144,9 +144,25 @@ export class LazyRecordContext implements RecordContext {
   }
 
   datetime(): string {
-    if (this.iso === undefined) this.iso = this.record.receivedAt.toISOString();
+    if (this.iso === undefined) this.iso = isoTime(this.record.receivedAt);
     return this.iso;
   }
+}
+
+/**
+ * The ISO text of a time, remembered for the last time asked: the records of one request share
+ * their receive time, and a batch read from the log holds few distinct ones, so most rows reuse
+ * the text instead of formatting it anew.
+ */
+let lastTime = NaN;
+let lastIso = '';
+function isoTime(date: Date): string {
+  const ms = date.getTime();
+  if (ms !== lastTime) {
+    lastIso = date.toISOString();
+    lastTime = ms;
+  }
+  return lastIso;
 }
 
 /** The context of one record, to share between all sinks that map it. */

@@ -73,7 +73,6 @@ class Records {
   }
 }
 
-/** The flattened records of a request of the given signal; throws FlattenLimitError beyond `maxBytes`. */
 /**
  * The top-level keys every flattened record of a signal has, whatever its message held (the
  * writers below write them unconditionally): a `path` column naming one of them cannot miss.
@@ -88,6 +87,17 @@ export const ALWAYS_WRITTEN: Readonly<Record<Signal, ReadonlySet<string>>> = {
   ]),
 };
 
+/**
+ * The top-level keys of ALWAYS_WRITTEN whose value is always a JSON object (attributes as a
+ * map, resource, scope): `std.get(Body("resource", {}), "service.name", "")` cannot fail.
+ */
+export const ALWAYS_OBJECTS: Readonly<Record<Signal, ReadonlySet<string>>> = {
+  logs: new Set(['attributes', 'resource', 'scope']),
+  metrics: new Set(['attributes', 'resource', 'scope']),
+  traces: new Set(['attributes', 'resource', 'scope']),
+};
+
+/** The flattened records of a request of the given signal; throws FlattenLimitError beyond `maxBytes`. */
 export function flatten(signal: Signal, request: ExportRequest, maxBytes = Infinity): string[] {
   if (signal === 'logs') return flattenLogs(request as ExportLogsRequest, maxBytes);
   if (signal === 'metrics') return flattenMetrics(request as ExportMetricsRequest, maxBytes);

@@ -125,7 +125,7 @@ export class OtlpIngest {
       // templates cannot push the answer past the exporter's timeout (a retry would duplicate).
       const durable = this.append(target, records, log);
       // The records are acknowledged whatever the check finds: it must never fail the request.
-      const check = findRejections(records.map(createRecordContext), await this.sinkMappings(target, signal, log)).catch((err: unknown) => {
+      const check = this.sinkMappings(target, signal, log).then((sinks) => findRejections(sinks.length > 0 ? records.map(createRecordContext) : [], sinks)).catch((err: unknown) => {
         log.error({ err }, 'OTLP rejection check failed; answered without partial_success');
         return { rejected: 0 };
       });

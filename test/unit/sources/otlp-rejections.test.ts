@@ -3,7 +3,7 @@ import { compileMapping, createRecordContext } from '../../../src/pipeline/colum
 import { findRejections, mappingCanFail, rejectionMessage } from '../../../src/sources/otlp/rejections.js';
 import { templateCanFail } from '../../../src/sources/otlp/template-can-fail.js';
 import { DEFAULT_COLUMNS, defaultSink } from '../../../src/sources/otlp/default-sinks.js';
-import { ALWAYS_WRITTEN, flatten } from '../../../src/sources/otlp/flatten.js';
+import { ALWAYS_OBJECTS, ALWAYS_WRITTEN, flatten } from '../../../src/sources/otlp/flatten.js';
 import { SluiceTemplateEngine } from '../../../src/adapters/jsonnet/sluice-engine.js';
 import { InflightBudget } from '../../../src/sources/otlp/inflight.js';
 import type { Signal } from '../../../src/model/definition.js';
@@ -50,6 +50,9 @@ describe('rejections known at ingest time', () => {
       '{ sev: Body("severity_text"), all: Body(), t: Body("trace_id", ""), h: Header("X-A", null), s: [BodyStr(), HeaderStr(), Ip(), Now()] }',
       '"n=" + std.toString(Body("attributes"))',
       '1 + "a"',
+      'std.get(Body("resource", {}), "service.name", "")',
+      'std.get(Body("attributes"), "user") + "!"',
+      '{ v: std.get(Body("scope"), "name"), has: std.objectHas({ a: 1 }, "a") }',
     ];
     const can = [
       'Body("trace_id")', // not in every log record
@@ -63,6 +66,10 @@ describe('rejections known at ingest time', () => {
       'std.length(Body("body"))',
       '{ [Body("severity_text")]: 1 }',
       '{',
+      'std.get(Body("body", {}), "k")', // a log's body may be any value
+      'std.get(Body("attributes.user", {}), "k")', // the value at a deeper path may be any value
+      'std.get(Body("resource"), Body("severity_text"))', // a key not known to be text
+      'std.objectHas(Body("resource"))',
     ];
     for (const content of cannot) expect(templateCanFail(content, 'logs'), content).toBe(false);
     for (const content of can) expect(templateCanFail(content, 'logs'), content).toBe(true);
@@ -71,9 +78,10 @@ describe('rejections known at ingest time', () => {
     const engine = new SluiceTemplateEngine();
     for (const content of cannot) await expect((await engine.compile(content)).evaluate(ctx), content).resolves.toBeTypeOf('string');
     await expect((await engine.compile('Body("body") + Body("attributes")')).evaluate(ctx)).rejects.toThrow();
+    await expect((await engine.compile('std.get(Body("body", {}), "k")')).evaluate(ctx), 'a body that is not an object').rejects.toThrow();
   });
 
-  it('has every key ALWAYS_WRITTEN names in the records of empty messages', () => {
+  it('has every key ALWAYS_WRITTEN names in the records of empty messages, an object under each key ALWAYS_OBJECTS names', () => {
     const requests: Record<Signal, unknown> = {
       logs: { resourceLogs: [{ scopeLogs: [{ logRecords: [{}] }] }] },
       metrics: { resourceMetrics: [{ scopeMetrics: [{ metrics: ['gauge', 'sum', 'histogram', 'exponentialHistogram', 'summary'].map((kind) => ({ [kind]: { dataPoints: [{}] } })) }] }] },
@@ -82,7 +90,11 @@ describe('rejections known at ingest time', () => {
     for (const signal of ['logs', 'metrics', 'traces'] as Signal[]) {
       const records = flatten(signal, requests[signal] as never).map((r) => JSON.parse(r) as Record<string, unknown>);
       expect(records.length, signal).toBeGreaterThan(0);
-      for (const r of records) expect(Object.keys(r), signal).toEqual(expect.arrayContaining([...ALWAYS_WRITTEN[signal]]));
+      for (const r of records) {
+        expect(Object.keys(r), signal).toEqual(expect.arrayContaining([...ALWAYS_WRITTEN[signal]]));
+        for (const key of ALWAYS_OBJECTS[signal]) expect(r[key], `${signal} ${key}`).toEqual(expect.any(Object));
+        for (const key of ALWAYS_OBJECTS[signal]) expect(Array.isArray(r[key]), `${signal} ${key}`).toBe(false);
+      }
     }
   });
 
@@ -102,6 +114,7 @@ describe('default sinks', () => {
     };
     for (const signal of ['logs', 'metrics', 'traces'] as Signal[]) {
       const d = defaultSink(signal, 'in.c-otel');
+      expect(mappingCanFail(d.columns, signal, templateCanFail), `${signal}: the ingestion-time rejection check skips the default sinks`).toBe(false);
       expect(d).toMatchObject({ sinkId: signal, tableId: `in.c-otel.${signal}`, allowedSignals: [signal] });
       expect(new Set(d.columns.map((c) => c.name)).size).toBe(d.columns.length);
       const mapping = await compileMapping(DEFAULT_COLUMNS[signal], engine);
