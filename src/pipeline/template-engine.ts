@@ -37,6 +37,12 @@ export interface TemplateEngine {
 export interface CompiledTemplate {
   /** Evaluates to the compact JSON text of the result; rejects with a TemplateError. */
   evaluate(record: RecordContext): Promise<string>;
+  /**
+   * The same evaluation, returned at once (throws the TemplateError), for an engine that
+   * evaluates in the calling thread: a mapping then renders its rows without a promise per
+   * record and column.
+   */
+  evaluateSync?(record: RecordContext): string;
 }
 
 /**

@@ -212,6 +212,12 @@ export function objectField(obj: JObject, name: string, loc?: Loc): Val {
 }
 
 export function objectHas(obj: JObject, name: string, includeHidden: boolean): boolean {
+  if (obj.layers.length === 1) {
+    // One layer's visibility is its fields' own: no merged table to build (objects made from
+    // JSON, e.g. a template's Body(), get a field table of their own each).
+    const f = obj.layers[0].fields.get(name);
+    return f !== undefined && (includeHidden || f.hide !== 1);
+  }
   const h = obj.fieldVisibility().get(name);
   if (h === undefined) return false;
   return includeHidden || h !== 1;

@@ -156,7 +156,7 @@ export class SluiceTemplateEngine implements TemplateEngine {
       if (err instanceof StaticError) throw new TemplateError(goStaticError(err), 'invalid');
       throw err;
     }
-    return { evaluate: async (record) => this.evaluate(program, record) };
+    return { evaluate: async (record) => this.evaluate(program, record), evaluateSync: (record) => this.evaluate(program, record) };
   }
 
   private program(content: string): Program {

@@ -188,6 +188,12 @@ class Mapping implements CompiledMapping {
   readonly columnNames: readonly string[];
   readonly quotedEmpty: readonly boolean[] | undefined;
   readonly isSync: boolean;
+  /**
+   * Every template evaluates in this thread (CompiledTemplate.evaluateSync): rows are rendered
+   * at once, without a promise per record and template. The mapping still is not `isSync`:
+   * its templates run Jsonnet, which the batch renderer guards and budgets chunk by chunk.
+   */
+  private readonly inThread: boolean;
 
   constructor(
     readonly columns: readonly Column[],
@@ -196,6 +202,7 @@ class Mapping implements CompiledMapping {
     this.columnNames = columns.map((c) => c.name);
     this.quotedEmpty = columns.some((c) => c.dataType !== undefined) ? columns.map((c) => c.dataType !== undefined) : undefined;
     this.isSync = renderers.every((r) => typeof r === 'function');
+    this.inThread = renderers.every((r) => typeof r === 'function' || r.template.evaluateSync !== undefined);
   }
 
   renderSync(ctx: RecordContext): MappedRow {
@@ -220,6 +227,8 @@ class Mapping implements CompiledMapping {
         return Promise.reject(e);
       }
     }
+    const r = this.inThread ? this.renderInThread(ctx) : undefined;
+    if (r !== undefined) return r instanceof MappingError ? Promise.reject(r) : Promise.resolve(r);
     return this.renderAsync(ctx).then((r) => (r instanceof MappingError ? Promise.reject(r) : r));
   }
 
@@ -235,8 +244,24 @@ class Mapping implements CompiledMapping {
         }),
       );
     }
+    if (this.inThread) return Promise.resolve(ctxs.map((ctx) => this.renderInThread(ctx)));
     // Start every evaluation before awaiting any: the engine batches them.
     return Promise.all(ctxs.map((ctx) => this.renderAsync(ctx)));
+  }
+
+  /** The row, or the MappingError of the first failing column (in column order); every template evaluates in this thread. */
+  private renderInThread(ctx: RecordContext): MappedRow | MappingError {
+    const rs = this.renderers;
+    const row: MappedRow = new Array<string | null>(rs.length);
+    for (let i = 0; i < rs.length; i++) {
+      const r = rs[i];
+      try {
+        row[i] = typeof r === 'function' ? r(ctx) : r.finish(r.template.evaluateSync!(ctx));
+      } catch (e) {
+        return asMappingError(e, this.columnNames[i]);
+      }
+    }
+    return row;
   }
 
   /** Resolves to the row or to the MappingError of the first failing column (in column order). */
