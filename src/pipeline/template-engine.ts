@@ -59,6 +59,11 @@ export interface RecordContext {
    * few fields are read (columns/json-index.ts).
    */
   bodyValue(path: BodyPath): JsonValue | undefined;
+  /**
+   * The value at a body path as a `path` column writes it: a string's text when `rawString`,
+   * otherwise its compact JSON (stringifyJson); undefined when not there; throws as bodyValue().
+   */
+  bodyText(path: BodyPath, rawString: boolean): string | undefined;
   /** The JSON object body's member index (columns/json-index.ts); undefined when the body has none. */
   bodyIndex(): JsonIndex | undefined;
   /** The body decoded as UTF-8. */

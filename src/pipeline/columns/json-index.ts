@@ -11,7 +11,7 @@
  * (invalid JSON, which the exact parser words; a top level that is not an object; nesting
  * deeper than json-scan.ts follows) gives no index, and the caller parses the whole text as before.
  */
-import { JsonNumber, parseJson, type JsonValue } from './json.js';
+import { JsonNumber, parseJson, stringifyJson, type JsonValue } from './json.js';
 import { scanned, skipString, skipValue, skipWs } from './json-scan.js';
 import type { BodyPath } from './path.js';
 
@@ -67,6 +67,27 @@ export class JsonIndex {
   valueAt(path: BodyPath): JsonValue | undefined {
     // No step: the whole body (callers that keep the tree parse it once themselves).
     if (path.length === 0) return parseJson(this.text);
+    const span = this.spanAt(path);
+    return span === undefined ? undefined : materialise(this.text, span[0], span[1]);
+  }
+
+  /**
+   * The value at a path as a column writes it: a string's text when `rawString`, otherwise its
+   * compact JSON, as stringifyJson(valueAt(path)) gives it; undefined when missing.
+   */
+  textAt(path: BodyPath, rawString: boolean): string | undefined {
+    if (path.length === 0) return stringifyJson(parseJson(this.text));
+    const span = this.spanAt(path);
+    if (span === undefined) return undefined;
+    const [start, end] = span;
+    const first = this.text.charCodeAt(start);
+    if (first === 0x7b || first === 0x5b) return compactJson(this.text, start, end);
+    const value = materialise(this.text, start, end);
+    return rawString && typeof value === 'string' ? value : stringifyJson(value);
+  }
+
+  /** Where the value at a (non-empty) path is written: [start, end) of the text; undefined when missing. */
+  private spanAt(path: BodyPath): [number, number] | undefined {
     const text = this.text;
     const key = path[0].key;
     const m = this.members;
@@ -87,8 +108,30 @@ export class JsonIndex {
       start = span[0];
       end = span[1];
     }
-    return materialise(text, start, end);
+    return [start, end];
   }
+}
+
+/**
+ * The compact JSON of the object or array written at [start, end), remembered by its text:
+ * records of one request repeat their resource and scope (and often their attributes), and
+ * parsing a container only to write it again was a good part of a path column's cost. Texts up
+ * to COMPACT_TEXT_CHARS are remembered, COMPACT_KEPT of them at most (then forgotten at once).
+ */
+const compactTexts = new Map<string, string>();
+const COMPACT_KEPT = 512;
+const COMPACT_TEXT_CHARS = 4096;
+
+function compactJson(text: string, start: number, end: number): string {
+  const written = text.slice(start, end);
+  if (written.length > COMPACT_TEXT_CHARS) return stringifyJson(parseJson(written));
+  let compact = compactTexts.get(written);
+  if (compact === undefined) {
+    compact = stringifyJson(parseJson(written));
+    if (compactTexts.size >= COMPACT_KEPT) compactTexts.clear();
+    compactTexts.set(written, compact);
+  }
+  return compact;
 }
 
 /** Whether the key written at [start, end) (quotes included; start negated when escaped) is `key`. */

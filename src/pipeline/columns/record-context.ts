@@ -9,7 +9,7 @@ import { headerStr, headersJson, sortedHeaderEntries } from '../headers.js';
 import { MappingError } from './errors.js';
 import { FormSyntaxError, parseForm } from './form.js';
 import { JsonIndex } from './json-index.js';
-import { JsonSyntaxError, parseJson, type JsonValue } from './json.js';
+import { JsonSyntaxError, parseJson, stringifyJson, type JsonValue } from './json.js';
 import { lookupPath, type BodyPath } from './path.js';
 
 export const UNSUPPORTED_CONTENT_TYPE =
@@ -103,6 +103,16 @@ export class LazyRecordContext implements RecordContext {
       if (index !== undefined) return index.valueAt(path);
     }
     return lookupPath(this.parsedBody(), path);
+  }
+
+  bodyText(path: BodyPath, rawString: boolean): string | undefined {
+    if (this.parsed === UNSET && path.length > 0) {
+      const index = this.bodyIndex();
+      if (index !== undefined) return index.textAt(path, rawString);
+    }
+    const value = lookupPath(this.parsedBody(), path);
+    if (value === undefined) return undefined;
+    return rawString && typeof value === 'string' ? value : stringifyJson(value);
   }
 
   bodyIndex(): JsonIndex | undefined {

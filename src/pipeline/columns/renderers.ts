@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { RecordContext } from '../template-engine.js';
 import { MappingError } from './errors.js';
 import { bodyFormat } from './record-context.js';
-import { goJsonString, stringifyJson } from './json.js';
+import { goJsonString } from './json.js';
 import { cachedPath, type BodyPath } from './path.js';
 
 /** `uuid`: a new UUID v7 per row (per sink: two sinks get two ids for one record). */
@@ -65,11 +65,8 @@ function formBodyHint(ctx: RecordContext): string {
  * A body that cannot be parsed fails even when there is a default.
  */
 export function renderPath(ctx: RecordContext, col: CompiledPathColumn): string {
-  const value = ctx.bodyValue(col.steps);
-  if (value === undefined) {
-    if (col.fallback !== undefined) return col.fallback;
-    throw new MappingError(`path "${col.path}" not found in the body${formBodyHint(ctx)}`, 'notFound');
-  }
-  if (col.rawString && typeof value === 'string') return value;
-  return stringifyJson(value);
+  const text = ctx.bodyText(col.steps, col.rawString);
+  if (text !== undefined) return text;
+  if (col.fallback !== undefined) return col.fallback;
+  throw new MappingError(`path "${col.path}" not found in the body${formBodyHint(ctx)}`, 'notFound');
 }

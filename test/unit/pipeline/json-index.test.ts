@@ -16,10 +16,16 @@ function exact(text: string, path: string): string {
   return v === undefined ? 'missing' : stringifyJson(v);
 }
 
+/** What the index answers for a path; its column texts (textAt, remembered for containers) must say the same. */
 function indexed(text: string, path: string): string | undefined {
   const index = JsonIndex.of(text);
   if (index === undefined) return undefined;
   const v = index.valueAt(parsePath(path));
+  // Twice: the second answer of a container comes from what the first remembered.
+  for (let twice = 0; twice < 2; twice++) {
+    expect(index.textAt(parsePath(path), false)).toBe(v === undefined ? undefined : stringifyJson(v));
+    expect(index.textAt(parsePath(path), true)).toBe(v === undefined ? undefined : typeof v === 'string' ? v : stringifyJson(v));
+  }
   return v === undefined ? 'missing' : stringifyJson(v);
 }
 
@@ -52,7 +58,7 @@ const mangled = fc.tuple(jsonText, fc.nat(), fc.constantFrom('', '"', '}', ',', 
 );
 
 describe('JsonIndex: a JSON object read by member spans', () => {
-  it('answers every path as the exact parser does, and indexes every object it parses', () => {
+  it('answers every path as the exact parser does (values and column texts), and indexes every object it parses', () => {
     fc.assert(
       fc.property(jsonText.map((t) => `{"a":${t},"b":[${t}],"a":{"a":${t}}}`), pathArb, (text, path) => {
         expect(indexed(text, path)).toBe(exact(text, path));
