@@ -400,6 +400,17 @@ const GO_ESCAPES: Record<string, string> = {
 
 /** A JSON string literal as Go's encoding/json writes it (HTML-safe: <, >, & escaped). */
 export function goJsonString(s: string): string {
+  // Most strings are printable ASCII with nothing to escape: quoted as they are, without the
+  // stringify and the pattern test (the flattening of OTLP writes several a record).
+  let plain = true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 /* " */ || c === 0x5c /* \ */ || c === 0x3c /* < */ || c === 0x3e /* > */ || c === 0x26 /* & */) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return `"${s}"`;
   const q = JSON.stringify(s);
   return GO_HTML_ESCAPE.test(q) ? q.replace(GO_HTML_ESCAPE_G, (c) => GO_ESCAPES[c]) : q;
 }
