@@ -1,3 +1,4 @@
+import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { ProtobufLogsSerializer, JsonLogsSerializer, ProtobufTraceSerializer, JsonTraceSerializer, ProtobufMetricsSerializer, JsonMetricsSerializer } from '@opentelemetry/otlp-transformer';
 import { LoggerProvider, InMemoryLogRecordExporter, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
@@ -20,6 +21,23 @@ describe('content negotiation', () => {
     expect(encodingOf('application/json; charset=utf-8')).toBe('json');
     expect(encodingOf('text/plain')).toBeUndefined();
     expect(encodingOf(undefined)).toBeUndefined();
+  });
+});
+
+describe('oneof members on the wire', () => {
+  it('keeps the last member of a oneof the wire repeats, as protobuf says (the setter deletes only members the message has)', () => {
+    // A log record whose body (an AnyValue) carries string_value "first", then int_value 42.
+    const body = protobuf.Writer.create().uint32((1 << 3) | 2).string('first').uint32((3 << 3) | 0).int64(42).finish();
+    const logRecord = protobuf.Writer.create().uint32((5 << 3) | 2).bytes(body).finish();
+    const scopeLogs = protobuf.Writer.create().uint32((2 << 3) | 2).bytes(logRecord).finish();
+    const resourceLogs = protobuf.Writer.create().uint32((2 << 3) | 2).bytes(scopeLogs).finish();
+    const request = protobuf.Writer.create().uint32((1 << 3) | 2).bytes(resourceLogs).finish();
+    const [record] = flatten('logs', decodeExportRequest('logs', 'protobuf', request));
+    expect(JSON.parse(record).body).toBe(42);
+    const message = otlpTypes().logsRequest.decode(request) as unknown as { resourceLogs: Array<{ scopeLogs: Array<{ logRecords: Array<{ body: object }> }> }> };
+    const decoded = message.resourceLogs[0].scopeLogs[0].logRecords[0].body;
+    expect(Object.keys(decoded)).toEqual(['intValue']);
+    expect((decoded as { value?: string }).value).toBe('intValue');
   });
 });
 
