@@ -161,6 +161,15 @@ export function anyValueJson(v: AnyValue | null | undefined, depth = 0): string 
 export function attributesJson(attrs: KeyValue[] | null | undefined, depth = 0): string {
   if (!attrs || attrs.length === 0) return '{}';
   if (depth > MAX_VALUE_DEPTH) return 'null';
+  if (attrs.length <= FEW_ATTRIBUTES && !repeatsKey(attrs)) {
+    // The usual case, a few keys none of which repeats: written in one pass, no map.
+    let out = '{';
+    for (let i = 0; i < attrs.length; i++) {
+      if (i > 0) out += ',';
+      out += goJsonString(attrs[i].key ?? '') + ':' + anyValueJson(attrs[i].value, depth);
+    }
+    return out + '}';
+  }
   const keys: string[] = [];
   const values = new Map<string, string>();
   for (const kv of attrs) {
@@ -174,4 +183,15 @@ export function attributesJson(attrs: KeyValue[] | null | undefined, depth = 0):
     out += goJsonString(keys[i]) + ':' + values.get(keys[i])!;
   }
   return out + '}';
+}
+
+/** Up to this many attributes, a repeated key is looked for pair by pair (cheaper than a map). */
+const FEW_ATTRIBUTES = 16;
+
+function repeatsKey(attrs: KeyValue[]): boolean {
+  for (let i = 1; i < attrs.length; i++) {
+    const key = attrs[i].key ?? '';
+    for (let j = 0; j < i; j++) if ((attrs[j].key ?? '') === key) return true;
+  }
+  return false;
 }

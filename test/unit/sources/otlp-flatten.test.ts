@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import Long from 'long';
 import { flatten, FlattenLimitError, flattenLogs, flattenMetrics, flattenTraces } from '../../../src/sources/otlp/flatten.js';
@@ -64,6 +65,15 @@ describe('value conversions', () => {
       '{"http.method":"POST","a":1}',
     );
     expect(attributesJson(undefined)).toBe('{}');
+  });
+
+  it('writes any list of attributes as a map would hold it, short or long, with or without repeats', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'k.e', ''), fc.integer()), { maxLength: 40 }), (pairs) => {
+      const map = new Map<string, number>();
+      for (const [k, v] of pairs) map.set(k, v);
+      const expected = `{${[...map].map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
+      expect(attributesJson(pairs.map(([key, v]) => ({ key, value: { intValue: v } })))).toBe(expected);
+    }), { numRuns: 500 });
   });
 
   it('cuts values nested deeper than the limit instead of recursing without end', () => {
