@@ -2,15 +2,15 @@
  * Renderers of the columns that need no template. Each takes the shared record context
  * and returns the CSV field text.
  */
-import { v7 as uuidv7 } from 'uuid';
 import type { RecordContext } from '../template-engine.js';
 import { MappingError } from './errors.js';
 import { bodyFormat } from './record-context.js';
 import { goJsonString } from './json.js';
 import { cachedPath, type BodyPath } from './path.js';
+import { uuidV7 } from './uuid-v7.js';
 
 /** `uuid`: a new UUID v7 per row (per sink: two sinks get two ids for one record). */
-export const renderUuid = (): string => uuidv7();
+export const renderUuid = (): string => uuidV7();
 
 /** `datetime`: receive time, UTC, `2006-01-02T15:04:05.000Z` (fixed length). */
 export const renderDatetime = (ctx: RecordContext): string => ctx.datetime();

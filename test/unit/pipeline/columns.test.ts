@@ -318,6 +318,20 @@ describe('other renderers', () => {
     expect(b).not.toBe(a);
   });
 
+  it('uuid: ids in order, all distinct, their time the time they were made, across many pools of random bytes', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 20_000 }, () => renderUuid());
+    const after = Date.now();
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    for (const id of [ids[0], ids[ids.length - 1]]) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const ms = parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+      expect(ms).toBeGreaterThanOrEqual(before);
+      expect(ms).toBeLessThanOrEqual(after + 1);
+    }
+  });
+
   it('datetime, ip, body, headers', async () => {
     const rec = record('{"a": 1}\n', 'application/json', { 'User-Agent': 'curl/8', Accept: '*/*' });
     const m = await compileMapping([
