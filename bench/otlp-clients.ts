@@ -266,16 +266,16 @@ async function sluiceCase(tools: OtelTools, main: string, protocol: Protocol, op
   }
 }
 
-/**
- * Creates the OTLP source `sourceId` with its default logs sink (POST .../otlp/default-sinks,
- * sink `logs`); its authentication for telemetrygen and the sink's table.
- */
 /** Requests a Sluice node answered with anything but success: `2xx` over HTTP, `OK` (the gRPC code's name) over gRPC. */
 export function refusedRequests(metricsText: string): number {
   const answered = (status?: string) => metricValue(metricsText, 'sluice_ingest_requests_total', status ? { status } : {});
   return answered() - answered('2xx') - answered('OK');
 }
 
+/**
+ * Creates the OTLP source `sourceId` with its default logs sink (POST .../otlp/default-sinks,
+ * sink `logs`); its authentication for telemetrygen and the sink's table.
+ */
 export async function createLogsSource(base: string, token: string, sourceId: string): Promise<{ auth: SluiceAuth; tableId: string }> {
   const sources = '/v1/branches/default/sources';
   await waitTask(base, token, await apiCall(base, token, 'POST', sources, { sourceId, name: sourceId, type: 'otlp' }));

@@ -51,7 +51,7 @@ export function resolveConnection(flags: { url?: string; token?: string; 'data-d
   // The server's own variable next: who chose the master token for `sluice serve` (a cluster's
   // nodes share one) has it in the environment of the shell that talks to them too.
   const given = [flags.token, env.SLUICE_TOKEN, env.SLUICE_MASTER_TOKEN].find((t) => t !== undefined && t.trim() !== '');
-  if (given !== undefined && given.trim() !== '') return { url, token: given.trim() };
+  if (given !== undefined) return { url, token: given.trim() };
   const dataDir = resolve(flags['data-dir'] ?? env.SLUICE_DATA_DIR ?? './data');
   const file = join(dataDir, MASTER_TOKEN_FILE);
   let token: string;

@@ -156,7 +156,8 @@ export class SluiceTemplateEngine implements TemplateEngine {
       if (err instanceof StaticError) throw new TemplateError(goStaticError(err), 'invalid');
       throw err;
     }
-    return { evaluate: async (record) => this.evaluate(program, record), evaluateSync: (record) => this.evaluate(program, record) };
+    const evaluateSync = (record: RecordContext): string => this.evaluate(program, record);
+    return { evaluate: async (record) => evaluateSync(record), evaluateSync };
   }
 
   private program(content: string): Program {

@@ -11,7 +11,7 @@
  * (invalid JSON, which the exact parser words; a top level that is not an object; nesting
  * deeper than json-scan.ts follows) gives no index, and the caller parses the whole text as before.
  */
-import { JsonNumber, parseJson, stringifyJson, type JsonValue } from './json.js';
+import { columnText, JsonNumber, parseJson, stringifyJson, type JsonValue } from './json.js';
 import { scanned, skipString, skipValue, skipWs } from './json-scan.js';
 import type { BodyPath } from './path.js';
 
@@ -76,14 +76,13 @@ export class JsonIndex {
    * compact JSON, as stringifyJson(valueAt(path)) gives it; undefined when missing.
    */
   textAt(path: BodyPath, rawString: boolean): string | undefined {
-    if (path.length === 0) return stringifyJson(parseJson(this.text));
+    if (path.length === 0) return columnText(parseJson(this.text), rawString);
     const span = this.spanAt(path);
     if (span === undefined) return undefined;
     const [start, end] = span;
     const first = this.text.charCodeAt(start);
     if (first === 0x7b || first === 0x5b) return compactJson(this.text, start, end);
-    const value = materialise(this.text, start, end);
-    return rawString && typeof value === 'string' ? value : stringifyJson(value);
+    return columnText(materialise(this.text, start, end), rawString);
   }
 
   /** Where the value at a (non-empty) path is written: [start, end) of the text; undefined when missing. */

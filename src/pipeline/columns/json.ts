@@ -398,6 +398,11 @@ const GO_ESCAPES: Record<string, string> = {
   '\u2029': '\\u2029',
 };
 
+/** A value as a `path` column writes it: a string's text when `rawString`, otherwise its compact JSON. */
+export function columnText(value: JsonValue, rawString: boolean): string {
+  return rawString && typeof value === 'string' ? value : stringifyJson(value);
+}
+
 /** A JSON string literal as Go's encoding/json writes it (HTML-safe: <, >, & escaped). */
 export function goJsonString(s: string): string {
   // Most strings are printable ASCII with nothing to escape: quoted as they are, without the

@@ -9,7 +9,7 @@ import { headerStr, headersJson, sortedHeaderEntries } from '../headers.js';
 import { MappingError } from './errors.js';
 import { FormSyntaxError, parseForm } from './form.js';
 import { JsonIndex } from './json-index.js';
-import { JsonSyntaxError, parseJson, stringifyJson, type JsonValue } from './json.js';
+import { columnText, JsonSyntaxError, parseJson, type JsonValue } from './json.js';
 import { lookupPath, type BodyPath } from './path.js';
 
 export const UNSUPPORTED_CONTENT_TYPE =
@@ -111,8 +111,7 @@ export class LazyRecordContext implements RecordContext {
       if (index !== undefined) return index.textAt(path, rawString);
     }
     const value = lookupPath(this.parsedBody(), path);
-    if (value === undefined) return undefined;
-    return rawString && typeof value === 'string' ? value : stringifyJson(value);
+    return value === undefined ? undefined : columnText(value, rawString);
   }
 
   bodyIndex(): JsonIndex | undefined {

@@ -10,7 +10,7 @@ import { cachedPath, type BodyPath } from './path.js';
 import { uuidV7 } from './uuid-v7.js';
 
 /** `uuid`: a new UUID v7 per row (per sink: two sinks get two ids for one record). */
-export const renderUuid = (): string => uuidV7();
+export const renderUuid: () => string = uuidV7;
 
 /** `datetime`: receive time, UTC, `2006-01-02T15:04:05.000Z` (fixed length). */
 export const renderDatetime = (ctx: RecordContext): string => ctx.datetime();
